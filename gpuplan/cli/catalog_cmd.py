@@ -1,0 +1,126 @@
+"""``gpuplan catalog``: list priced GPU offers with filters, as a table, JSON or CSV."""
+
+from __future__ import annotations
+
+import argparse
+from decimal import Decimal
+
+from gpuplan.cli.common import (
+    add_catalog_dir,
+    add_output_format,
+    load_catalog_for,
+    parse_money,
+    split_list,
+)
+from gpuplan.cli.render import format_cell, format_count, print_csv, print_json, render_table
+from gpuplan.core.offers import PricingModel
+
+CSV_COLUMNS = (
+    "provider",
+    "instance_type",
+    "region",
+    "gpu",
+    "gpu_count",
+    "gpu_memory_gb",
+    "vcpus",
+    "memory_gb",
+    "on_demand_hourly",
+    "spot_hourly",
+    "spot_zone",
+    "reserved_1y_hourly",
+    "reserved_3y_hourly",
+    "as_of",
+    "source",
+)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "catalog",
+        help="list GPU instance offers and prices (bundled data, no credentials)",
+        description="GPU instance offers on AWS, GCP and Azure with hourly USD prices.",
+    )
+    p.add_argument("--provider", action="append", help="aws, gcp, azure (repeatable, comma list)")
+    p.add_argument("--gpu", action="append", help="GPU name, e.g. H100, A100-80GB (repeatable)")
+    p.add_argument("--gpus", type=float, metavar="N", help="exactly N GPUs per instance")
+    p.add_argument("--min-gpus", type=float, metavar="N", help="at least N GPUs per instance")
+    p.add_argument("--region", action="append", help="region (repeatable, comma list)")
+    p.add_argument(
+        "--pricing",
+        help="on_demand (default), spot, reserved_1y, reserved_3y: keep offers sold that way "
+        "and price them so",
+    )
+    p.add_argument("--max-hourly", metavar="USD", help="at most this much per instance-hour")
+    p.add_argument(
+        "--sort",
+        choices=["price", "price-per-gpu", "tflops-per-dollar"],
+        help="hourly price, price per GPU-hour, or dense bf16 TFLOP/s per dollar",
+    )
+    add_output_format(p)
+    add_catalog_dir(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpuplan.usecases.catalog import find_offers, offer_record, parse_pricing
+
+    pricing = parse_pricing(args.pricing) if args.pricing else None
+    max_hourly: Decimal | None = (
+        parse_money(args.max_hourly, "--max-hourly") if args.max_hourly else None
+    )
+    catalog = load_catalog_for(args)
+    offers = find_offers(
+        catalog,
+        providers=split_list(args.provider),
+        gpus=split_list(args.gpu),
+        gpus_per_instance=args.gpus,
+        min_gpus=args.min_gpus,
+        regions=split_list(args.region),
+        pricing=pricing,
+        max_hourly=max_hourly,
+        sort=args.sort,
+    )
+    records = [offer_record(o, catalog) for o in offers]
+    if args.json:
+        print_json(records)
+        return 0
+    if args.csv:
+        print_csv(CSV_COLUMNS, records)
+        return 0
+    shown = pricing or PricingModel.ON_DEMAND
+    headers = [
+        "provider",
+        "instance",
+        "region",
+        "GPU",
+        "on-demand $/h",
+        "spot $/h",
+        "1y $/h",
+        "3y $/h",
+        f"$/GPU-h ({shown.value})",
+        "TFLOP/s/$",
+    ]
+    from gpuplan.core.catalog import tflops_per_dollar
+
+    rows = []
+    for o in offers:
+        count = format_count(o.gpu_count)
+        rows.append(
+            [
+                o.provider.value,
+                o.instance_type,
+                o.region,
+                f"{count}x {o.gpu} {format_cell(o.gpu_memory_gb, digits=0)}GB",
+                format_cell(o.on_demand_hourly, money=True),
+                format_cell(o.spot_hourly, money=True),
+                format_cell(o.reserved_1y_hourly, money=True),
+                format_cell(o.reserved_3y_hourly, money=True),
+                format_cell(o.price_per_gpu_hour(shown), money=True),
+                format_cell(tflops_per_dollar(o, catalog.gpus, shown), digits=0),
+            ]
+        )
+    right = [False] * 4 + [True] * 6
+    print(render_table(headers, rows, align_right=right))
+    as_of = catalog.as_of.isoformat() if catalog.as_of else "unknown"
+    print(f"\n{len(offers)} offer(s); prices in USD per hour, list prices as of {as_of}.")
+    return 0

@@ -1,0 +1,85 @@
+"""``gpuplan gpus``: the GPU spec table (dense peaks), as a table, JSON or CSV."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpuplan.cli.common import add_catalog_dir, add_output_format, split_list
+from gpuplan.cli.render import format_cell, print_csv, print_json, render_table
+
+COLUMNS = (
+    "name",
+    "vendor",
+    "architecture",
+    "launch_year",
+    "memory_gb",
+    "memory_bandwidth_tbs",
+    "fp32_tflops",
+    "tf32_tflops",
+    "bf16_tflops",
+    "fp16_tflops",
+    "fp8_tflops",
+    "interconnect",
+    "interconnect_gbs",
+    "source",
+)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "gpus",
+        help="list the GPU spec table (memory, bandwidth, dense TFLOP/s)",
+        description="GPU specs: dense peak TFLOP/s per precision, memory, interconnect.",
+    )
+    p.add_argument("--gpu", action="append", help="only these GPUs (names or aliases)")
+    add_output_format(p)
+    add_catalog_dir(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpuplan.loaders.gpu_specs import load_gpu_table
+    from gpuplan.loaders.paths import pricing_dir
+
+    table = load_gpu_table(pricing_dir(args.catalog_dir))
+    names = table.resolve_many(split_list(args.gpu)) if args.gpu else table.names
+    specs = [table.get(n) for n in names]
+    records = [s.model_dump(mode="python") for s in specs]
+    if args.json:
+        print_json(records)
+        return 0
+    if args.csv:
+        print_csv(COLUMNS, records)
+        return 0
+    headers = [
+        "GPU",
+        "arch",
+        "year",
+        "mem GB",
+        "TB/s",
+        "fp32",
+        "tf32",
+        "bf16",
+        "fp16",
+        "fp8",
+        "interconnect",
+    ]
+    rows = [
+        [
+            s.name,
+            s.architecture,
+            str(s.launch_year),
+            format_cell(s.memory_gb, digits=0),
+            format_cell(s.memory_bandwidth_tbs),
+            format_cell(s.fp32_tflops, digits=1),
+            format_cell(s.tf32_tflops, digits=1),
+            format_cell(s.bf16_tflops, digits=1),
+            format_cell(s.fp16_tflops, digits=1),
+            format_cell(s.fp8_tflops, digits=1),
+            s.interconnect + (f" {s.interconnect_gbs:g} GB/s" if s.interconnect_gbs else ""),
+        ]
+        for s in specs
+    ]
+    print(render_table(headers, rows, align_right=[False, False] + [True] * 8 + [False]))
+    print("\nTFLOP/s are dense peaks per GPU (datasheet sparse figures halved).")
+    return 0

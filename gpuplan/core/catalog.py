@@ -1,0 +1,124 @@
+"""Catalog queries: pure functions over offers and the GPU table.
+
+Filtering and sorting live here so the CLI, the TUI and the Python API answer the same
+question the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from enum import StrEnum
+
+from gpuplan.core.gpus import GpuTable, Precision
+from gpuplan.core.offers import Offer, PricingModel, Provider
+
+STALE_AFTER = timedelta(days=90)
+
+
+class SortKey(StrEnum):
+    PRICE = "price"
+    PRICE_PER_GPU = "price-per-gpu"
+    TFLOPS_PER_DOLLAR = "tflops-per-dollar"
+
+
+@dataclass(frozen=True)
+class OfferQuery:
+    """What to keep and how to order it. Empty collections mean 'any'."""
+
+    providers: frozenset[Provider] = frozenset()
+    gpus: frozenset[str] = frozenset()
+    """Canonical GPU names."""
+    gpus_per_instance: float | None = None
+    min_gpus: float | None = None
+    regions: frozenset[str] = frozenset()
+    pricing: PricingModel | None = None
+    """Keep only offers sold under this model; also the price that sorting uses."""
+    max_hourly: Decimal | None = None
+    sort: SortKey | None = None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """All offers plus the GPU table they refer to."""
+
+    offers: tuple[Offer, ...]
+    gpus: GpuTable
+    notices: tuple[str, ...] = field(default=())
+    """Data-quality notices found on load (stale data, spot at or above on-demand)."""
+
+    @property
+    def as_of(self) -> date | None:
+        """The oldest ``as_of`` of any offer: how current the catalog is at worst."""
+        return min((o.as_of for o in self.offers), default=None)
+
+
+def tflops_per_dollar(offer: Offer, gpus: GpuTable, pricing: PricingModel) -> float | None:
+    """Dense bf16 TFLOP/s (fp16 where there is no bf16) bought per dollar-hour."""
+    spec = gpus.get(offer.gpu)
+    peak = spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16)
+    hourly = offer.price(pricing)
+    if peak is None or hourly is None or hourly <= 0:
+        return None
+    return peak * offer.gpu_count / float(hourly)
+
+
+def query_offers(catalog: Catalog, query: OfferQuery) -> list[Offer]:
+    """Offers matching ``query``, ordered by its sort key (ties by provider, type, region)."""
+    pricing = query.pricing or PricingModel.ON_DEMAND
+    kept = [o for o in catalog.offers if _matches(o, query)]
+    kept.sort(key=lambda o: (o.provider.value, o.instance_type, o.region))
+    if query.sort is None:
+        return kept
+    return sorted(kept, key=lambda o: _sort_value(o, catalog.gpus, query.sort, pricing))
+
+
+def _matches(offer: Offer, query: OfferQuery) -> bool:
+    if query.providers and offer.provider not in query.providers:
+        return False
+    if query.gpus and offer.gpu not in query.gpus:
+        return False
+    if query.gpus_per_instance is not None and offer.gpu_count != query.gpus_per_instance:
+        return False
+    if query.min_gpus is not None and offer.gpu_count < query.min_gpus:
+        return False
+    if query.regions and offer.region not in query.regions:
+        return False
+    if query.pricing is not None and offer.price(query.pricing) is None:
+        return False
+    if query.max_hourly is not None:
+        hourly = offer.price(query.pricing or PricingModel.ON_DEMAND)
+        if hourly is None or hourly > query.max_hourly:
+            return False
+    return True
+
+
+def _sort_value(
+    offer: Offer, gpus: GpuTable, key: SortKey | None, pricing: PricingModel
+) -> tuple[int, float]:
+    """Missing prices sort last; tflops-per-dollar sorts best (highest) first."""
+    if key is SortKey.TFLOPS_PER_DOLLAR:
+        value = tflops_per_dollar(offer, gpus, pricing)
+        return (1, 0.0) if value is None else (0, -value)
+    price = offer.price(pricing) if key is SortKey.PRICE else offer.price_per_gpu_hour(pricing)
+    return (1, 0.0) if price is None else (0, float(price))
+
+
+def stale_notice(as_of: date | None, now: datetime, source: str) -> str | None:
+    """A notice when data is older than 90 days at ``now`` (the clock is an argument)."""
+    if as_of is None:
+        return None
+    age = now.date() - as_of
+    if age > STALE_AFTER:
+        return (
+            f"{source}: prices are {age.days} days old (as_of {as_of.isoformat()}); "
+            "run 'gpuplan catalog refresh' or check current list prices"
+        )
+    return None
+
+
+def distinct(values: Iterable[str]) -> Sequence[str]:
+    """Values in first-seen order without repeats."""
+    return list(dict.fromkeys(values))

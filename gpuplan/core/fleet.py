@@ -1,0 +1,88 @@
+"""GPU instances as the lifecycle manager sees them, whatever cloud they run on.
+
+Providers map their SDK payloads to these models right at the edge; everything that
+decides (budget, idle verdicts, action plans) works on these values only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpuplan.core.offers import PricingModel, Provider
+
+
+class InstanceState(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    SUSPENDED = "suspended"
+    DEALLOCATED = "deallocated"
+    TERMINATED = "terminated"
+    UNKNOWN = "unknown"
+
+    @property
+    def bills_compute(self) -> bool:
+        """Whether the GPU is billed in this state (stopping still bills on most clouds)."""
+        return self in (InstanceState.PENDING, InstanceState.RUNNING, InstanceState.STOPPING)
+
+
+class Action(StrEnum):
+    """What a policy can ask for. Azure's ``stop`` is carried out as deallocate."""
+
+    STOP = "stop"
+    HIBERNATE = "hibernate"
+    SUSPEND = "suspend"
+    DEALLOCATE = "deallocate"
+    TERMINATE = "terminate"
+    NOTIFY = "notify"
+    NONE = "none"
+
+
+class Capability(StrEnum):
+    """What a provider adapter can do; declared per provider, checked before acting."""
+
+    LIST = "list"
+    METRICS = "metrics"
+    STOP = "stop"
+    HIBERNATE = "hibernate"
+    SUSPEND = "suspend"
+    DEALLOCATE = "deallocate"
+    TERMINATE = "terminate"
+    TAG = "tag"
+
+
+class GpuInstance(BaseModel):
+    """One GPU instance in scope of a policy, as listed by a provider."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: Provider
+    account: str
+    """AWS account or region scope, GCP project, Azure subscription."""
+    region: str
+    zone: str | None = None
+    instance_id: str
+    """The provider's id (AWS ``i-...``, GCP numeric id, Azure resource id)."""
+    name: str | None = None
+    instance_type: str
+    state: InstanceState
+    started_at: datetime | None = None
+    """Launch time or last start, timezone-aware UTC; None when the provider does not say."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Tags (AWS, Azure) or labels (GCP)."""
+    pricing: PricingModel = PricingModel.ON_DEMAND
+    """How the instance is billed: on_demand or spot (reserved is a billing overlay)."""
+    gpu: str | None = None
+    """Canonical GPU name, None when the type is not in the catalog."""
+    gpu_count: float = 0
+    hourly_usd: Decimal | None = None
+    """Catalog price for this type, region and pricing model; None when unknown."""
+    managed_by: str | None = None
+    """A managed service that owns the instance (Auto Scaling group, MIG, scale set...)."""
+    attributes: dict[str, str] = Field(default_factory=dict)
+    """Provider facts that matter for actions (spot request type, root device, local SSD)."""

@@ -1,0 +1,93 @@
+"""Priced GPU instance offers: the catalog's rows as typed values.
+
+An :class:`Offer` is one instance type in one region of one provider, with its GPUs
+and its hourly USD price under each pricing model the provider sells there. Money is
+``Decimal`` so that sums people compare to invoices carry no float drift.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Provider(StrEnum):
+    AWS = "aws"
+    GCP = "gcp"
+    AZURE = "azure"
+
+
+class PricingModel(StrEnum):
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+    RESERVED_1Y = "reserved_1y"
+    RESERVED_3Y = "reserved_3y"
+
+    @property
+    def term_hours(self) -> int | None:
+        """Hours in the commitment term (365-day years), None when nothing is committed."""
+        if self is PricingModel.RESERVED_1Y:
+            return 365 * 24
+        if self is PricingModel.RESERVED_3Y:
+            return 3 * 365 * 24
+        return None
+
+
+class PriceParts(BaseModel):
+    """A configuration price built from separately billed parts (GCP: host VM + GPUs)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: Decimal
+    accelerators: Decimal
+
+
+class Offer(BaseModel):
+    """One GPU instance type in one region, with hourly USD prices per pricing model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: Provider
+    instance_type: str
+    region: str
+    gpu: str
+    """Canonical GPU name (see :mod:`gpuplan.core.gpus`)."""
+    gpu_count: float
+    """GPUs per instance; below 1 for fractional sizes (1/6 = 0.1667)."""
+    gpu_memory_gb: float
+    """Memory per GPU, or the slice a fractional size gets."""
+    vcpus: int
+    memory_gb: float
+    """Host RAM, GB."""
+    interconnect: str = ""
+    """GPU-to-GPU link inside the instance."""
+    network_gbps: float | None = None
+    """Instance network bandwidth (EFA / InfiniBand / RDMA where present), Gbit/s."""
+    on_demand_hourly: Decimal | None = None
+    spot_hourly: Decimal | None = None
+    spot_zone: str | None = None
+    """Zone of the lowest spot price in the region, when known."""
+    reserved_1y_hourly: Decimal | None = None
+    reserved_3y_hourly: Decimal | None = None
+    parts: dict[PricingModel, PriceParts] | None = None
+    """Host and accelerator parts of each price, where the provider bills them apart."""
+    as_of: date
+    source: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.provider.value, self.instance_type, self.region)
+
+    def price(self, pricing: PricingModel) -> Decimal | None:
+        """Hourly USD price under ``pricing``, or None when not sold that way here."""
+        value: Decimal | None = getattr(self, f"{pricing.value}_hourly")
+        return value
+
+    def price_per_gpu_hour(self, pricing: PricingModel) -> Decimal | None:
+        hourly = self.price(pricing)
+        if hourly is None or self.gpu_count <= 0:
+            return None
+        return hourly / Decimal(str(self.gpu_count))

@@ -1,0 +1,235 @@
+"""Reads the per-provider catalog CSVs in ``pricing/`` into validated offers.
+
+File format (one file per provider, ``aws.csv``, ``gcp.csv``, ``azure.csv``): a header
+row, then one offer per row. Price columns are ``<model>_hourly`` for the four pricing
+models; a provider that bills host and GPUs apart (GCP) gives ``host_<model>_hourly``
+and ``gpu_<model>_hourly`` instead, and the offer's price is their sum. An empty price
+cell means "not sold that way here".
+
+Rejected on load, with file, line and field: zero, negative or placeholder prices,
+duplicate (provider, instance_type, region), unknown GPU names, unparsable cells.
+Reported as notices (not errors): spot at or above on-demand, stale data.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from gpuplan.core.errors import DataError
+from gpuplan.core.gpus import GpuTable
+from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
+
+REQUIRED_COLUMNS = (
+    "instance_type",
+    "region",
+    "gpu",
+    "gpu_count",
+    "gpu_memory_gb",
+    "vcpus",
+    "memory_gb",
+    "as_of",
+    "source",
+)
+OPTIONAL_COLUMNS = ("interconnect", "network_gbps", "spot_zone")
+# No GPU instance lists above this per hour; larger figures are placeholders or typos.
+MAX_PLAUSIBLE_HOURLY = Decimal(1000)
+# Values seen used as placeholders in public catalogs (e.g. 700.0 for unpriced SKUs).
+PLACEHOLDER_PRICES = frozenset({Decimal(700), Decimal("999"), Decimal("9999"), Decimal("99999")})
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    offers: list[Offer]
+    notices: list[str]
+    as_of: date | None
+
+
+def price_columns(pricing: PricingModel) -> tuple[str, str, str]:
+    """(total, host part, GPU part) column names for a pricing model."""
+    p = pricing.value
+    return f"{p}_hourly", f"host_{p}_hourly", f"gpu_{p}_hourly"
+
+
+def load_provider_file(path: Path, provider: Provider, gpus: GpuTable) -> LoadedFile:
+    """Offers of one provider file, or :class:`DataError` at the first bad cell."""
+    name = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise DataError(name, "file not found") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(name, f"not UTF-8 text (byte {exc.start})") from None
+    if "\x00" in text:
+        raise DataError(name, "binary data, not CSV text")
+    rows = _rows(name, text)
+    try:
+        line, header = next(rows)
+    except StopIteration:
+        raise DataError(name, "empty file: expected a CSV header row") from None
+    _check_header(name, line, header)
+    offers: list[Offer] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    spot_lines: list[int] = []
+    for line, cells in rows:
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            raise DataError(
+                name, f"expected {len(header)} cells as in the header, got {len(cells)}", line=line
+            )
+        row = dict(zip(header, cells, strict=True))
+        offer = _offer(name, line, row, provider, gpus)
+        if offer.key in seen:
+            raise DataError(
+                name,
+                f"duplicate offer {offer.instance_type} in {offer.region} "
+                f"(first on line {seen[offer.key]})",
+                line=line,
+                field="instance_type",
+            )
+        seen[offer.key] = line
+        if (
+            offer.spot_hourly is not None
+            and offer.on_demand_hourly is not None
+            and offer.spot_hourly >= offer.on_demand_hourly
+        ):
+            spot_lines.append(line)
+        offers.append(offer)
+    notices = []
+    if spot_lines:
+        shown = ", ".join(str(n) for n in spot_lines[:8]) + (" ..." if len(spot_lines) > 8 else "")
+        notices.append(
+            f"{name}: {len(spot_lines)} offer(s) have spot >= on-demand (lines {shown}); "
+            "spot capacity may be unavailable there"
+        )
+    as_of = min((o.as_of for o in offers), default=None)
+    return LoadedFile(offers=offers, notices=notices, as_of=as_of)
+
+
+def _rows(name: str, text: str) -> Iterator[tuple[int, list[str]]]:
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise DataError(name, f"malformed CSV: {exc}", line=reader.line_num) from None
+        yield reader.line_num, cells
+
+
+def _check_header(name: str, line: int, header: list[str]) -> None:
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise DataError(name, f"header lacks column(s) {', '.join(missing)}", line=line)
+    dupes = {c for c in header if header.count(c) > 1}
+    if dupes:
+        raise DataError(name, f"header repeats column(s) {', '.join(sorted(dupes))}", line=line)
+    known = set(REQUIRED_COLUMNS) | set(OPTIONAL_COLUMNS)
+    for pricing in PricingModel:
+        known.update(price_columns(pricing))
+    unknown = [c for c in header if c not in known]
+    if unknown:
+        raise DataError(name, f"unknown column(s) {', '.join(unknown)}", line=line)
+
+
+def _offer(name: str, line: int, row: dict[str, str], provider: Provider, gpus: GpuTable) -> Offer:
+    gpu_cell = row["gpu"].strip()
+    if gpu_cell not in gpus:
+        spec = gpus.lookup(gpu_cell)
+        hint = f"write the canonical name {spec.name!r}" if spec else _gpu_hint(gpus, gpu_cell)
+        raise DataError(name, f"unknown GPU {gpu_cell!r}; {hint}", line=line, field="gpu")
+    values: dict[str, object] = {
+        "provider": provider,
+        "instance_type": row["instance_type"].strip(),
+        "region": row["region"].strip(),
+        "gpu": gpu_cell,
+        "source": row["source"].strip(),
+    }
+    for col in ("gpu_count", "gpu_memory_gb", "vcpus", "memory_gb", "network_gbps", "as_of"):
+        cell = row.get(col, "").strip()
+        if cell:
+            values[col] = cell
+    for col in ("interconnect", "spot_zone"):
+        cell = row.get(col, "").strip()
+        if cell:
+            values[col] = cell
+    parts: dict[PricingModel, PriceParts] = {}
+    for pricing in PricingModel:
+        total_col, host_col, gpu_col = price_columns(pricing)
+        if total_col in row:
+            values[total_col] = _price(name, line, total_col, row[total_col])
+            continue
+        host = _price(name, line, host_col, row.get(host_col, ""))
+        gpu = _price(name, line, gpu_col, row.get(gpu_col, ""))
+        if (host is None) != (gpu is None):
+            missing = gpu_col if gpu is None else host_col
+            raise DataError(
+                name, "host and GPU parts go together; this one is empty", line=line, field=missing
+            )
+        if host is not None and gpu is not None:
+            parts[pricing] = PriceParts(host=host, accelerators=gpu)
+            values[total_col] = host + gpu
+    if parts:
+        values["parts"] = parts
+    try:
+        offer = Offer.model_validate(values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        got = err.get("input")
+        raise DataError(name, f"{err['msg']}, got {got!r}", line=line, field=field) from None
+    return _check_offer(name, line, offer)
+
+
+def _check_offer(name: str, line: int, offer: Offer) -> Offer:
+    if offer.gpu_count <= 0:
+        raise DataError(name, f"must be > 0, got {offer.gpu_count}", line=line, field="gpu_count")
+    if not offer.instance_type or not offer.region:
+        raise DataError(name, "instance_type and region must not be empty", line=line)
+    if all(offer.price(p) is None for p in PricingModel):
+        raise DataError(
+            name, "no price at all: give at least one", line=line, field="on_demand_hourly"
+        )
+    return offer
+
+
+def _price(name: str, line: int, column: str, cell: str) -> Decimal | None:
+    text = cell.strip()
+    if not text:
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise DataError(
+            name, f"expected a price in USD per hour, got {text!r}", line=line, field=column
+        ) from None
+    if not value.is_finite() or value <= 0:
+        raise DataError(
+            name,
+            f"must be a positive price (leave the cell empty when not sold), got {text}",
+            line=line,
+            field=column,
+        )
+    if value in PLACEHOLDER_PRICES or value > MAX_PLAUSIBLE_HOURLY:
+        raise DataError(
+            name, f"looks like a placeholder, not a list price: {text}", line=line, field=column
+        )
+    return value
+
+
+def _gpu_hint(gpus: GpuTable, cell: str) -> str:
+    try:
+        gpus.resolve(cell)
+    except Exception as exc:  # resolve raises InputError with the suggestion text we want
+        text = str(exc)
+        return text.split("; ", 1)[1] if "; " in text else text
+    return ""

@@ -1,0 +1,98 @@
+"""Catalog use cases: load, resolve user words (GPU names, providers, pricing), query."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal
+
+from gpuplan.core.catalog import Catalog, OfferQuery, SortKey, query_offers
+from gpuplan.core.errors import InputError
+from gpuplan.core.offers import Offer, PricingModel, Provider
+
+
+def parse_provider(text: str) -> Provider:
+    try:
+        return Provider(text.strip().lower())
+    except ValueError:
+        choices = ", ".join(p.value for p in Provider)
+        raise InputError(f"unknown provider {text!r}; expected one of {choices}") from None
+
+
+def parse_pricing(text: str) -> PricingModel:
+    key = text.strip().lower().replace("-", "_")
+    aliases = {"ondemand": "on_demand", "od": "on_demand", "reserved": "reserved_1y"}
+    key = aliases.get(key, key)
+    try:
+        return PricingModel(key)
+    except ValueError:
+        choices = ", ".join(p.value for p in PricingModel)
+        raise InputError(f"unknown pricing model {text!r}; expected one of {choices}") from None
+
+
+def find_offers(
+    catalog: Catalog,
+    *,
+    providers: Iterable[str] = (),
+    gpus: Iterable[str] = (),
+    gpus_per_instance: float | None = None,
+    min_gpus: float | None = None,
+    regions: Iterable[str] = (),
+    pricing: str | PricingModel | None = None,
+    max_hourly: Decimal | float | None = None,
+    sort: str | SortKey | None = None,
+) -> list[Offer]:
+    """Offers matching user-level words; raises :class:`InputError` for unknown names."""
+    model = pricing if isinstance(pricing, PricingModel) or pricing is None else None
+    if isinstance(pricing, str):
+        model = parse_pricing(pricing)
+    sort_key: SortKey | None
+    try:
+        sort_key = SortKey(sort) if sort is not None else None
+    except ValueError:
+        choices = ", ".join(s.value for s in SortKey)
+        raise InputError(f"unknown sort {sort!r}; expected one of {choices}") from None
+    query = OfferQuery(
+        providers=frozenset(parse_provider(p) for p in providers),
+        gpus=frozenset(catalog.gpus.resolve_many(gpus)),
+        gpus_per_instance=gpus_per_instance,
+        min_gpus=min_gpus,
+        regions=frozenset(r.strip() for r in regions if r.strip()),
+        pricing=model,
+        max_hourly=None if max_hourly is None else Decimal(str(max_hourly)),
+        sort=sort_key,
+    )
+    return query_offers(catalog, query)
+
+
+def offer_record(offer: Offer, catalog: Catalog) -> dict[str, object]:
+    """The public JSON shape of an offer (prices as numbers, null where not sold)."""
+    from gpuplan.core.catalog import tflops_per_dollar
+
+    record: dict[str, object] = {
+        "provider": offer.provider.value,
+        "instance_type": offer.instance_type,
+        "region": offer.region,
+        "gpu": offer.gpu,
+        "gpu_count": offer.gpu_count,
+        "gpu_memory_gb": offer.gpu_memory_gb,
+        "vcpus": offer.vcpus,
+        "memory_gb": offer.memory_gb,
+        "interconnect": offer.interconnect,
+        "network_gbps": offer.network_gbps,
+    }
+    for model in PricingModel:
+        record[f"{model.value}_hourly"] = offer.price(model)
+    record["spot_zone"] = offer.spot_zone
+    od = offer.price_per_gpu_hour(PricingModel.ON_DEMAND)
+    record["on_demand_per_gpu_hour"] = od
+    record["bf16_tflops_per_dollar"] = tflops_per_dollar(
+        offer, catalog.gpus, PricingModel.ON_DEMAND
+    )
+    if offer.parts:
+        record["price_parts"] = {
+            m.value: {"host": p.host, "accelerators": p.accelerators}
+            for m, p in offer.parts.items()
+        }
+    record["as_of"] = offer.as_of
+    record["source"] = offer.source
+    return record
