@@ -1,0 +1,66 @@
+"""Shared fixtures: a small synthetic catalog folder the catalog tests can corrupt at will."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpuplan.loaders.paths import bundled_pricing_dir
+
+AWS_HEADER = (
+    "instance_type,region,gpu,gpu_count,gpu_memory_gb,vcpus,memory_gb,interconnect,"
+    "network_gbps,on_demand_hourly,spot_hourly,spot_zone,reserved_1y_hourly,"
+    "reserved_3y_hourly,as_of,source"
+)
+GCP_HEADER = (
+    "instance_type,region,gpu,gpu_count,gpu_memory_gb,vcpus,memory_gb,interconnect,"
+    "network_gbps,host_on_demand_hourly,gpu_on_demand_hourly,host_spot_hourly,gpu_spot_hourly,"
+    "host_reserved_1y_hourly,gpu_reserved_1y_hourly,host_reserved_3y_hourly,"
+    "gpu_reserved_3y_hourly,spot_zone,as_of,source"
+)
+
+SMALL_AWS = [
+    "p5.48xlarge,us-east-1,H100,8,80,192,2048,NVLink,3200,55.04,30.10,use1-az4,38.00,26.00,"
+    "2026-12-01,test",
+    "p4de.24xlarge,us-east-1,A100-80GB,8,80,96,1152,NVLink,400,27.45,14.50,use1-az2,,,"
+    "2026-12-01,test",
+    "g5.xlarge,us-east-1,A10G,1,24,4,16,PCIe,10,1.006,0.45,use1-az1,0.63,0.43,2026-12-01,test",
+]
+SMALL_GCP = [
+    "a2-highgpu-1g,us-central1,A100-40GB,1,40,12,85,NVLink,24,0.739,2.934,0.29,1.17,,,,,"
+    "us-central1-a,2026-12-01,test",
+    "a2-ultragpu-1g,us-central1,A100-80GB,1,80,12,170,NVLink,24,0.8,4.2,0.33,1.6,,,,,"
+    "us-central1-a,2026-12-01,test",
+    "a3-highgpu-8g,us-central1,H100,8,80,208,1872,NVLink,1000,9.46,33.61,3.8,18.0,,,,,"
+    "us-central1-a,2026-12-01,test",
+]
+SMALL_AZURE = [
+    "Standard_ND96isr_H100_v5,eastus,H100,8,80,96,1900,NVLink,3200,98.32,,,62.0,43.0,"
+    "2026-12-01,test",
+    "Standard_NV6ads_A10_v5,eastus,A10,0.1667,4,6,55,PCIe,,0.454,0.09,,,,2026-12-01,test",
+]
+
+
+def write_catalog(
+    root: Path,
+    aws: list[str] | None = None,
+    gcp: list[str] | None = None,
+    azure: list[str] | None = None,
+) -> Path:
+    """A catalog folder with the real GPU table and the given provider rows."""
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copy(bundled_pricing_dir() / "gpus.toml", root / "gpus.toml")
+    for name, header, rows in (
+        ("aws.csv", AWS_HEADER, SMALL_AWS if aws is None else aws),
+        ("gcp.csv", GCP_HEADER, SMALL_GCP if gcp is None else gcp),
+        ("azure.csv", AWS_HEADER, SMALL_AZURE if azure is None else azure),
+    ):
+        (root / name).write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def small_catalog(tmp_path: Path) -> Path:
+    return write_catalog(tmp_path / "pricing")
