@@ -1,0 +1,109 @@
+"""``gpuplan simulate``: replay an idle policy over utilisation traces against oracles."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuplan.cli.common import add_catalog_dir, load_catalog_for
+from gpuplan.cli.render import print_json, render_table
+
+if TYPE_CHECKING:
+    from gpuplan.core.simulation.replay import SimulationResult
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="replay an idle policy over utilisation traces: dollars saved vs oracles",
+        description=(
+            "Replays the scheduled stop-idle job over a fleet's utilisation traces and "
+            "reports dollars saved against the window oracle and the perfect oracle, and "
+            "false stops. Without --traces a seeded fleet is generated (docs/simulation.md)."
+        ),
+    )
+    p.add_argument("--policy", metavar="FILE", help="policy file whose idle: section is replayed")
+    p.add_argument("--traces", metavar="DIR", help="trace folder (fleet.csv + one CSV each)")
+    p.add_argument("--seed", type=int, default=7, help="seed of the generated fleet (default 7)")
+    p.add_argument("--instances", type=int, default=60, help="generated instances (default 60)")
+    p.add_argument("--hours", type=int, default=72, help="generated hours (default 72)")
+    p.add_argument(
+        "--interval", type=int, default=5, help="minutes between scheduled runs (default 5)"
+    )
+    p.add_argument("--sweep", action="store_true", help="sweep window x threshold x interval")
+    p.add_argument("--write-traces", metavar="DIR", help="write the generated fleet to DIR")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    add_catalog_dir(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpuplan.core.errors import InputError
+    from gpuplan.usecases import simulate as uc
+
+    for flag in ("instances", "hours", "interval"):
+        if getattr(args, flag) <= 0:
+            raise InputError(f"--{flag}: must be a positive whole number")
+    policy = None
+    if args.policy:
+        from gpuplan.usecases.policy import load_policy
+
+        policy = load_policy(args.policy)
+    rule = uc.idle_rule(policy)
+    catalog = load_catalog_for(args)
+    if args.traces:
+        traces = uc.folder_fleet(Path(args.traces), catalog, rule)
+    else:
+        traces = uc.seeded_fleet(
+            catalog, seed=args.seed, instances=args.instances, hours=args.hours
+        )
+    if args.write_traces:
+        from gpuplan.loaders.traces import write_traces
+
+        write_traces(Path(args.write_traces), traces)
+    if args.sweep:
+        results = uc.sweep(traces, rule, progress=_progress)
+    else:
+        results = [uc.run(traces, rule, args.interval)]
+    records = [uc.result_record(r) for r in results]
+    if args.json:
+        print_json(records if args.sweep else records[0])
+    else:
+        _print_table(results)
+    return 0
+
+
+def _progress(done: int, total: int) -> None:
+    end = "\n" if done == total else ""
+    print(f"\rsimulating {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+
+def _print_table(results: list[SimulationResult]) -> None:
+    headers = ["window", "thresh %", "every", "stops", "false", "saved $", "window oracle $",
+               "% of window", "perfect oracle $", "% of perfect"]  # fmt: skip
+    rows = [
+        [
+            f"{r.rule.window_minutes}m",
+            f"{r.rule.threshold_percent:g}",
+            f"{r.interval_minutes}m",
+            str(r.stops),
+            str(r.false_stops),
+            f"{r.saved_usd:,.0f}",
+            f"{r.window_oracle_usd:,.0f}",
+            _pct(r.share_of(r.window_oracle_usd)),
+            f"{r.perfect_oracle_usd:,.0f}",
+            _pct(r.share_of(r.perfect_oracle_usd)),
+        ]
+        for r in results
+    ]
+    print(render_table(headers, rows, align_right=[True] * len(headers)))
+    print(
+        f"\n{len(results[0].traces)} instances; a false stop is a stop inside a busy stretch "
+        "(pauses shorter than the window count as busy)."
+    )
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
