@@ -23,7 +23,7 @@ from gpuplan.core.simulation.traces import DEFAULT_TYPES, Trace, generate_fleet
 
 EPOCH = datetime(2026, 1, 5, tzinfo=UTC)
 PRICE_REGION = "us-east-1"
-SWEEP_WINDOWS = (15, 30, 60, 120)
+SWEEP_WINDOWS = (15, 30, 45, 60, 90, 120)
 SWEEP_THRESHOLDS = (2.0, 5.0, 10.0)
 SWEEP_INTERVALS = (5, 15, 30)
 
