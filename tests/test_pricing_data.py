@@ -1,0 +1,381 @@
+"""The bundled catalog in pricing/ covers what gpuplan promises, with honest prices.
+
+Loads the shipped files through the real loader and checks: every instance family with
+all its sizes in the named regions (the exceptions must match the gap table in
+pricing/README.md, both ways), the traps of the reference data (host-only GCP prices,
+an 8-GPU size listed with 12 GPUs, fractional Azure GPUs, spot at or above on-demand,
+the same GCP GPU at very different prices across regions) and a clean load.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from gpuplan.core.catalog import Catalog
+from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.loaders.catalog import bundled_catalog_path, load_catalog
+
+AS_OF_NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+NAMED_REGIONS = {
+    Provider.AWS: ("us-east-1", "us-west-2", "eu-west-1"),
+    Provider.GCP: ("us-central1", "us-east4", "europe-west4"),
+    Provider.AZURE: ("eastus", "westus2", "westeurope"),
+}
+
+
+def _sizes(prefix: str, *names: str) -> tuple[str, ...]:
+    return tuple(f"{prefix}{name}" for name in names)
+
+
+def _n1(gpu: str, limits: dict[int, int]) -> tuple[str, ...]:
+    """GCP's documented N1 limits: {GPUs: most vCPUs the machine may have}."""
+    return tuple(
+        f"n1-standard-{size}+{count}x{gpu}"
+        for size in (4, 8, 16, 32, 64, 96)
+        for count, most in limits.items()
+        if size <= most
+    )
+
+
+G_SIZES = ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")
+FAMILIES: dict[tuple[Provider, str], tuple[str, ...]] = {
+    (Provider.AWS, "p6-b200"): ("p6-b200.48xlarge",),
+    (Provider.AWS, "p5"): ("p5.4xlarge", "p5.48xlarge"),
+    (Provider.AWS, "p5e"): ("p5e.48xlarge",),
+    (Provider.AWS, "p5en"): ("p5en.48xlarge",),
+    (Provider.AWS, "p4d"): ("p4d.24xlarge",),
+    (Provider.AWS, "p4de"): ("p4de.24xlarge",),
+    (Provider.AWS, "p3"): ("p3.2xlarge", "p3.8xlarge", "p3.16xlarge"),
+    (Provider.AWS, "p3dn"): ("p3dn.24xlarge",),
+    (Provider.AWS, "g6e"): _sizes("g6e.", *G_SIZES, "48xlarge"),
+    (Provider.AWS, "g6"): _sizes("g6.", *G_SIZES, "48xlarge"),
+    (Provider.AWS, "g5"): _sizes("g5.", *G_SIZES, "48xlarge"),
+    (Provider.AWS, "g4dn"): _sizes("g4dn.", *G_SIZES[:6], "metal"),
+    (Provider.GCP, "a4-highgpu"): ("a4-highgpu-8g",),
+    (Provider.GCP, "a3-ultragpu"): ("a3-ultragpu-8g",),
+    (Provider.GCP, "a3-megagpu"): ("a3-megagpu-8g",),
+    (Provider.GCP, "a3-highgpu"): _sizes("a3-highgpu-", "1g", "2g", "4g", "8g"),
+    (Provider.GCP, "a3-edgegpu"): ("a3-edgegpu-8g",),
+    (Provider.GCP, "a2-ultragpu"): _sizes("a2-ultragpu-", "1g", "2g", "4g", "8g"),
+    (Provider.GCP, "a2-highgpu"): _sizes("a2-highgpu-", "1g", "2g", "4g", "8g"),
+    (Provider.GCP, "a2-megagpu"): ("a2-megagpu-16g",),
+    (Provider.GCP, "g2-standard"): _sizes(
+        "g2-standard-", "4", "8", "12", "16", "24", "32", "48", "96"
+    ),
+    (Provider.GCP, "n1+T4"): _n1("T4", {1: 48, 2: 48, 4: 96}),
+    (Provider.GCP, "n1+V100"): _n1("V100-16GB", {1: 12, 2: 24, 4: 48, 8: 96}),
+    (Provider.GCP, "n1+P100"): _n1("P100", {1: 16, 2: 32, 4: 96}),
+    (Provider.AZURE, "ND H200 v5"): ("Standard_ND96isr_H200_v5",),
+    (Provider.AZURE, "ND H100 v5"): ("Standard_ND96isr_H100_v5",),
+    (Provider.AZURE, "ND MI300X v5"): ("Standard_ND96isr_MI300X_v5",),
+    (Provider.AZURE, "ND A100 v4"): ("Standard_ND96asr_v4",),
+    (Provider.AZURE, "NDm A100 v4"): ("Standard_ND96amsr_A100_v4",),
+    (Provider.AZURE, "NC H100 v5"): ("Standard_NC40ads_H100_v5", "Standard_NC80adis_H100_v5"),
+    (Provider.AZURE, "NC A100 v4"): _sizes(
+        "Standard_NC", "24ads_A100_v4", "48ads_A100_v4", "96ads_A100_v4"
+    ),
+    (Provider.AZURE, "NCads A10 v4"): _sizes(
+        "Standard_NC", "8ads_A10_v4", "16ads_A10_v4", "32ads_A10_v4"
+    ),
+    (Provider.AZURE, "NVadsA10 v5"): _sizes(
+        "Standard_NV",
+        "6ads_A10_v5",
+        "12ads_A10_v5",
+        "18ads_A10_v5",
+        "36ads_A10_v5",
+        "36adms_A10_v5",
+        "72ads_A10_v5",
+    ),
+    (Provider.AZURE, "NCasT4_v3"): _sizes(
+        "Standard_NC", "4as_T4_v3", "8as_T4_v3", "16as_T4_v3", "64as_T4_v3"
+    ),
+    (Provider.AZURE, "NCs_v3"): _sizes("Standard_NC", "6s_v3", "12s_v3", "24s_v3", "24rs_v3"),
+}
+
+# (provider, family, region) -> sizes missing there ("*" = the whole family). Each entry
+# is a row of the gap table in pricing/README.md; the test below holds the two together.
+ALL = "*"
+GAPS: dict[tuple[str, str, str], str] = {
+    ("aws", "p6-b200", "eu-west-1"): ALL,
+    ("aws", "p5", "eu-west-1"): ALL,
+    ("aws", "p5e", "us-east-1"): ALL,
+    ("aws", "p5e", "eu-west-1"): ALL,
+    ("aws", "p5en", "eu-west-1"): ALL,
+    ("aws", "p4de", "eu-west-1"): ALL,
+    ("aws", "g6e", "eu-west-1"): ALL,
+    ("aws", "g6", "eu-west-1"): ALL,
+    ("gcp", "a4-highgpu", "us-central1"): ALL,
+    ("gcp", "a4-highgpu", "us-east4"): ALL,
+    ("gcp", "a4-highgpu", "europe-west4"): ALL,
+    ("gcp", "a2-highgpu", "us-east4"): ALL,
+    ("gcp", "a2-megagpu", "us-east4"): ALL,
+    ("gcp", "n1+V100", "us-east4"): ALL,
+    ("gcp", "n1+P100", "us-east4"): ALL,
+    ("azure", "ND H200 v5", "eastus"): ALL,
+    ("azure", "ND H200 v5", "westus2"): ALL,
+    ("azure", "ND MI300X v5", "eastus"): ALL,
+    ("azure", "ND MI300X v5", "westus2"): ALL,
+    ("azure", "NCads A10 v4", "eastus"): ALL,
+    ("azure", "NCads A10 v4", "westus2"): ALL,
+    ("azure", "ND H100 v5", "westus2"): ALL,
+    ("azure", "NDm A100 v4", "westus2"): ALL,
+    ("azure", "NC H100 v5", "westus2"): ALL,
+    ("azure", "NVadsA10 v5", "eastus"): "Standard_NV12ads_A10_v5 Standard_NV18ads_A10_v5",
+    ("azure", "NVadsA10 v5", "westus2"): (
+        "Standard_NV6ads_A10_v5 Standard_NV12ads_A10_v5 Standard_NV18ads_A10_v5"
+    ),
+    **{("azure", family, "westeurope"): ALL for (p, family) in FAMILIES if p is Provider.AZURE},
+}
+# Offers with no on-demand price, each a documented gap or "not sold on-demand".
+NO_ON_DEMAND = (
+    ("aws", r"p5e\.48xlarge", r".*"),
+    ("gcp", r"a3-highgpu-[124]g", r".*"),
+    ("gcp", r"a3-(high|edge|mega)gpu-8g", r"asia-northeast1"),
+    ("gcp", r"a3-ultragpu-8g", r"europe-west4"),
+)
+README = Path(__file__).resolve().parent.parent / "pricing" / "README.md"
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog(now=AS_OF_NOW)
+
+
+def _by_region(catalog: Catalog) -> dict[tuple[str, str], set[str]]:
+    found: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for offer in catalog.offers:
+        found[(offer.provider.value, offer.region)].add(offer.instance_type)
+    return found
+
+
+def _only(catalog: Catalog, instance_type: str, region: str | None = None) -> list[Offer]:
+    return [
+        o
+        for o in catalog.offers
+        if o.instance_type == instance_type and (region is None or o.region == region)
+    ]
+
+
+def test_bundled_catalog_loads_with_no_notices(catalog: Catalog) -> None:
+    assert catalog.notices == ()
+    assert len(catalog.offers) > 500
+    assert {o.as_of.isoformat() for o in catalog.offers} == {"2026-12-02"}
+    assert all(o.source.strip() for o in catalog.offers)
+    assert load_catalog(now=datetime(2027, 2, 1, tzinfo=UTC)).notices == ()
+
+
+def test_the_files_are_the_bundled_ones(catalog: Catalog) -> None:
+    assert (bundled_catalog_path() / "gcp.csv").is_file()
+    assert {o.provider for o in catalog.offers} == set(Provider)
+
+
+@pytest.mark.parametrize(("provider", "family"), list(FAMILIES), ids=lambda v: str(v))
+def test_family_has_all_its_sizes_in_the_named_regions(
+    catalog: Catalog, provider: Provider, family: str
+) -> None:
+    found = _by_region(catalog)
+    sizes = set(FAMILIES[(provider, family)])
+    for region in NAMED_REGIONS[provider]:
+        missing = sizes - found[(provider.value, region)]
+        documented = GAPS.get((provider.value, family, region), "")
+        expected = sizes if documented == ALL else set(documented.split())
+        assert missing == expected, f"{family} in {region}: missing {sorted(missing)}"
+
+
+def test_gaps_match_the_readme_table() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Coverage gaps", 1)[1].split("\n## ", 1)[0]
+    rows: set[tuple[str, str, str]] = set()
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and cells[0] in {"aws", "gcp", "azure"}:
+            for family in cells[1].split(", "):
+                rows.update((cells[0], family, region) for region in cells[2].split(", "))
+    assert rows == set(GAPS)
+
+
+def test_every_offer_has_on_demand_or_is_a_documented_gap(catalog: Catalog) -> None:
+    for offer in catalog.offers:
+        if offer.on_demand_hourly is not None:
+            continue
+        assert any(
+            p == offer.provider.value
+            and re.fullmatch(t, offer.instance_type)
+            and re.fullmatch(r, offer.region)
+            for p, t, r in NO_ON_DEMAND
+        ), offer.key
+        assert offer.spot_hourly is not None
+
+
+def test_no_spot_at_or_above_on_demand(catalog: Catalog) -> None:
+    for offer in catalog.offers:
+        if offer.spot_hourly is not None and offer.on_demand_hourly is not None:
+            assert offer.spot_hourly < offer.on_demand_hourly, offer.key
+
+
+def test_commitments_cost_less_than_on_demand(catalog: Catalog) -> None:
+    for offer in catalog.offers:
+        one, three = offer.reserved_1y_hourly, offer.reserved_3y_hourly
+        if one is not None and three is not None:
+            assert offer.on_demand_hourly is not None
+            assert three < one < offer.on_demand_hourly, offer.key
+
+
+def test_spot_names_a_zone_and_never_a_local_zone(catalog: Catalog) -> None:
+    for offer in catalog.offers:
+        if offer.provider is Provider.AZURE or offer.spot_hourly is None:
+            continue
+        assert offer.spot_zone, offer.key
+        assert not re.search(r"-(lax|atl)\d", offer.spot_zone), offer.key
+
+
+def test_gcp_a2_highgpu_1g_is_host_plus_gpu(catalog: Catalog) -> None:
+    (offer,) = _only(catalog, "a2-highgpu-1g", "us-central1")
+    assert offer.on_demand_hourly is not None
+    assert abs(offer.on_demand_hourly - Decimal("3.67")) <= Decimal("3.67") * Decimal("0.05")
+    assert offer.parts is not None
+    parts = offer.parts[PricingModel.ON_DEMAND]
+    assert Decimal("0.70") < parts.host < Decimal("0.80")
+    assert Decimal("2.85") < parts.accelerators < Decimal("3.00")
+
+
+def test_gcp_gpu_list_prices_agree_across_regions(catalog: Catalog) -> None:
+    per_gpu: dict[str, list[Decimal]] = defaultdict(list)
+    for offer in catalog.offers:
+        if offer.provider is Provider.GCP and offer.parts and offer.on_demand_hourly:
+            accelerators = offer.parts[PricingModel.ON_DEMAND].accelerators
+            per_gpu[offer.gpu].append(accelerators / Decimal(str(offer.gpu_count)))
+    assert {"A100-40GB", "A100-80GB", "H100", "H200", "L4", "T4"} <= set(per_gpu)
+    for gpu, prices in per_gpu.items():
+        assert max(prices) / min(prices) < Decimal("1.5"), (gpu, min(prices), max(prices))
+
+
+def test_nd96isr_h100_v5_has_eight_gpus(catalog: Catalog) -> None:
+    offers = _only(catalog, "Standard_ND96isr_H100_v5")
+    assert offers
+    assert {(o.gpu, o.gpu_count, o.gpu_memory_gb) for o in offers} == {("H100", 8.0, 80.0)}
+
+
+def test_nvadsa10_v5_sizes_carry_fractional_gpus(catalog: Catalog) -> None:
+    expected = {
+        "Standard_NV6ads_A10_v5": (0.1667, 4),
+        "Standard_NV12ads_A10_v5": (0.3333, 8),
+        "Standard_NV18ads_A10_v5": (0.5, 12),
+        "Standard_NV36ads_A10_v5": (1, 24),
+        "Standard_NV36adms_A10_v5": (1, 24),
+        "Standard_NV72ads_A10_v5": (2, 24),
+    }
+    seen = {o.instance_type: o for o in catalog.offers if o.instance_type in expected}
+    assert any(o.gpu_count < 1 for o in seen.values())
+    for name, offer in seen.items():
+        assert (offer.gpu, offer.gpu_count, offer.gpu_memory_gb) == ("A10", *expected[name])
+
+
+def test_h100_is_offered_by_all_three_providers(catalog: Catalog) -> None:
+    h100 = [o for o in catalog.offers if o.gpu == "H100" and o.on_demand_hourly is not None]
+    assert {o.provider for o in h100} == set(Provider)
+    nvl = {o.gpu for o in catalog.offers if o.instance_type.startswith("Standard_NC40ads_H100")}
+    assert nvl == {"H100-NVL"}
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "region", "on_demand"),
+    [
+        ("p5.48xlarge", "us-east-1", "55.04"),
+        ("g5.xlarge", "us-east-1", "1.006"),
+        ("g4dn.xlarge", "us-east-1", "0.526"),
+        ("Standard_ND96isr_H100_v5", "eastus", "98.32"),
+        ("Standard_NC24ads_A100_v4", "eastus", "3.673"),
+        ("Standard_NC4as_T4_v3", "eastus", "0.526"),
+    ],
+)
+def test_known_list_prices(
+    catalog: Catalog, instance_type: str, region: str, on_demand: str
+) -> None:
+    (offer,) = _only(catalog, instance_type, region)
+    assert offer.on_demand_hourly == Decimal(on_demand)
+
+
+# --- The generator, on a tiny synthetic reference (it never needs the real one) ------
+
+AWS_REF = (
+    (
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
+        "Region,AvailabilityZone,Arch\n"
+    )
+    + """g5.xlarge,A10G,1.0,4.0,16.0,{},1.006,0.450700,us-west-2,usw2-az1,x86_64
+g5.xlarge,A10G,1.0,4.0,16.0,{},1.006,0.424600,us-west-2,usw2-az2,x86_64
+g5.xlarge,A10G,1.0,4.0,16.0,{},1.006,0.063100,us-west-2,usw2-lax1-az1,x86_64
+p5.48xlarge,H100,8.0,192.0,2048.0,{},55.04,55.040000,us-east-1,use1-az1,x86_64
+"""
+)
+GCP_REF = (
+    (
+        "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,"
+        "AvailabilityZone,Price,SpotPrice\n"
+    )
+    + """a2-highgpu-1g,12.0,85.0,,,,us-central1,us-central1-a,0.73948,0.36975
+a4-highgpu-8g,224.0,3968.0,,,,us-central1,us-central1-b,0.0,0.0
+,,,A100,1,{},us-central1,us-central1-a,2.93391,1.4341
+,,,B200,8,{},us-central1,us-central1-b,90.216,32.6064
+"""
+)
+AZURE_REF = (
+    (
+        "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,"
+        "Region,Generation\n"
+    )
+    + """Standard_ND96isr_H100_v5,H100,12,96.0,1900,H100,98.32,98.32,eastus,V2
+Standard_NC12_Promo,K80,2,12.0,112,K80,0.36,,westus2,V1
+"""
+)
+
+
+def _build(tmp_path: Path) -> Catalog:
+    import importlib.util
+    import shutil
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "build_pricing.py"
+    spec = importlib.util.spec_from_file_location("build_pricing_under_test", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    ref, out = tmp_path / "ref", tmp_path / "out"
+    ref.mkdir()
+    out.mkdir()
+    for name, text in (("aws.csv", AWS_REF), ("gcp.csv", GCP_REF), ("azure.csv", AZURE_REF)):
+        (ref / name).write_text(text, encoding="utf-8")
+    shutil.copy(bundled_catalog_path() / "gpus.toml", out / "gpus.toml")
+    assert module.main([str(ref), "--out", str(out)]) == 0
+    first = (out / "gcp.csv").read_bytes()
+    assert module.main([str(ref), "--out", str(out)]) == 0
+    assert (out / "gcp.csv").read_bytes() == first
+    return load_catalog(out, now=AS_OF_NOW)
+
+
+def test_generator_applies_the_rules(tmp_path: Path) -> None:
+    built = _build(tmp_path)
+    assert built.notices == ()
+    offers = {(o.instance_type, o.region): o for o in built.offers}
+    g5 = offers[("g5.xlarge", "us-west-2")]
+    assert (g5.spot_hourly, g5.spot_zone) == (Decimal("0.4246"), "usw2-az2")
+    assert g5.reserved_1y_hourly == Decimal("0.63378")
+    p5 = offers[("p5.48xlarge", "us-east-1")]
+    assert p5.spot_hourly is None and p5.reserved_1y_hourly is None
+    a2 = offers[("a2-highgpu-1g", "us-central1")]
+    assert a2.on_demand_hourly == Decimal("3.67339")
+    assert ("a4-highgpu-8g", "us-central1") not in offers
+    nd = offers[("Standard_ND96isr_H100_v5", "eastus")]
+    assert (nd.gpu_count, nd.spot_hourly) == (8.0, None)
+    assert ("Standard_NC12_Promo", "westus2") not in offers
