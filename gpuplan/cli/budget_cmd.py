@@ -1,0 +1,117 @@
+"""``gpuplan budget --policy FILE``: estimated month-to-date spend, forecast and alerts."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from gpuplan.cli.render import format_cell, print_json, render_table
+
+
+def add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="ledger file (env: GPUPLAN_DB; default: ledger.sqlite3 in the user data dir)",
+    )
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "budget",
+        help="estimate month-to-date GPU spend in a policy's scope against its budget",
+        description="Estimate month-to-date spend of the GPU instances in a policy's scope "
+        "(billed hours this month x price), forecast the month at the current burn, record "
+        "it in the ledger and send each budget alert once per month. Exit 0 ok, 1 when a "
+        "provider or an alert failed, 2 bad input.",
+    )
+    p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    add_db(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpuplan.cli.common import load_catalog_for
+    from gpuplan.ledger import Ledger
+    from gpuplan.providers.webhook import WebhookNotifier
+    from gpuplan.usecases.budget import budget_record, run_budget
+    from gpuplan.usecases.policy import load_policy
+    from gpuplan.usecases.providers import default_registry
+
+    policy = load_policy(args.policy)
+    url = policy.notify.webhook_url
+    with Ledger.open(args.db) as ledger:
+        outcome = run_budget(
+            policy,
+            ledger=ledger,
+            registry=default_registry(),
+            environ=os.environ,
+            now=datetime.now(UTC),
+            notifier=None if url is None else WebhookNotifier(url),
+            catalog_loader=lambda: load_catalog_for(args),
+        )
+    record = budget_record(outcome)
+    if args.json:
+        print_json(record)
+    else:
+        _print_table(record)
+    for line in outcome.problems:
+        print(f"gpuplan: error: {line}", file=sys.stderr)
+    for alert in outcome.alerts:
+        if alert.status == "failed":
+            print(
+                f"gpuplan: error: alert at {alert.threshold_percent:g}% not sent: {alert.detail}",
+                file=sys.stderr,
+            )
+    return 1 if outcome.failed else 0
+
+
+HEADERS = ("provider", "region", "instance", "type", "state", "pricing", "hours", "$/h",
+           "cost $", "note")  # fmt: skip
+COLUMNS = ("provider", "region", "instance_id", "instance_type", "state", "pricing")
+
+
+def _print_table(record: dict[str, Any]) -> None:
+    rows = [
+        [str(i[c]) for c in COLUMNS]
+        + [
+            format_cell(i["hours"]),
+            format_cell(i["hourly_usd"], money=True),
+            format_cell(i["cost_usd"], money=True),
+            str(i["note"]),
+        ]
+        for i in record["instances"]
+    ]
+    right = [False] * 6 + [True] * 3 + [False]
+    print(render_table(HEADERS, rows, align_right=right))
+    print(f"\nPolicy {record['policy']}, {record['month']} (estimate):")
+    for line in _summary(record):
+        print(f"  {line}")
+    print("Cannot see: " + "; ".join(record["cannot_see"]) + ".")
+
+
+def _summary(record: dict[str, Any]) -> list[str]:
+    budget = record["monthly_usd"]
+    spent = f"month to date   ${format_cell(record['month_to_date_usd'], money=True)}"
+    forecast = f"forecast month  ${format_cell(record['forecast_usd'], money=True)}"
+    if budget is None:
+        spent += " (no monthly budget set)"
+    else:
+        spent += f" of ${format_cell(budget, money=True)} ({record['percent_used']}%)"
+        forecast += f" ({record['percent_forecast']}% of budget)"
+    lines = [spent, f"burn now        ${format_cell(record['burn_hourly_usd'], money=True)}/h"]
+    lines.append(forecast)
+    for alert in record["alerts"]:
+        detail = f" ({alert['detail']})" if alert["detail"] else ""
+        lines.append(f"alert {alert['threshold_percent']:g}%: {alert['status']}{detail}")
+    if record["unpriced"]:
+        lines.append(f"{record['unpriced']} instance(s) without a known price are not summed")
+    if record["out_of_scope"]:
+        lines.append(f"{record['out_of_scope']} instance(s) listed but outside the policy's scope")
+    if not record["recorded"]:
+        lines.append("not recorded in the ledger: some providers could not be listed")
+    return lines

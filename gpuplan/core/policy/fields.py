@@ -1,0 +1,209 @@
+"""Value types of policy files: durations, percentages, money, tag and label names.
+
+Each type validates one YAML value and says in plain words what was expected. YAML's
+own types are honoured strictly: ``true`` is not a number and ``"5"`` is not a
+percentage, so a typo never turns into a silently different policy.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, PlainSerializer, WithJsonSchema
+
+TAG_PATTERN = r"^[a-z][a-z0-9_-]{0,62}$"
+"""Tag and label keys valid on AWS, GCP and Azure alike (GCP is the strictest)."""
+TAG_VALUE_PATTERN = r"^[a-z0-9_-]{0,63}$"
+DURATION_PATTERN = r"^\s*(?:(\d+)\s*h)?\s*(?:(\d+)\s*m(?:in)?)?\s*$"
+MAX_MINUTES = 366 * 24 * 60
+NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+
+_DURATION = re.compile(DURATION_PATTERN)
+
+
+def describe(value: object) -> str:
+    """How a YAML value reads in an error: ``150``, ``'abc'``, ``a list``."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, int | float | Decimal):
+        return str(value)
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
+
+
+def parse_minutes(value: Any) -> int:
+    """Whole minutes from ``90``, ``"90m"``, ``"2h"`` or ``"1h30m"``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        minutes = value
+    elif isinstance(value, str) and (match := _DURATION.match(value)) and any(match.groups()):
+        hours, mins = match.groups()
+        minutes = int(hours or 0) * 60 + int(mins or 0)
+    else:
+        raise ValueError(
+            f"expected a duration in minutes such as 60, '90m' or '2h', got {describe(value)}"
+        )
+    if minutes < 0:
+        raise ValueError(f"must not be negative, got {describe(value)}")
+    if minutes > MAX_MINUTES:
+        raise ValueError(f"must be at most {MAX_MINUTES} minutes (366 days), got {minutes}")
+    return minutes
+
+
+def _number(value: Any) -> Any:
+    if not _is_number(value):
+        raise ValueError(f"expected a number, got {describe(value)}")
+    return value
+
+
+def between(low: float, high: float) -> AfterValidator:
+    """A closed range check whose message names both ends."""
+
+    def check(value: float) -> float:
+        if not low <= value <= high:
+            raise ValueError(f"must be between {low:g} and {high:g}, got {value:g}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _money(value: Any) -> Decimal:
+    if not _is_number(value):
+        raise ValueError(f"expected an amount in USD (a number), got {describe(value)}")
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation:  # pragma: no cover - every number has a decimal form
+        raise ValueError(f"expected an amount in USD, got {describe(value)}") from None
+    if not amount.is_finite():
+        raise ValueError(f"expected a finite amount in USD, got {describe(value)}")
+    if amount <= 0:
+        raise ValueError(f"must be more than 0 USD, got {describe(value)}")
+    return amount
+
+
+def _plain_number(amount: Decimal) -> int | float:
+    """Money in JSON and YAML output: a number people can read, not a quoted string."""
+    return int(amount) if amount == amount.to_integral_value() else float(amount)
+
+
+def _text(pattern: str, what: str) -> BeforeValidator:
+    compiled = re.compile(pattern)
+
+    def check(value: Any) -> str:
+        if not isinstance(value, str):
+            raise ValueError(f"expected {what}, got {describe(value)}")
+        if not compiled.match(value):
+            raise ValueError(f"{value!r} is not {what}")
+        return value
+
+    return BeforeValidator(check)
+
+
+def _positive_int(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {describe(value)}")
+    if value < 1:
+        raise ValueError(f"must be at least 1, got {value}")
+    return value
+
+
+Minutes = Annotated[
+    int,
+    BeforeValidator(parse_minutes),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": MAX_MINUTES},
+                {"type": "string", "pattern": DURATION_PATTERN},
+            ]
+        }
+    ),
+]
+"""Minutes: a whole number, or a duration such as ``90m``, ``2h``, ``1h30m``."""
+
+Percent = Annotated[
+    float,
+    BeforeValidator(_number),
+    between(0, 100),
+    WithJsonSchema({"type": "number", "minimum": 0, "maximum": 100}),
+]
+"""A percentage from 0 to 100."""
+
+AlertPercent = Annotated[
+    float,
+    BeforeValidator(_number),
+    between(1, 1000),
+    WithJsonSchema({"type": "number", "minimum": 1, "maximum": 1000}),
+]
+"""A share of the monthly budget in percent; above 100 warns of an overrun."""
+
+Usd = Annotated[
+    Decimal,
+    BeforeValidator(_money),
+    PlainSerializer(_plain_number, when_used="json"),
+    WithJsonSchema({"type": "number", "exclusiveMinimum": 0}),
+]
+"""An amount in US dollars, more than zero."""
+
+PositiveInt = Annotated[
+    int, BeforeValidator(_positive_int), WithJsonSchema({"type": "integer", "minimum": 1})
+]
+
+TagName = Annotated[
+    str,
+    _text(
+        TAG_PATTERN,
+        "a tag or label name valid on every cloud "
+        "(lowercase letter first, then lowercase letters, digits, '-' or '_', at most 63)",
+    ),
+    WithJsonSchema({"type": "string", "pattern": TAG_PATTERN}),
+]
+TagValue = Annotated[
+    str,
+    _text(
+        TAG_VALUE_PATTERN,
+        "a tag or label value valid on every cloud "
+        "(lowercase letters, digits, '-' or '_', at most 63)",
+    ),
+    WithJsonSchema({"type": "string", "pattern": TAG_VALUE_PATTERN}),
+]
+PolicyName = Annotated[
+    str,
+    _text(NAME_PATTERN, "a policy name (lowercase letters, digits, '-' or '_', at most 63)"),
+    WithJsonSchema({"type": "string", "pattern": NAME_PATTERN}),
+]
+Identifier = Annotated[
+    str,
+    _text(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "a cloud region, zone or project id"),
+    WithJsonSchema({"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"}),
+]
+SubscriptionId = Annotated[
+    str,
+    _text(
+        r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+        "an Azure subscription id (a GUID such as 00000000-0000-0000-0000-000000000000)",
+    ),
+    WithJsonSchema({"type": "string", "format": "uuid"}),
+]
+HttpUrl = Annotated[
+    str,
+    _text(r"^https?://[^\s/$.?#][^\s]*$", "an http:// or https:// URL"),
+    WithJsonSchema({"type": "string", "pattern": r"^https?://"}),
+]
+WebhookUrl = Annotated[
+    str,
+    _text(r"^https?://[^\s/$.?#][^\s]*$", "an http:// or https:// URL"),
+    WithJsonSchema({"type": "string", "pattern": r"^(https?://|\$\{[A-Za-z_][A-Za-z0-9_]*\})"}),
+]
+"""A URL; in files it may be written ``${ENV_VAR}``, expanded when the file is loaded."""

@@ -1,0 +1,237 @@
+"""The policy file as typed values: what a team may spend, plan on, and call idle.
+
+Every section except ``version`` and ``name`` is optional and has a safe default;
+unknown keys are errors everywhere. The docstrings below are the reference text of the
+generated JSON Schema (``policies/policy.schema.json``) and of ``docs/policy.md``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, WithJsonSchema
+
+from gpuplan.core.fleet import Action
+from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.policy.fields import (
+    AlertPercent,
+    HttpUrl,
+    Identifier,
+    Minutes,
+    Percent,
+    PolicyName,
+    PositiveInt,
+    SubscriptionId,
+    TagName,
+    TagValue,
+    Usd,
+    WebhookUrl,
+    describe,
+)
+
+POLICY_VERSION = 1
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+def _version(value: Any) -> int:
+    if isinstance(value, bool) or value != POLICY_VERSION:
+        raise ValueError(
+            f"unsupported policy version {describe(value)}; this gpuplan reads version 1"
+        )
+    return POLICY_VERSION
+
+
+Version = Annotated[int, BeforeValidator(_version), WithJsonSchema({"const": POLICY_VERSION})]
+
+
+class IdleAction(StrEnum):
+    """What to do with an idle instance. Azure's ``stop`` is carried out as deallocate."""
+
+    STOP = "stop"
+    HIBERNATE = "hibernate"
+    SUSPEND = "suspend"
+    TERMINATE = "terminate"
+    NOTIFY = "notify"
+
+    def for_provider(self, provider: Provider) -> Action:
+        """The provider action this policy action becomes (Azure stop = deallocate)."""
+        if self is IdleAction.STOP and provider is Provider.AZURE:
+            return Action.DEALLOCATE
+        return Action(self.value)
+
+
+class AwsScope(_Section):
+    """AWS accounts and regions this policy governs."""
+
+    regions: list[Identifier] = Field(min_length=1)
+    """Regions to list, e.g. ``us-east-1``."""
+    profile: str | None = None
+    """A named profile from the AWS config; default: the standard credential chain."""
+    role_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/.+$")
+    """A role to assume before listing or acting (cross-account)."""
+
+
+class GcpScope(_Section):
+    """GCP projects (and optionally zones) this policy governs."""
+
+    projects: list[Identifier] = Field(min_length=1)
+    """Project ids."""
+    zones: list[Identifier] = Field(default_factory=list)
+    """Zones to keep; empty: every zone."""
+    compute_endpoint: HttpUrl | None = None
+    """Compute Engine API endpoint (private service connect); default: Google's."""
+    monitoring_endpoint: HttpUrl | None = None
+    """Cloud Monitoring API endpoint; default: Google's."""
+
+
+class AzureScope(_Section):
+    """Azure subscriptions (and optionally resource groups) this policy governs."""
+
+    subscriptions: list[SubscriptionId] = Field(min_length=1)
+    """Subscription ids (GUIDs)."""
+    resource_groups: list[Identifier] = Field(default_factory=list)
+    """Resource groups to keep; empty: every group."""
+    arm_endpoint: HttpUrl | None = None
+    """Azure Resource Manager endpoint (sovereign clouds); default: the public cloud."""
+    metrics_endpoint: HttpUrl | None = None
+    """Azure Monitor metrics endpoint; default: the public cloud."""
+
+
+class Scope(_Section):
+    """Which instances this policy governs. No provider section: nothing is in scope."""
+
+    aws: AwsScope | None = None
+    gcp: GcpScope | None = None
+    azure: AzureScope | None = None
+    match_labels: dict[TagName, TagValue] = Field(default_factory=dict)
+    """Tags (AWS, Azure) or labels (GCP) an instance must carry; empty: all GPU instances."""
+
+    @property
+    def providers(self) -> list[Provider]:
+        """The clouds with a section here, in a fixed order."""
+        sections = (
+            (Provider.AWS, self.aws),
+            (Provider.GCP, self.gcp),
+            (Provider.AZURE, self.azure),
+        )
+        return [provider for provider, section in sections if section is not None]
+
+
+class Budget(_Section):
+    """What the team may spend."""
+
+    monthly_usd: Usd | None = None
+    """Monthly budget in USD; none: no monthly limit and no alerts."""
+    alert_at_percent: list[AlertPercent] = Field(default_factory=lambda: [50.0, 80.0, 100.0])
+    """Alert once per month when month-to-date spend crosses each share of ``monthly_usd``."""
+    max_hourly_usd: Usd | None = None
+    """No single planned option or instance may cost more than this per hour."""
+
+
+class Planning(_Section):
+    """What the planner may propose. Empty lists mean no restriction."""
+
+    allowed_gpus: list[str] = Field(default_factory=list)
+    """Canonical GPU names (``H100``, ``A100-80GB``, ``L4``); checked against the GPU table."""
+    allowed_pricing: list[PricingModel] = Field(default_factory=list)
+    """Pricing models: ``on_demand``, ``spot``, ``reserved_1y``, ``reserved_3y``."""
+    allowed_regions: list[Identifier] = Field(default_factory=list)
+    """Regions of any provider, e.g. ``us-east-1``, ``us-central1``, ``eastus``."""
+
+
+class AwsMetrics(_Section):
+    """Where the CloudWatch agent publishes GPU utilisation."""
+
+    namespace: str = "CWAgent"
+    """CloudWatch namespace the agent publishes to."""
+    metric: str = "nvidia_smi_utilization_gpu"
+    """Metric name; per GPU, dimensions ``InstanceId``, ``index``, ``name``, ``host``."""
+
+
+class GcpMetrics(_Section):
+    """The Cloud Monitoring metric with GPU utilisation (Ops Agent)."""
+
+    metric_type: str = "agent.googleapis.com/gpu/utilization"
+    """Metric type; one series per GPU (label ``gpu_number``) per ``gce_instance``."""
+
+
+class AzureMetrics(_Section):
+    """The custom metric with GPU utilisation (Telegraf ``nvidia_smi``)."""
+
+    namespace: str = "Telegraf/nvidia_smi"
+    """Custom metric namespace (Azure has no platform GPU metric for VMs)."""
+    metric: str = "utilization_gpu"
+    """Metric name, one series per GPU."""
+
+
+class PrometheusMetrics(_Section):
+    """A Prometheus with dcgm-exporter data; when set, used for every provider."""
+
+    url: HttpUrl
+    """Base URL of the Prometheus HTTP API, e.g. ``http://prometheus:9090``."""
+    metric: str = "DCGM_FI_DEV_GPU_UTIL"
+    """dcgm-exporter metric with GPU utilisation in percent, one series per GPU."""
+    instance_label: str = "instance_id"
+    """The label that carries the cloud instance id."""
+
+
+class MetricsSettings(_Section):
+    """Where GPU utilisation is read from, per provider."""
+
+    aws: AwsMetrics = Field(default_factory=AwsMetrics)
+    gcp: GcpMetrics = Field(default_factory=GcpMetrics)
+    azure: AzureMetrics = Field(default_factory=AzureMetrics)
+    prometheus: PrometheusMetrics | None = None
+    """When set, every provider's utilisation comes from this Prometheus."""
+
+
+class IdleSettings(_Section):
+    """When an instance counts as idle and what then happens to it."""
+
+    threshold_percent: Percent = 5.0
+    """GPU utilisation; per period, the busiest GPU of the instance counts."""
+    window_minutes: Minutes = 60
+    """Idle only if below the threshold for the whole window (``60``, ``90m``, ``2h``)."""
+    period_minutes: Minutes = 5
+    """Length of one sample period; the window must be a whole number of periods."""
+    min_coverage_percent: Percent = 80.0
+    """Share of the window's periods in which every GPU reported; less: unknown, never idle."""
+    grace_minutes: Minutes = 20
+    """Never idle this soon after launch or start."""
+    notice_minutes: Minutes = 0
+    """Above 0: the first run tags and notifies; a later run acts only if still idle then."""
+    action: IdleAction = IdleAction.STOP
+    """``stop``, ``hibernate``, ``suspend`` (GCP only), ``terminate`` or ``notify``."""
+    allow_data_loss: StrictBool = False
+    """Instance-store (AWS) and local-SSD (GCP) instances are skipped unless true."""
+    exempt_tag: TagName = "gpuplan-keep"
+    """Any value exempts an instance; ``gpuplan-snooze-until`` is honoured too."""
+    max_actions_per_run: PositiveInt = 10
+    """More would-be actions abort the action phase (exit 1)."""
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    """Where GPU utilisation is read from."""
+
+
+class Notify(_Section):
+    """Where messages go."""
+
+    webhook_url: WebhookUrl | None = None
+    """Slack-compatible incoming webhook: a literal URL or ``${ENV_VAR}``."""
+
+
+class Policy(_Section):
+    """One team's GPU policy (``version: 1``)."""
+
+    version: Version
+    """Policy file format version; always 1."""
+    name: PolicyName
+    """The policy's name: ledger entries and alerts carry it."""
+    scope: Scope = Field(default_factory=Scope)
+    budget: Budget = Field(default_factory=Budget)
+    planning: Planning = Field(default_factory=Planning)
+    idle: IdleSettings = Field(default_factory=IdleSettings)
+    notify: Notify = Field(default_factory=Notify)

@@ -1,0 +1,168 @@
+"""Rules across keys and against the GPU table, and which instances a policy governs.
+
+Field types check one value each; the rules here need several (``suspend`` needs GCP
+in scope, the window must hold whole periods). Each problem carries the key path it
+is about, so the loader can point at the line in the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from gpuplan.core.errors import InputError
+from gpuplan.core.fleet import GpuInstance
+from gpuplan.core.gpus import GpuTable
+from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.policy.models import IdleAction, Policy
+
+KeyPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class PolicyProblem:
+    """One broken rule, at a key path such as ``("idle", "action")``."""
+
+    path: KeyPath
+    message: str
+
+
+def check_rules(policy: Policy) -> list[PolicyProblem]:
+    """Rules that span keys; an empty list when the policy is consistent."""
+    problems: list[PolicyProblem] = []
+    idle = policy.idle
+    if idle.period_minutes < 1:
+        problems.append(PolicyProblem(("idle", "period_minutes"), "must be at least 1 minute"))
+    elif idle.window_minutes < idle.period_minutes:
+        problems.append(
+            PolicyProblem(
+                ("idle", "window_minutes"),
+                f"must be at least period_minutes ({idle.period_minutes}), "
+                f"got {idle.window_minutes}",
+            )
+        )
+    elif idle.window_minutes % idle.period_minutes:
+        problems.append(
+            PolicyProblem(
+                ("idle", "window_minutes"),
+                f"must be a whole number of periods of {idle.period_minutes} minutes, "
+                f"got {idle.window_minutes}",
+            )
+        )
+    if idle.action is IdleAction.SUSPEND:
+        others = [p.value for p in policy.scope.providers if p is not Provider.GCP]
+        if others:
+            problems.append(
+                PolicyProblem(
+                    ("idle", "action"),
+                    "suspend is a GCP action, but the scope also names "
+                    f"{', '.join(others)}; use stop or hibernate, or a separate GCP policy",
+                )
+            )
+        elif policy.scope.gcp is None:
+            problems.append(
+                PolicyProblem(("idle", "action"), "suspend is a GCP action; scope names no gcp")
+            )
+    problems.extend(_budget_rules(policy))
+    return problems
+
+
+def _budget_rules(policy: Policy) -> list[PolicyProblem]:
+    budget = policy.budget
+    problems: list[PolicyProblem] = []
+    seen: set[float] = set()
+    for index, percent in enumerate(budget.alert_at_percent):
+        if percent in seen:
+            problems.append(
+                PolicyProblem(("budget", "alert_at_percent", index), f"{percent:g} appears twice")
+            )
+        seen.add(percent)
+    if "alert_at_percent" in budget.model_fields_set and budget.monthly_usd is None:
+        problems.append(
+            PolicyProblem(
+                ("budget", "alert_at_percent"), "needs budget.monthly_usd to be a share of"
+            )
+        )
+    if (
+        budget.max_hourly_usd is not None
+        and budget.monthly_usd is not None
+        and budget.max_hourly_usd > budget.monthly_usd
+    ):
+        problems.append(
+            PolicyProblem(
+                ("budget", "max_hourly_usd"),
+                f"is above monthly_usd ({budget.monthly_usd}): one hour would spend the month",
+            )
+        )
+    return problems
+
+
+def resolve_gpus(policy: Policy, gpus: GpuTable) -> tuple[Policy, list[PolicyProblem]]:
+    """``planning.allowed_gpus`` as canonical names, with a problem per unknown name."""
+    canonical: list[str] = []
+    problems: list[PolicyProblem] = []
+    for index, name in enumerate(policy.planning.allowed_gpus):
+        try:
+            resolved = gpus.resolve(name).name
+        except InputError as exc:
+            problems.append(PolicyProblem(("planning", "allowed_gpus", index), exc.message))
+            continue
+        if resolved not in canonical:
+            canonical.append(resolved)
+    planning = policy.planning.model_copy(update={"allowed_gpus": canonical})
+    return policy.model_copy(update={"planning": planning}), problems
+
+
+def out_of_scope_reason(instance: GpuInstance, policy: Policy) -> str | None:
+    """Why ``instance`` is not governed by ``policy``, or None when it is."""
+    scope = policy.scope
+    if instance.provider not in scope.providers:
+        return f"{instance.provider.value} is not in the policy's scope"
+    aws = scope.aws
+    if aws is not None and instance.provider is Provider.AWS and instance.region not in aws.regions:
+        return f"region {instance.region} is not in scope.aws.regions"
+    if scope.gcp is not None and instance.provider is Provider.GCP:
+        if instance.account not in scope.gcp.projects:
+            return f"project {instance.account} is not in scope.gcp.projects"
+        if scope.gcp.zones and instance.zone not in scope.gcp.zones:
+            return f"zone {instance.zone} is not in scope.gcp.zones"
+    if scope.azure is not None and instance.provider is Provider.AZURE:
+        subscriptions = {s.lower() for s in scope.azure.subscriptions}
+        if instance.account.lower() not in subscriptions:
+            return f"subscription {instance.account} is not in scope.azure.subscriptions"
+    for key, value in scope.match_labels.items():
+        if instance.labels.get(key) != value:
+            return f"label {key}={value} is missing"
+    return None
+
+
+def planning_exclusion(
+    policy: Policy, *, gpu: str, pricing: PricingModel, region: str
+) -> str | None:
+    """Why ``planning`` rules an option out (GPU, pricing, region), or None when allowed."""
+    planning = policy.planning
+    if planning.allowed_gpus and gpu not in planning.allowed_gpus:
+        return f"GPU {gpu} is not in planning.allowed_gpus ({', '.join(planning.allowed_gpus)})"
+    if planning.allowed_pricing and pricing not in planning.allowed_pricing:
+        allowed = ", ".join(p.value for p in planning.allowed_pricing)
+        return f"pricing {pricing.value} is not in planning.allowed_pricing ({allowed})"
+    if planning.allowed_regions and region not in planning.allowed_regions:
+        allowed = ", ".join(planning.allowed_regions)
+        return f"region {region} is not in planning.allowed_regions ({allowed})"
+    return None
+
+
+def budget_exclusion(
+    policy: Policy,
+    *,
+    hourly_usd: Decimal | None,
+    total_usd: Decimal | None = None,
+    remaining_usd: Decimal | None = None,
+) -> str | None:
+    """Why ``budget`` makes an option infeasible, or None. ``remaining_usd``: this month."""
+    cap = policy.budget.max_hourly_usd
+    if cap is not None and hourly_usd is not None and hourly_usd > cap:
+        return f"${hourly_usd}/h is above budget.max_hourly_usd (${cap}/h)"
+    if remaining_usd is not None and total_usd is not None and total_usd > remaining_usd:
+        return f"${total_usd:.2f} is above the remaining monthly budget (${remaining_usd:.2f})"
+    return None

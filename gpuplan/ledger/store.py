@@ -1,0 +1,334 @@
+"""The local ledger: what gpuplan decided, did, saw spent and alerted, in SQLite.
+
+Where it lives: ``--db PATH``, else ``GPUPLAN_DB``, else ``ledger.sqlite3`` under the
+user's data directory (a scheduled job points it at persistent storage). Every write
+is one transaction; times are passed in (timezone-aware UTC) and stored as ISO text;
+money is stored as decimal text so it reads back exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from gpuplan.ledger.migrations import LedgerError, migrate
+
+DB_ENV = "GPUPLAN_DB"
+DB_FILE = "ledger.sqlite3"
+
+
+def ledger_path(
+    explicit: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
+) -> Path:
+    """The ledger file: the flag, else ``GPUPLAN_DB``, else the user data directory."""
+    if explicit:
+        return Path(explicit)
+    env = (os.environ if environ is None else environ).get(DB_ENV)
+    if env:
+        return Path(env)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("gpuplan", appauthor=False)) / DB_FILE
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """One instance's verdict in a run (the lifecycle manager's decision)."""
+
+    provider: str
+    region: str
+    instance_id: str
+    instance_type: str
+    state: str
+    verdict: str
+    reason: str
+    planned_action: str
+    decided_at: datetime
+    account: str = ""
+    zone: str | None = None
+    hourly_usd: Decimal | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ActionRecord:
+    """What was done to one instance, and how it went."""
+
+    provider: str
+    region: str
+    instance_id: str
+    action: str
+    outcome: str
+    """``stopped``, ``skipped``, ``failed``, ``notified`` ..."""
+    acted_at: datetime
+    detail: str = ""
+    decision_id: int | None = None
+
+
+@dataclass(frozen=True)
+class SpendRecord:
+    """A month-to-date spend estimate for one policy."""
+
+    policy: str
+    month: str
+    """``YYYY-MM``."""
+    recorded_at: datetime
+    month_to_date_usd: Decimal
+    forecast_usd: Decimal
+    monthly_usd: Decimal | None
+    instances: int
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    run_id: int | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: int
+    kind: str
+    policy: str
+    started_at: datetime
+    finished_at: datetime | None
+    dry_run: bool
+    status: str
+    summary: dict[str, Any]
+
+
+def _money(value: Decimal | None) -> str | None:
+    return None if value is None else str(value)
+
+
+class Ledger:
+    """A handle on one ledger file; migrates it to the current schema on open."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        try:
+            if str(path) != ":memory:":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(str(path), isolation_level=None, timeout=30)
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            migrate(self._conn, str(path))
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(f"{path}: cannot use as the gpuplan ledger: {exc}") from None
+        except OSError as exc:
+            raise LedgerError(f"{path}: cannot create the ledger: {exc.strerror}") from None
+
+    @classmethod
+    def open(
+        cls,
+        explicit: str | os.PathLike[str] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Ledger:
+        """The ledger named by ``--db``, ``GPUPLAN_DB`` or the default location."""
+        return cls(ledger_path(explicit, environ))
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all of it lands, or none of it does."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    # Runs, decisions, actions (used by the lifecycle manager) -------------------
+
+    def start_run(
+        self, kind: str, policy: str, started_at: datetime, *, dry_run: bool = True
+    ) -> int:
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO runs (kind, policy, started_at, dry_run) VALUES (?, ?, ?, ?)",
+                (kind, policy, started_at.isoformat(), int(dry_run)),
+            )
+        return int(cur.lastrowid or 0)
+
+    def record_decision(self, run_id: int, d: DecisionRecord) -> int:
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO decisions (run_id, provider, account, region, zone, instance_id,"
+                " instance_type, state, verdict, reason, planned_action, hourly_usd, labels,"
+                " decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    d.provider,
+                    d.account,
+                    d.region,
+                    d.zone,
+                    d.instance_id,
+                    d.instance_type,
+                    d.state,
+                    d.verdict,
+                    d.reason,
+                    d.planned_action,
+                    _money(d.hourly_usd),
+                    json.dumps(dict(d.labels), sort_keys=True),
+                    d.decided_at.isoformat(),
+                ),
+            )
+        return int(cur.lastrowid or 0)
+
+    def record_action(self, run_id: int, a: ActionRecord) -> int:
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO actions (run_id, decision_id, provider, region, instance_id,"
+                " action, outcome, detail, acted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    a.decision_id,
+                    a.provider,
+                    a.region,
+                    a.instance_id,
+                    a.action,
+                    a.outcome,
+                    a.detail,
+                    a.acted_at.isoformat(),
+                ),
+            )
+        return int(cur.lastrowid or 0)
+
+    def finish_run(
+        self,
+        run_id: int,
+        finished_at: datetime,
+        status: str,
+        summary: Mapping[str, Any] | None = None,
+    ) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE runs SET finished_at = ?, status = ?, summary = ? WHERE id = ?",
+                (
+                    finished_at.isoformat(),
+                    status,
+                    json.dumps(dict(summary or {}), default=str),
+                    run_id,
+                ),
+            )
+
+    def runs(self, *, limit: int = 50, policy: str | None = None) -> list[RunRecord]:
+        """The latest runs, newest first."""
+        sql = "SELECT id, kind, policy, started_at, finished_at, dry_run, status, summary FROM runs"
+        params: tuple[Any, ...] = ()
+        if policy is not None:
+            sql += " WHERE policy = ?"
+            params = (policy,)
+        sql += " ORDER BY started_at DESC, id DESC LIMIT ?"
+        rows = self._conn.execute(sql, (*params, limit)).fetchall()
+        return [
+            RunRecord(
+                int(r[0]),
+                r[1],
+                r[2],
+                datetime.fromisoformat(r[3]),
+                None if r[4] is None else datetime.fromisoformat(r[4]),
+                bool(r[5]),
+                r[6],
+                json.loads(r[7]),
+            )
+            for r in rows
+        ]
+
+    def count(self, table: str) -> int:
+        """Rows in one of the ledger's tables (for reports and tests)."""
+        if table not in {"runs", "decisions", "actions", "spend_snapshots", "alerts_sent"}:
+            raise ValueError(f"not a ledger table: {table}")
+        return int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+    # Spend and alerts (used by ``gpuplan budget`` and the planner) -----------------
+
+    def record_spend(self, s: SpendRecord) -> int:
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO spend_snapshots (run_id, policy, month, recorded_at,"
+                " month_to_date_usd, forecast_usd, monthly_usd, instances, detail)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    s.run_id,
+                    s.policy,
+                    s.month,
+                    s.recorded_at.isoformat(),
+                    str(s.month_to_date_usd),
+                    str(s.forecast_usd),
+                    _money(s.monthly_usd),
+                    s.instances,
+                    json.dumps(dict(s.detail), default=str),
+                ),
+            )
+        return int(cur.lastrowid or 0)
+
+    def last_spend(self, policy: str, month: str) -> SpendRecord | None:
+        """The latest spend recorded for ``policy`` in ``month`` (``YYYY-MM``), if any."""
+        row = self._conn.execute(
+            "SELECT run_id, recorded_at, month_to_date_usd, forecast_usd, monthly_usd,"
+            " instances, detail FROM spend_snapshots WHERE policy = ? AND month = ?"
+            " ORDER BY recorded_at DESC, id DESC LIMIT 1",
+            (policy, month),
+        ).fetchone()
+        if row is None:
+            return None
+        return SpendRecord(
+            policy=policy,
+            month=month,
+            run_id=row[0],
+            recorded_at=datetime.fromisoformat(row[1]),
+            month_to_date_usd=Decimal(row[2]),
+            forecast_usd=Decimal(row[3]),
+            monthly_usd=None if row[4] is None else Decimal(row[4]),
+            instances=int(row[5]),
+            detail=json.loads(row[6]),
+        )
+
+    def alert_sent(self, policy: str, month: str, threshold_percent: float) -> bool:
+        row = self._conn.execute(
+            "SELECT 1 FROM alerts_sent WHERE policy = ? AND month = ? AND threshold_percent = ?",
+            (policy, month, float(threshold_percent)),
+        ).fetchone()
+        return row is not None
+
+    def mark_alert(
+        self,
+        policy: str,
+        month: str,
+        threshold_percent: float,
+        sent_at: datetime,
+        channel: str = "webhook",
+    ) -> bool:
+        """Remember an alert; False when it was already recorded (another run sent it)."""
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO alerts_sent (policy, month, threshold_percent, sent_at,"
+                " channel) VALUES (?, ?, ?, ?, ?)",
+                (policy, month, float(threshold_percent), sent_at.isoformat(), channel),
+            )
+        return cur.rowcount == 1
+
+
+__all__ = [
+    "DB_ENV",
+    "ActionRecord",
+    "DecisionRecord",
+    "Ledger",
+    "LedgerError",
+    "RunRecord",
+    "SpendRecord",
+    "ledger_path",
+]

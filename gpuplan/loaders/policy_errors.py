@@ -1,0 +1,91 @@
+"""Turns pydantic's validation errors on a policy into sentences for a person.
+
+``Input should be a valid dictionary`` becomes ``expected a mapping (key: value),
+got a list``; an unknown key lists the keys that are allowed there, closest first.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel
+
+from gpuplan.core.policy import KeyPath, Policy
+from gpuplan.core.policy.fields import describe
+
+_SIMPLE = {
+    "missing": "required key is missing",
+    "dict_type": "expected a mapping (key: value), got {got}",
+    "model_type": "expected a mapping (key: value), got {got}",
+    "list_type": "expected a list, got {got}",
+    "string_type": "expected text, got {got}",
+    "bool_type": "expected true or false, got {got}",
+    "int_type": "expected a whole number, got {got}",
+    "float_type": "expected a number, got {got}",
+    "too_short": "must not be empty",
+    "string_pattern_mismatch": "{got} does not have the expected form",
+}
+
+
+def format_path(loc: KeyPath) -> str:
+    """``("planning", "allowed_gpus", 2)`` -> ``planning.allowed_gpus[2]``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def describe_error(err: Any, loc: KeyPath) -> str:
+    """One sentence for one pydantic error dict at ``loc``."""
+    kind: str = err["type"]
+    got = describe(err.get("input"))
+    if kind == "value_error":
+        return str(err["ctx"]["error"])
+    if kind == "extra_forbidden":
+        return _unknown_key(loc)
+    if kind in ("enum", "literal_error"):
+        expected = err.get("ctx", {}).get("expected", "")
+        return f"must be one of {expected.replace(chr(39), '')}, got {got}"
+    template = _SIMPLE.get(kind)
+    if template is not None:
+        return template.format(got=got)
+    message: str = err["msg"]
+    return f"{message[0].lower()}{message[1:]}, got {got}"
+
+
+def _unknown_key(loc: KeyPath) -> str:
+    key = str(loc[-1]) if loc else "?"
+    allowed = known_keys(loc[:-1])
+    if not allowed:
+        return "unknown key"
+    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    if close:
+        return f"unknown key; did you mean '{close[0]}'?"
+    return f"unknown key; allowed here: {', '.join(allowed)}"
+
+
+def known_keys(parent: KeyPath) -> list[str]:
+    """The keys the policy allows in the mapping at ``parent`` (empty when not a model)."""
+    model: type[BaseModel] | None = Policy
+    for part in parent:
+        if model is None or not isinstance(part, str) or part not in model.model_fields:
+            return []
+        model = _model_of(model.model_fields[part].annotation)
+    return list(model.model_fields) if model is not None else []
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            found = _model_of(arg)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,266 @@
+"""Reads a YAML policy file into a :class:`~gpuplan.core.policy.Policy`.
+
+Promise: whatever the bytes, the answer is a policy or a :class:`PolicyFileError`
+whose every line names the file, line, column and key path (``x.yaml:7:3:
+idle.threshold_percent: must be between 0 and 100, got 150``), never a traceback.
+Duplicate keys, tabs in indentation, empty files, binary data, several documents and
+YAML tags that build objects are refused. ``${ENV_VAR}`` in ``notify.webhook_url`` is
+expanded from the environment given (an unset variable is an error).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from gpuplan.core.errors import DataError, InputError
+from gpuplan.core.gpus import GpuTable
+from gpuplan.core.policy import KeyPath, Policy, PolicyProblem, check_rules, resolve_gpus
+from gpuplan.loaders.policy_errors import describe_error, format_path
+
+MAX_BYTES = 1_000_000
+MAX_NODES = 20_000
+MAX_DEPTH = 32
+MAX_SHOWN = 3
+_ENV_REF = re.compile(r"\$\{([^}]*)\}")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+Mark = tuple[int, int]
+"""1-based line and column."""
+
+
+class PolicyFileError(InputError):
+    """One or more problems in a policy file, each a :class:`DataError` with its place."""
+
+    def __init__(self, problems: list[DataError]) -> None:
+        problems = sorted(problems, key=lambda p: (p.line or 0, p.column or 0))
+        lines = [str(p) for p in problems[:MAX_SHOWN]]
+        if len(problems) > MAX_SHOWN:
+            lines.append(f"(and {len(problems) - MAX_SHOWN} more problem(s) in this file)")
+        super().__init__("\n".join(lines))
+        self.problems = problems
+
+
+class _Marks:
+    """Where each key and value of the document starts, by key path."""
+
+    def __init__(self) -> None:
+        self.keys: dict[KeyPath, Mark] = {}
+        self.values: dict[KeyPath, Mark] = {}
+
+    def at(self, path: KeyPath, *, key: bool = False) -> Mark | None:
+        """The closest known place for ``path``: itself, else its nearest parent."""
+        table = self.keys if key else self.values
+        for cut in range(len(path), -1, -1):
+            found = table.get(path[:cut]) or self.values.get(path[:cut])
+            if found is not None:
+                return found
+        return None
+
+
+def load_policy_file(
+    path: str | os.PathLike[str],
+    *,
+    gpus: GpuTable | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Policy:
+    """The policy in ``path``; ``gpus`` checks ``planning.allowed_gpus`` when given."""
+    shown = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DataError(shown, "file not found") from None
+    except IsADirectoryError:
+        raise DataError(shown, "is a directory, not a policy file") from None
+    except OSError as exc:
+        raise DataError(shown, f"cannot read: {exc.strerror or exc}") from None
+    return parse_policy(data, shown, gpus=gpus, environ=environ)
+
+
+def parse_policy(
+    data: bytes | str,
+    path: str,
+    *,
+    gpus: GpuTable | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Policy:
+    """The policy in ``data`` (the contents of ``path``); see the module docstring."""
+    text = _decode(data, path)
+    raw, marks = _compose(text, path)
+    if raw is None:
+        raise DataError(path, "no policy in this file (only comments or '---')", line=1)
+    if not isinstance(raw, dict):
+        got = "a list" if isinstance(raw, list) else f"a single value ({raw!r:.40})"
+        raise DataError(
+            path, f"expected a mapping of policy keys (version: 1, name: ...), got {got}", line=1
+        )
+    problems = _expand_env(raw, marks, path, os.environ if environ is None else environ)
+    if problems:
+        raise PolicyFileError(problems)
+    try:
+        policy = Policy.model_validate(raw)
+    except ValidationError as exc:
+        raise PolicyFileError(
+            [_validation_problem(err, marks, path) for err in exc.errors()]
+        ) from None
+    found: list[PolicyProblem] = check_rules(policy)
+    if gpus is not None:
+        policy, unknown = resolve_gpus(policy, gpus)
+        found.extend(unknown)
+    if found:
+        raise PolicyFileError([_place(p.path, p.message, marks, path) for p in found])
+    return policy
+
+
+def _decode(data: bytes | str, path: str) -> str:
+    if isinstance(data, str):
+        text = data
+    else:
+        if len(data) > MAX_BYTES:
+            raise DataError(path, f"too large for a policy file ({len(data)} bytes)")
+        if b"\x00" in data:
+            raise DataError(path, "binary data, not a YAML policy file")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise DataError(
+                path, f"not UTF-8 text (bad byte at offset {exc.start}); is this a policy file?"
+            ) from None
+    if not text.strip():
+        raise DataError(path, "empty file; a policy needs at least 'version: 1' and 'name:'")
+    for number, line in enumerate(text.splitlines(), start=1):
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if "\t" in indent:
+            raise DataError(
+                path,
+                "tab in indentation; YAML indents with spaces only",
+                line=number,
+                column=indent.index("\t") + 1,
+            )
+    return text
+
+
+def _compose(text: str, path: str) -> tuple[Any, _Marks]:
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise DataError(
+            path,
+            f"not valid YAML: character #x{exc.character:04x} is not allowed",
+            line=line,
+            column=column,
+        ) from None
+    marks = _Marks()
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise DataError(path, "no policy in this file (only comments or '---')", line=1)
+        return _build(node, (), loader, marks, path, [0]), marks
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = ", ".join(p for p in (exc.context, exc.problem) if p) or "unreadable"
+        if mark is None:
+            raise DataError(path, f"not valid YAML: {problem}") from None
+        raise DataError(
+            path, f"not valid YAML: {problem}", line=mark.line + 1, column=mark.column + 1
+        ) from None
+    except yaml.YAMLError as exc:
+        raise DataError(path, f"not valid YAML: {exc}") from None
+    except RecursionError:
+        raise DataError(path, "not valid YAML: nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def _build(
+    node: yaml.Node,
+    path: KeyPath,
+    loader: yaml.SafeLoader,
+    marks: _Marks,
+    file: str,
+    count: list[int],
+) -> Any:
+    """Plain data from a YAML node, recording where every key and value starts."""
+    count[0] += 1
+    if len(path) > MAX_DEPTH:
+        raise _at(file, f"nested more than {MAX_DEPTH} levels deep; not a policy file", node)
+    if count[0] > MAX_NODES:
+        raise DataError(file, f"more than {MAX_NODES} values (alias bomb?); not a policy file")
+    marks.values[path] = _mark(node)
+    if not isinstance(node, yaml.ScalarNode) and node.tag not in _PLAIN_TAGS:
+        raise _at(file, f"not valid YAML here: unsupported tag {node.tag}", node)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            if isinstance(key, bool) or not isinstance(key, str | int):
+                raise _at(file, "keys must be plain words", key_node)
+            if key in out:
+                first = marks.keys.get((*path, key))
+                again = f" (first at line {first[0]})" if first else ""
+                raise _at(file, f"duplicate key{again}", key_node, format_path((*path, key)))
+            marks.keys[(*path, key)] = _mark(key_node)
+            out[key] = _build(value_node, (*path, key), loader, marks, file, count)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [
+            _build(item, (*path, index), loader, marks, file, count)
+            for index, item in enumerate(node.value)
+        ]
+    return loader.construct_object(node, deep=True)
+
+
+def _mark(node: yaml.Node) -> Mark:
+    return (node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _at(file: str, message: str, node: yaml.Node, field: str | None = None) -> DataError:
+    line, column = _mark(node)
+    return DataError(file, message, line=line, column=column, field=field)
+
+
+def _expand_env(
+    raw: dict[Any, Any], marks: _Marks, file: str, environ: Mapping[str, str]
+) -> list[DataError]:
+    """Expand ``${NAME}`` in ``notify.webhook_url`` in place; problems for unset names."""
+    notify = raw.get("notify")
+    if not isinstance(notify, dict) or not isinstance(notify.get("webhook_url"), str):
+        return []
+    problems: list[DataError] = []
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        value = environ.get(name, "") if _ENV_NAME.match(name) else ""
+        if not _ENV_NAME.match(name):
+            message = f"'${{{name}}}' is not a valid environment variable reference"
+        elif not value:
+            message = f"environment variable {name} is not set (or empty); set it or write the URL"
+        else:
+            return value
+        problems.append(_place(("notify", "webhook_url"), message, marks, file))
+        return ""
+
+    notify["webhook_url"] = _ENV_REF.sub(substitute, notify["webhook_url"])
+    return problems
+
+
+def _validation_problem(err: Any, marks: _Marks, file: str) -> DataError:
+    loc: KeyPath = tuple(err["loc"])
+    on_key = bool(loc) and (err["type"] == "extra_forbidden" or loc[-1] == "[key]")
+    if loc and loc[-1] == "[key]":
+        loc = loc[:-1]
+    return _place(loc, describe_error(err, loc), marks, file, key=on_key)
+
+
+def _place(loc: KeyPath, message: str, marks: _Marks, file: str, *, key: bool = False) -> DataError:
+    mark = marks.at(loc, key=key)
+    line, column = mark if mark is not None else (None, None)
+    return DataError(file, message, line=line, column=column, field=format_path(loc) or None)

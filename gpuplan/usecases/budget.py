@@ -1,0 +1,199 @@
+"""``gpuplan budget``: estimate month-to-date spend in a policy's scope, record it, alert.
+
+Steps: build the providers in scope (registry), list their instances, keep those the
+policy governs, price each (the provider's price, else the catalog's for its pricing
+model), estimate (pure core), record the snapshot in the ledger, then send one webhook
+alert per threshold crossed this month that was not sent before. A provider or an
+alert that fails is reported and the run goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from gpuplan.core.budget import BLIND_SPOTS, SpendEstimate, estimate_spend, thresholds_crossed
+from gpuplan.core.catalog import Catalog
+from gpuplan.core.errors import GpuplanError
+from gpuplan.core.fleet import GpuInstance
+from gpuplan.core.policy import Policy, out_of_scope_reason
+from gpuplan.ledger import Ledger, SpendRecord
+from gpuplan.providers.webhook import Notifier
+from gpuplan.usecases.providers import ProviderProblem, ProviderRegistry
+
+
+@dataclass(frozen=True)
+class AlertOutcome:
+    threshold_percent: float
+    status: str
+    """``sent``, ``already-sent``, ``failed`` or ``no-webhook``."""
+    detail: str = ""
+
+
+@dataclass
+class BudgetOutcome:
+    policy: str
+    estimate: SpendEstimate
+    problems: list[str] = field(default_factory=list)
+    alerts: list[AlertOutcome] = field(default_factory=list)
+    out_of_scope: int = 0
+    recorded: bool = True
+    """Whether the estimate went into the ledger (not when a provider could not be listed)."""
+
+    @property
+    def failed(self) -> bool:
+        """Something could not be seen or delivered: the run only partly worked."""
+        return bool(self.problems) or any(a.status == "failed" for a in self.alerts)
+
+
+def list_in_scope(
+    policy: Policy, registry: ProviderRegistry, environ: Mapping[str, str]
+) -> tuple[list[GpuInstance], list[str], int]:
+    """Instances the policy governs, problem lines, and how many were out of scope."""
+    adapters, provider_problems = registry.build(policy, environ)
+    problems = [str(p) for p in provider_problems]
+    kept: list[GpuInstance] = []
+    skipped = 0
+    for adapter in adapters:
+        try:
+            listed = adapter.list_instances()
+        except GpuplanError as exc:
+            problems.append(str(ProviderProblem(adapter.provider, exc.message)))
+            continue
+        for instance in listed:
+            if out_of_scope_reason(instance, policy) is None:
+                kept.append(instance)
+            else:
+                skipped += 1
+    return kept, problems, skipped
+
+
+def catalog_pricer(catalog: Catalog | None) -> Callable[[GpuInstance], Decimal | None]:
+    """A ``price_of(instance)``: the provider's price, else the catalog's, else None."""
+    index = {} if catalog is None else {o.key: o for o in catalog.offers}
+
+    def price_of(instance: GpuInstance) -> Decimal | None:
+        if instance.hourly_usd is not None:
+            return instance.hourly_usd
+        offer = index.get((instance.provider.value, instance.instance_type, instance.region))
+        return None if offer is None else offer.price(instance.pricing)
+
+    return price_of
+
+
+def run_budget(
+    policy: Policy,
+    *,
+    ledger: Ledger,
+    registry: ProviderRegistry,
+    environ: Mapping[str, str],
+    now: datetime,
+    notifier: Notifier | None,
+    catalog_loader: Callable[[], Catalog] | None = None,
+) -> BudgetOutcome:
+    """Estimate, record and alert; see the module docstring."""
+    instances, problems, skipped = list_in_scope(policy, registry, environ)
+    needs_catalog = any(i.hourly_usd is None for i in instances)
+    catalog = catalog_loader() if needs_catalog and catalog_loader is not None else None
+    estimate = estimate_spend(instances, catalog_pricer(catalog), now, policy.budget.monthly_usd)
+    outcome = BudgetOutcome(policy.name, estimate, problems, out_of_scope=skipped)
+    if problems:
+        # A partial listing would understate the month and overstate what is left for
+        # the planner; its spend is still a lower bound, so crossed alerts stay true.
+        outcome.recorded = False
+    else:
+        ledger.record_spend(
+            SpendRecord(
+                policy=policy.name,
+                month=estimate.month,
+                recorded_at=now,
+                month_to_date_usd=estimate.month_to_date_usd,
+                forecast_usd=estimate.forecast_usd,
+                monthly_usd=estimate.monthly_usd,
+                instances=len(instances),
+                detail={"unpriced": estimate.unpriced, "out_of_scope": skipped},
+            )
+        )
+    outcome.alerts = send_alerts(policy, estimate, ledger, notifier, now)
+    return outcome
+
+
+def send_alerts(
+    policy: Policy,
+    estimate: SpendEstimate,
+    ledger: Ledger,
+    notifier: Notifier | None,
+    now: datetime,
+) -> list[AlertOutcome]:
+    """One message per newly crossed threshold; remembered only once delivered."""
+    crossed = thresholds_crossed(
+        estimate.month_to_date_usd, estimate.monthly_usd, policy.budget.alert_at_percent
+    )
+    outcomes: list[AlertOutcome] = []
+    for percent in crossed:
+        if ledger.alert_sent(policy.name, estimate.month, percent):
+            outcomes.append(AlertOutcome(percent, "already-sent"))
+            continue
+        if notifier is None:
+            outcomes.append(AlertOutcome(percent, "no-webhook", "set notify.webhook_url"))
+            continue
+        delivery = notifier.send(alert_text(policy, estimate, percent))
+        if delivery.ok:
+            ledger.mark_alert(policy.name, estimate.month, percent, now)
+            outcomes.append(AlertOutcome(percent, "sent"))
+        else:
+            outcomes.append(AlertOutcome(percent, "failed", delivery.error or "not delivered"))
+    return outcomes
+
+
+def alert_text(policy: Policy, estimate: SpendEstimate, percent: float) -> str:
+    return (
+        f"gpuplan: policy {policy.name} has spent an estimated ${estimate.month_to_date_usd:,}"
+        f" of ${estimate.monthly_usd:,} in {estimate.month} ({estimate.percent_used}%,"
+        f" threshold {percent:g}%). Forecast for the month at the current burn"
+        f" (${estimate.burn_hourly_usd:,}/h): ${estimate.forecast_usd:,}."
+        " Estimate from running instances only; terminated instances are not seen."
+    )
+
+
+def budget_record(outcome: BudgetOutcome) -> dict[str, Any]:
+    """The public JSON shape of a budget run."""
+    e = outcome.estimate
+    return {
+        "policy": outcome.policy,
+        "month": e.month,
+        "now": e.now,
+        "monthly_usd": e.monthly_usd,
+        "month_to_date_usd": e.month_to_date_usd,
+        "percent_used": e.percent_used,
+        "burn_hourly_usd": e.burn_hourly_usd,
+        "forecast_usd": e.forecast_usd,
+        "percent_forecast": e.percent_forecast,
+        "instances": [
+            {
+                "provider": s.instance.provider,
+                "region": s.instance.region,
+                "instance_id": s.instance.instance_id,
+                "instance_type": s.instance.instance_type,
+                "state": s.instance.state,
+                "pricing": s.instance.pricing,
+                "hours": s.hours.quantize(Decimal("0.01")),
+                "hourly_usd": s.hourly_usd,
+                "cost_usd": None if s.cost_usd is None else s.cost_usd.quantize(Decimal("0.01")),
+                "note": s.note,
+            }
+            for s in e.instances
+        ],
+        "unpriced": e.unpriced,
+        "out_of_scope": outcome.out_of_scope,
+        "alerts": [
+            {"threshold_percent": a.threshold_percent, "status": a.status, "detail": a.detail}
+            for a in outcome.alerts
+        ],
+        "recorded": outcome.recorded,
+        "problems": outcome.problems,
+        "cannot_see": list(BLIND_SPOTS),
+    }

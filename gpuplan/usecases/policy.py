@@ -1,0 +1,129 @@
+"""Policy use cases: load and check policy files, show them, and what budget is left.
+
+``load_policy`` checks ``planning.allowed_gpus`` against the bundled GPU table (close
+matches suggested) and expands ``${ENV_VAR}`` webhook URLs from the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from gpuplan.core.budget import month_key, remaining_budget
+from gpuplan.core.errors import InputError
+from gpuplan.core.gpus import GpuTable
+from gpuplan.core.policy import Policy
+from gpuplan.ledger import Ledger
+from gpuplan.loaders.policy_file import PolicyFileError, load_policy_file
+
+
+def gpu_table(catalog_dir: str | os.PathLike[str] | None = None) -> GpuTable:
+    """The GPU table of the catalog in ``catalog_dir`` (default: the bundled one)."""
+    from gpuplan.loaders.gpu_specs import load_gpu_table
+    from gpuplan.loaders.paths import pricing_dir
+
+    return load_gpu_table(pricing_dir(catalog_dir))
+
+
+def load_policy(
+    path: str | os.PathLike[str],
+    *,
+    gpus: GpuTable | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Policy:
+    """The checked policy in ``path``: :class:`InputError` (exit 2) naming file and line."""
+    return load_policy_file(path, gpus=gpus or gpu_table(), environ=environ)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One file's verdict from ``gpuplan policy check``."""
+
+    path: str
+    policy: Policy | None
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.policy is not None
+
+
+def check_policies(
+    paths: Sequence[str], *, environ: Mapping[str, str] | None = None
+) -> list[CheckResult]:
+    """Check each file; never stops at the first broken one."""
+    gpus = gpu_table()
+    results: list[CheckResult] = []
+    for path in paths:
+        try:
+            policy = load_policy(path, gpus=gpus, environ=environ)
+        except PolicyFileError as exc:
+            results.append(CheckResult(path, None, tuple(exc.message.splitlines())))
+        except InputError as exc:
+            results.append(CheckResult(path, None, (exc.message,)))
+        else:
+            results.append(CheckResult(path, policy, ()))
+    return results
+
+
+def effective_policy(policy: Policy) -> dict[str, Any]:
+    """The policy with every default filled in, as plain data; the webhook URL redacted."""
+    from gpuplan.providers.webhook import redact_url
+
+    data: dict[str, Any] = policy.model_dump(mode="json")
+    url = policy.notify.webhook_url
+    if url is not None:
+        data["notify"]["webhook_url"] = redact_url(url)
+    return data
+
+
+SCHEMA_ID = "https://github.com/gpuplan/gpuplan/raw/main/policies/policy.schema.json"
+
+
+def policy_schema_text() -> str:
+    """The JSON Schema of policy files, as checked in at ``policies/policy.schema.json``."""
+    import json
+
+    schema: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        **Policy.model_json_schema(),
+    }
+    return json.dumps(schema, indent=2, sort_keys=False) + "\n"
+
+
+def remaining_monthly_budget(
+    policy: Policy, ledger: Ledger | None, now: datetime
+) -> tuple[Decimal | None, str]:
+    """What is left of ``budget.monthly_usd`` this month, and a sentence saying how."""
+    monthly = policy.budget.monthly_usd
+    if monthly is None:
+        return None, "no budget.monthly_usd in the policy: no monthly limit"
+    month = month_key(now)
+    last = None if ledger is None else ledger.last_spend(policy.name, month)
+    if last is None:
+        where = "no ledger" if ledger is None else "no spend recorded"
+        return monthly, (
+            f"whole budget, {where} for policy {policy.name} in {month} "
+            f"(run 'gpuplan budget --policy FILE' to record it)"
+        )
+    left = remaining_budget(monthly, last.month_to_date_usd)
+    return left, (
+        f"monthly_usd {monthly} minus the month's last recorded spend "
+        f"{last.month_to_date_usd} (recorded {last.recorded_at:%Y-%m-%d %H:%M} UTC)"
+    )
+
+
+__all__ = [
+    "CheckResult",
+    "check_policies",
+    "effective_policy",
+    "gpu_table",
+    "load_policy",
+    "policy_schema_text",
+    "remaining_monthly_budget",
+]
