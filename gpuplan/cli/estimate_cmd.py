@@ -1,0 +1,201 @@
+"""``gpuplan estimate``: rank every GPU option for a training job by time and cost."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
+
+from gpuplan.cli.common import add_catalog_dir, add_output_format, load_catalog_for, split_list
+from gpuplan.core.errors import InputError
+
+if TYPE_CHECKING:
+    from gpuplan.core.planner.options import PlanResult
+
+CSV_COLUMNS = (
+    "rank",
+    "gpu",
+    "gpus",
+    "nodes",
+    "provider",
+    "instance_type",
+    "region",
+    "pricing",
+    "hours",
+    "days",
+    "gpu_hours",
+    "cost_usd",
+    "hourly_usd",
+    "commitment_usd",
+    "break_even_utilization",
+    "mfu",
+    "fits_memory",
+    "memory_per_gpu_gb",
+    "pareto",
+)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "estimate",
+        help="rank GPU options for a training job by time and cost",
+        description="Estimate time and cost of a training job on every GPU the catalog sells. "
+        "Numbers accept suffixes: 7B, 2T, 36h, 14d; --gpus takes 64, 8,16,64 or 8-512.",
+    )
+    work = p.add_argument_group("work")
+    work.add_argument("--job", metavar="FILE", help="YAML/JSON job file (keys as the flags)")
+    work.add_argument("--params", help="parameters, e.g. 7B or 7e9")
+    work.add_argument("--active-params", help="active parameters per token (mixture-of-experts)")
+    work.add_argument("--tokens", help="training tokens, e.g. 2T")
+    work.add_argument("--samples", help="samples (non-transformer work)")
+    work.add_argument("--flops-per-sample", help="training FLOPs per sample (fwd+bwd)")
+    work.add_argument("--throughput", help="measured tokens (or samples)/s per GPU")
+    work.add_argument("--measured-on", metavar="GPU", help="GPU the throughput was measured on")
+    shape = p.add_argument_group("shape (inferred from --params when absent)")
+    for flag in ("--seq-len", "--layers", "--hidden", "--heads", "--vocab"):
+        shape.add_argument(flag)
+    setup = p.add_argument_group("training setup")
+    setup.add_argument("--precision", help="fp32, tf32, bf16 (default), fp16, fp8")
+    setup.add_argument("--optimizer", help="adamw (default), sgd, adafactor, 8bit-adam")
+    setup.add_argument("--zero", help="ZeRO stage 0-3 (default: 3 on several GPUs)")
+    setup.add_argument("--fsdp", action="store_true", help="FSDP full sharding (= --zero 3)")
+    setup.add_argument("--recompute", help="none, selective, full (default: lightest that fits)")
+    setup.add_argument("--micro-batch", help="sequences per GPU per step (default 1)")
+    setup.add_argument("--global-batch", help="sequences per optimizer step")
+    _choices(p)
+    out = p.add_argument_group("output")
+    out.add_argument("--top", help="show N options (default 10 in the table, all in JSON)")
+    out.add_argument("--show-infeasible", action="store_true", help="list left-out options")
+    out.add_argument(
+        "--explain", nargs="?", const="1", metavar="N", help="print the arithmetic of option N"
+    )
+    out.add_argument("--currency", metavar="CODE", help="show money in CODE (needs --fx)")
+    out.add_argument("--fx", metavar="RATE", help="units of CODE per USD, display only")
+    add_output_format(p)
+    add_catalog_dir(p)
+    p.set_defaults(handler=run)
+
+
+def _choices(p: argparse.ArgumentParser) -> None:
+    c = p.add_argument_group("choices")
+    c.add_argument("--gpu", action="append", help="GPU name (repeatable, comma list)")
+    c.add_argument("--gpus", help="total GPUs: 64, 8,16,64 or 8-512 (powers of two)")
+    c.add_argument("--provider", action="append", help="aws, gcp, azure")
+    c.add_argument("--region", action="append", help="region (repeatable, comma list)")
+    c.add_argument("--pricing", action="append", help="on_demand, spot, reserved_1y, reserved_3y")
+    c.add_argument("--mfu", help="override the MFU model, a fraction such as 0.4")
+    c.add_argument("--utilization", help="expected goodput, a fraction (default 0.9)")
+    c.add_argument("--checkpoint-every", help="checkpoint interval for spot (default 1h)")
+    c.add_argument("--deadline", help="wall-clock limit, e.g. 36h or 14d")
+    c.add_argument("--budget", help="USD limit")
+    c.add_argument("--objective", help="cost (default) or time")
+    c.add_argument("--price-per-gpu-hour", help="USD rate for an unsold GPU or a negotiated deal")
+    c.add_argument(
+        "--reuse-commitment",
+        action="store_true",
+        help="reserved capacity stays busy after the job: charge job hours only",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpuplan.cli import estimate_render as render
+    from gpuplan.usecases.estimate import EstimateArgs, estimate, merge_job_file, read_job_file
+
+    values = EstimateArgs(
+        **{k: getattr(args, k) for k in _SCALARS},
+        gpu=split_list(args.gpu),
+        provider=split_list(args.provider),
+        region=split_list(args.region),
+        pricing=split_list(args.pricing),
+    )
+    if args.job:
+        values = merge_job_file(values, read_job_file(args.job))
+    top = _positive_int(args.top, "--top")
+    explain_rank = _positive_int(args.explain, "--explain")
+    fx = _fx(args.currency, args.fx)
+    catalog = load_catalog_for(args)
+    result = estimate(catalog, values)
+    if args.json:
+        render.print_plan_json(result, top, fx)
+    elif args.csv:
+        render.print_plan_csv(result, top, fx)
+    else:
+        render.print_plan_table(result, top or 10, fx, show_infeasible=args.show_infeasible)
+    if explain_rank is not None:
+        render.print_explain(result, explain_rank)
+    if not result.options:
+        _print_reasons(result)
+        return 1
+    return 0
+
+
+_SCALARS = (
+    "params",
+    "active_params",
+    "tokens",
+    "samples",
+    "flops_per_sample",
+    "throughput",
+    "measured_on",
+    "seq_len",
+    "layers",
+    "hidden",
+    "heads",
+    "vocab",
+    "precision",
+    "optimizer",
+    "zero",
+    "fsdp",
+    "recompute",
+    "micro_batch",
+    "global_batch",
+    "gpus",
+    "mfu",
+    "utilization",
+    "checkpoint_every",
+    "deadline",
+    "budget",
+    "objective",
+    "price_per_gpu_hour",
+    "reuse_commitment",
+)
+
+
+def _print_reasons(result: PlanResult) -> None:
+    reasons: dict[str, int] = {}
+    for option in result.infeasible:
+        for reason in option.reasons:
+            reasons[reason] = reasons.get(reason, 0) + 1
+    print("gpuplan: nothing feasible; reasons:", file=sys.stderr)
+    for reason, count in list(reasons.items())[:15]:
+        print(f"  {reason}" + (f" ({count} options)" if count > 1 else ""), file=sys.stderr)
+    tips = dict.fromkeys(t for o in result.infeasible if o.compute for t in o.compute.suggestions)
+    if tips:
+        print("what would fit:", file=sys.stderr)
+        for tip in tips:
+            print(f"  {tip}", file=sys.stderr)
+
+
+def _positive_int(text: str | None, flag: str) -> int | None:
+    if text is None:
+        return None
+    if not text.strip().isdigit() or int(text) < 1:
+        raise InputError(f"{flag}: expected a whole number of 1 or more, got {text!r}")
+    return int(text)
+
+
+def _fx(code: str | None, rate: str | None) -> tuple[str, Decimal] | None:
+    if code is None and rate is None:
+        return None
+    if not code or not rate:
+        raise InputError("--currency and --fx go together, e.g. --currency EUR --fx 0.92")
+    if not code.isalpha() or len(code) != 3:
+        raise InputError(f"--currency: expected a 3-letter code such as EUR, got {code!r}")
+    try:
+        value = Decimal(rate)
+    except InvalidOperation:
+        raise InputError(f"--fx: expected a rate such as 0.92, got {rate!r}") from None
+    if not value.is_finite() or value <= 0:
+        raise InputError(f"--fx: expected a positive rate, got {rate!r}")
+    return code.upper(), value

@@ -1,0 +1,198 @@
+"""Renders an estimate: the ranked table with its assumptions, JSON, CSV, explanations.
+
+The table shows the best region per (GPU count, instance type, pricing) so that one
+instance sold in ten regions does not fill the screen; JSON and CSV list every option.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from decimal import Decimal
+from typing import Any
+
+from gpuplan.cli.render import format_count, print_csv, render_table, to_jsonable
+from gpuplan.core.planner.explain import assumption_lines, explain
+from gpuplan.core.planner.options import Option, PlanResult
+from gpuplan.core.planner.records import option_record, plan_record
+
+Fx = tuple[str, Decimal] | None
+
+
+def _local(value: Decimal | None, fx: Fx) -> Decimal | None:
+    if value is None or fx is None:
+        return value
+    return (value * fx[1]).quantize(Decimal("0.01"))
+
+
+def print_plan_json(result: PlanResult, top: int | None, fx: Fx) -> None:
+    record = plan_record(result, top=top, assumptions=assumption_lines(result))
+    if fx is not None:
+        record["currency"] = {"code": fx[0], "fx_per_usd": fx[1], "display_only": True}
+        for option in record["options"]:
+            option["cost_local"] = _local(option["cost_usd"], fx)
+            option["hourly_local"] = _local(option["hourly_usd"], fx)
+    # One write: json.dump streams thousands of tiny writes, slow for big plans.
+    sys.stdout.write(json.dumps(to_jsonable(record), indent=2) + "\n")
+
+
+def print_plan_csv(result: PlanResult, top: int | None, fx: Fx) -> None:
+    from gpuplan.cli.estimate_cmd import CSV_COLUMNS
+
+    shown = result.options if top is None else result.options[:top]
+    rows = [option_record(o, i + 1) for i, o in enumerate(shown)]
+    columns = list(CSV_COLUMNS)
+    if fx is not None:
+        columns += [f"cost_{fx[0].lower()}", f"hourly_{fx[0].lower()}"]
+        for row in rows:
+            row[f"cost_{fx[0].lower()}"] = _local(row["cost_usd"], fx)
+            row[f"hourly_{fx[0].lower()}"] = _local(row["hourly_usd"], fx)
+    print_csv(columns, rows)
+
+
+def _grouped(options: tuple[Option, ...]) -> list[tuple[Option, int]]:
+    """Best option per (GPU, count, provider, instance, pricing), with its region count."""
+    seen: dict[tuple[Any, ...], int] = {}
+    out: list[tuple[Option, int]] = []
+    for option in options:
+        key = (option.gpu, option.gpus, option.provider, option.instance_type, option.pricing)
+        if key in seen:
+            index = seen[key]
+            out[index] = (out[index][0], out[index][1] + 1)
+            continue
+        seen[key] = len(out)
+        out.append((option, 1))
+    return out
+
+
+def _hours(hours: float | None) -> str:
+    if hours is None:
+        return "-"
+    if hours < 48:
+        return f"{hours:,.1f} h"
+    return f"{hours:,.0f} h ({hours / 24:,.1f} d)"
+
+
+def _money(value: Decimal | None, fx: Fx) -> str:
+    value = _local(value, fx)
+    return "-" if value is None else f"{value:,.0f}" if value >= 1000 else f"{value:,.2f}"
+
+
+def _row(rank: int, option: Option, regions: int, fx: Fx) -> list[str]:
+    memory = option.memory
+    where = option.region or "-"
+    if regions > 1:
+        where += f" (+{regions - 1})"
+    instance = f"{option.nodes} x {option.instance_type}" if option.instance_type else "-"
+    return [
+        str(rank),
+        f"{option.gpu} x {format_count(option.gpus)}",
+        instance,
+        option.provider.value if option.provider else "-",
+        where,
+        option.pricing or "-",
+        _hours(option.hours),
+        f"{option.gpu_hours:,.0f}" if option.gpu_hours is not None else "-",
+        _money(option.cost_usd, fx),
+        _money(option.hourly_usd, fx),
+        f"{option.mfu:.0%}" if option.mfu is not None else "-",
+        f"{memory.gib(memory.total):.0f}/{memory.gib(memory.capacity):.0f}" if memory else "-",
+        "*" if option.pareto else "",
+    ]
+
+
+def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: bool) -> None:
+    code = fx[0] if fx else "USD"
+    headers = [
+        "#", "GPU x count", "nodes x instance", "provider", "region", "pricing", "wall time",
+        "GPU-h", f"cost {code}", f"{code}/h", "MFU", "mem GB/GPU", "P",
+    ]  # fmt: skip
+    groups = _grouped(result.options)
+    rows = [_row(i + 1, o, n, fx) for i, (o, n) in enumerate(groups[:top])]
+    if rows:
+        right = [True, False, False, False, False, False, True, True, True, True, True, True, False]
+        print(render_table(headers, rows, align_right=right))
+        hidden = len(groups) - len(rows)
+        more = f"; {hidden} more (--top N)" if hidden > 0 else ""
+        print(
+            f"\n{len(result.options)} feasible option(s){more}. P * = Pareto frontier "
+            "(nothing else is both faster and cheaper); (+n) = same option in n more regions."
+        )
+        _fastest_line(result, fx)
+    else:
+        print("No feasible option.")
+    if fx is not None:
+        print(f"Money in {fx[0]} at {fx[1]} per USD (display only; the plan is in USD).")
+    print("Assumptions:")
+    for line in assumption_lines(result):
+        print(f"  - {line}")
+    _idle_line(result)
+    if result.infeasible:
+        if show_infeasible:
+            _print_infeasible(result)
+        else:
+            print(f"{len(result.infeasible)} option(s) left out (--show-infeasible lists why).")
+
+
+def _fastest_line(result: PlanResult, fx: Fx) -> None:
+    """The fastest feasible option, which the cost ranking may list far down."""
+    fastest = min(result.options, key=lambda o: o.hours if o.hours is not None else 1e30)
+    if fastest is result.options[0] or fastest.hours is None:
+        return
+    where = f"{fastest.nodes} x {fastest.instance_type}" if fastest.instance_type else "-"
+    print(
+        f"Fastest: {fastest.gpu} x {format_count(fastest.gpus)} ({where}, "
+        f"{fastest.provider.value if fastest.provider else '-'}, {fastest.pricing or '-'}) in "
+        f"{_hours(fastest.hours)} for {_money(fastest.cost_usd, fx)} "
+        f"{fx[0] if fx else 'USD'} (--objective time ranks by time)."
+    )
+
+
+def _idle_line(result: PlanResult) -> None:
+    """What waiting costs: the top option at 60% instead of the assumed goodput."""
+    if not result.options:
+        return
+    top = result.options[0]
+    if top.hours is None or top.cost_usd is None or top.commitment_usd is not None:
+        return
+    low = 0.6
+    if result.goodput <= low:
+        return
+    factor = result.goodput / low
+    cost = top.cost_usd * Decimal(str(round(factor, 6)))
+    print(
+        f"Idle: at {low:.0%} utilisation instead of {result.goodput:.0%}, option 1 takes "
+        f"{_hours(top.hours * factor)} and costs ${cost:,.0f} (+${cost - top.cost_usd:,.0f})."
+    )
+
+
+def _print_infeasible(result: PlanResult) -> None:
+    print("\nLeft out:")
+    headers = ["GPU x count", "instance", "provider", "region", "pricing", "wall time", "why"]
+    rows = []
+    for o in result.infeasible[:200]:
+        rows.append([
+            f"{o.gpu} x {format_count(o.gpus)}", o.instance_type or "-",
+            o.provider.value if o.provider else "-", o.region or "-", o.pricing or "-",
+            _hours(o.hours), "; ".join(o.reasons),
+        ])  # fmt: skip
+    print(render_table(headers, rows))
+    if len(result.infeasible) > 200:
+        print(f"... {len(result.infeasible) - 200} more (--json lists all)")
+
+
+def print_explain(result: PlanResult, rank: int) -> None:
+    if not result.options:
+        print("\nNothing to explain: no feasible option.")
+        return
+    if rank > len(result.options):
+        print(f"\n--explain {rank}: only {len(result.options)} option(s)")
+        return
+    option = result.options[rank - 1]
+    print(
+        f"\nOption {rank}: {option.gpu} x {format_count(option.gpus)}, "
+        f"{option.provider.value if option.provider else 'no provider'} "
+        f"{option.instance_type or ''} {option.region or ''} {option.pricing or ''}"
+    )
+    for line in explain(result, option):
+        print(f"  {line}")

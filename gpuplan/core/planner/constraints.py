@@ -1,0 +1,54 @@
+"""Limits imposed from outside the command line, e.g. a team policy file.
+
+The planner treats options that break them as infeasible and names ``label`` in the
+reason, so a person sees which rule left an option out and where it came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from gpuplan.core.offers import PricingModel
+
+
+@dataclass(frozen=True)
+class PlanConstraints:
+    """Empty sets mean 'any'. Names are canonical GPU names and region codes."""
+
+    allowed_gpus: frozenset[str] = frozenset()
+    allowed_pricing: frozenset[PricingModel] = frozenset()
+    allowed_regions: frozenset[str] = frozenset()
+    max_hourly_usd: Decimal | None = None
+    """Most the whole option may cost per hour."""
+    budget_usd: Decimal | None = None
+    label: str = "constraints"
+    """Where the limits came from, e.g. 'policy research-team (policies/x.yaml)'."""
+
+    def violations(
+        self,
+        *,
+        gpu: str,
+        pricing: PricingModel | None,
+        region: str | None,
+        hourly_usd: Decimal | None,
+        cost_usd: Decimal | None,
+    ) -> list[str]:
+        """Readable reasons this option breaks the limits (empty when it does not)."""
+        out: list[str] = []
+        if self.allowed_gpus and gpu not in self.allowed_gpus:
+            out.append(f"{self.label}: GPU {gpu} not allowed")
+        if self.allowed_pricing and (pricing is None or pricing not in self.allowed_pricing):
+            shown = pricing.value if pricing else "custom pricing"
+            out.append(f"{self.label}: {shown} not allowed")
+        if self.allowed_regions and (region is None or region not in self.allowed_regions):
+            out.append(f"{self.label}: region {region or 'unknown'} not allowed")
+        if self.max_hourly_usd is not None and (
+            hourly_usd is None or hourly_usd > self.max_hourly_usd
+        ):
+            shown = "unknown" if hourly_usd is None else f"${hourly_usd:,.2f}/h"
+            out.append(f"{self.label}: {shown} is over the ${self.max_hourly_usd:,.2f}/h cap")
+        if self.budget_usd is not None and (cost_usd is None or cost_usd > self.budget_usd):
+            shown = "unknown" if cost_usd is None else f"${cost_usd:,.2f}"
+            out.append(f"{self.label}: cost {shown} is over the ${self.budget_usd:,.2f} budget")
+        return out

@@ -1,0 +1,140 @@
+"""The arithmetic behind one option, as lines of text a person can check by hand."""
+
+from __future__ import annotations
+
+from gpuplan.core.planner.flops import Flops
+from gpuplan.core.planner.memory import MemoryEstimate
+from gpuplan.core.planner.options import Option, PlanResult
+from gpuplan.core.planner.workload import Workload
+
+
+def explain(result: PlanResult, option: Option) -> list[str]:
+    """FLOPs, MFU factors, time, goodput, spot, memory and cost of ``option``."""
+    lines = _flops_lines(result.workload, result.flops)
+    compute = option.compute
+    if compute is None:
+        return [*lines, "no compute estimate: " + "; ".join(option.reasons)]
+    lines.append(
+        f"peak: {option.gpu} dense {compute.precision_used.value} = "
+        f"{compute.peak_tflops:,.1f} TFLOP/s per GPU (pricing/gpus.toml)"
+    )
+    lines.append("MFU = " + " x ".join(f"{f.value:.3f} ({f.name})" for f in compute.mfu.factors))
+    for f in compute.mfu.factors:
+        lines.append(f"  {f.name}: {f.why}")
+    lines.append(f"    = {compute.mfu.mfu:.3f}")
+    lines.append(
+        f"compute time = {result.flops.total:.3e} / ({option.gpus:g} GPUs x "
+        f"{compute.peak_tflops:,.1f}e12 x {compute.mfu.mfu:.3f}) = {compute.compute_hours:,.1f} h"
+    )
+    wall = compute.compute_hours / result.goodput
+    lines.append(
+        f"wall time = {compute.compute_hours:,.1f} h / goodput {result.goodput:.2f} = {wall:,.1f} h"
+        " (restarts, evaluation, checkpoint stalls)"
+    )
+    if option.spot is not None and option.hours is not None:
+        s = option.spot
+        lines.append(
+            f"spot: x (1 + {s.job_rate_per_hour:.3g} interruptions/h x "
+            f"{s.lost_hours_per_interruption:g} h lost) = x {s.factor:.3f} -> {option.hours:,.1f} h"
+        )
+    if option.hours is not None:
+        lines.append(
+            f"GPU-hours = {option.gpus:g} x {option.hours:,.1f} h = {option.gpu_hours or 0:,.0f}"
+        )
+    lines.extend(_cost_lines(option))
+    if compute.memory is not None:
+        lines.extend(memory_lines(compute.memory))
+    lines.extend(f"note: {n}" for n in option.notes)
+    return lines
+
+
+def _flops_lines(workload: Workload, flops: Flops) -> list[str]:
+    if flops.per_token_dense == 0:
+        return [f"FLOPs = samples x FLOPs per sample = {flops.total:.3e}"]
+    n = workload.compute_params or 0.0
+    tokens = workload.tokens or 0.0
+    lines = [f"FLOPs dense = 6 x {n:.3g} params x {tokens:.3g} tokens = {flops.dense:.3e}"]
+    shape = workload.shape
+    if shape is not None:
+        guessed = f" (inferred: {', '.join(sorted(shape.inferred))})" if shape.inferred else ""
+        lines.append(
+            f"FLOPs attention = 12 x {shape.layers} layers x {shape.hidden} width x "
+            f"{shape.seq_len} seq x {tokens:.3g} tokens = {flops.attention:.3e}{guessed}"
+        )
+    lines.append(f"FLOPs total = {flops.total:.3e} (PaLM model FLOPs, no recomputation)")
+    return lines
+
+
+def _cost_lines(option: Option) -> list[str]:
+    if option.hourly_usd is None or option.hours is None:
+        return ["cost: unknown (no price; give --price-per-gpu-hour)"]
+    where = f"{option.nodes} x {option.instance_type}" if option.instance_type else "custom"
+    lines = [
+        f"hourly = {where} at {option.pricing} = ${option.hourly_usd:,.2f}/h",
+    ]
+    if option.commitment_usd is not None:
+        lines.append(
+            f"commitment = term x ${option.hourly_usd:,.2f}/h = ${option.commitment_usd:,.2f}"
+        )
+        lines.append(f"cost = ${option.cost_usd:,.2f} (what this job adds to the bill)")
+    else:
+        lines.append(
+            f"cost = ${option.hourly_usd:,.2f}/h x {option.hours:,.1f} h = ${option.cost_usd:,.2f}"
+        )
+    return lines
+
+
+def memory_lines(memory: MemoryEstimate) -> list[str]:
+    g = memory.gib
+    plan = memory.plan
+    return [
+        f"memory per GPU (GiB), ZeRO-{plan.zero}, recompute {plan.recompute.value}, "
+        f"tensor parallel {plan.tensor_parallel}, micro-batch {plan.micro_batch}:",
+        f"  weights {g(memory.weights):.2f} + gradients {g(memory.gradients):.2f} + "
+        f"optimizer {g(memory.optimizer):.2f} + activations {g(memory.activations):.2f} + "
+        f"logits {g(memory.logits):.2f} + overhead {g(memory.overhead):.2f} = "
+        f"{g(memory.total):.2f} of {g(memory.capacity):.0f} "
+        f"({'fits' if memory.fits else 'does not fit'})",
+    ]
+
+
+def assumption_lines(result: PlanResult) -> list[str]:
+    """What the numbers rest on, said under the table and in the JSON."""
+    from gpuplan.core.planner.options import DEFAULT_MAX_HOURS
+    from gpuplan.core.planner.spot import RATE_SOURCE, RESTART_HOURS
+
+    w = result.workload
+    lines = []
+    if result.flops.per_token_dense:
+        shape = w.shape
+        lines.append(
+            f"FLOPs {result.flops.total:.3g} = 6ND ({result.flops.dense:.3g}) + attention "
+            f"12·L·H·Q·S·D ({result.flops.attention:.3g}); "
+            + (
+                f"shape inferred from params: {', '.join(sorted(shape.inferred))}"
+                if shape and shape.inferred
+                else "shape as given"
+            )
+        )
+    lines.append(
+        "MFU: per GPU generation from published runs, x precision (fp8 ~1.3x bf16), model "
+        "size, in-node link, scale-out per node doubling, MoE (docs/estimating.md); --mfu overrides"
+    )
+    lines.append(
+        f"goodput {result.goodput:.0%}: restarts, evaluation, checkpoint stalls "
+        "(--utilization sets it)"
+    )
+    lines.append(
+        f"spot: interruptions {RATE_SOURCE}; each loses half a checkpoint interval + "
+        f"{RESTART_HOURS:g} h restart"
+    )
+    lines.append(
+        "reserved: cost is what the job adds to the bill, the whole term unless "
+        "--reuse-commitment; commitment and break-even utilisation in the notes"
+    )
+    if result.default_counts:
+        lines.append(
+            f"GPU counts 1-1024 (powers of two); options over {DEFAULT_MAX_HOURS / 24:.0f} days "
+            "left out (--gpus, --deadline change this)"
+        )
+    return lines

@@ -1,0 +1,338 @@
+"""Every way to run a workload on the catalog: placements, time, memory and cost.
+
+An option is k instances of one type whose GPUs add up to the requested count (12 H100
+on 8-GPU instances is rejected with that reason), in one region, under one pricing
+model. A GPU no catalog sells still gets one unpriced option (``provider`` None),
+priced only with ``price_per_gpu_hour``. Wall time: FLOPs / (GPUs x dense peak x MFU),
+divided by goodput, times the spot overhead where it applies.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+
+from gpuplan.core.catalog import Catalog
+from gpuplan.core.gpus import GpuSpec
+from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.planner.constraints import PlanConstraints
+from gpuplan.core.planner.efficiency import Factor
+from gpuplan.core.planner.flops import Flops, training_flops
+from gpuplan.core.planner.memory import MemoryEstimate
+from gpuplan.core.planner.pricing import price_option
+from gpuplan.core.planner.spot import DEFAULT_CHECKPOINT_HOURS, SpotOverhead
+from gpuplan.core.planner.timing import Compute, Throughput, compute_for
+from gpuplan.core.planner.workload import Workload
+
+DEFAULT_COUNTS = tuple(float(2**k) for k in range(11))
+"""Without ``--gpus``: 1, 2, 4 ... 1024 GPUs."""
+DEFAULT_MAX_HOURS = 90 * 24.0
+"""Without ``--gpus`` or ``--deadline``, options over 90 days are left out as impractical."""
+DEFAULT_GOODPUT = 0.9
+"""Llama 3 paper Sec 3.3.4: >90% effective training time at 16K GPUs; model cards sit
+0-25% above steady state (DOMAIN notes)."""
+UNSOLD_GPUS_PER_NODE = 8
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    workload: Workload
+    gpus: tuple[str, ...] = ()
+    """Canonical GPU names; empty: every GPU the catalog sells."""
+    counts: tuple[float, ...] | None = None
+    providers: frozenset[Provider] = frozenset()
+    regions: frozenset[str] = frozenset()
+    pricing: frozenset[PricingModel] = frozenset()
+    mfu: float | None = None
+    goodput: float = DEFAULT_GOODPUT
+    checkpoint_hours: float = DEFAULT_CHECKPOINT_HOURS
+    deadline_hours: float | None = None
+    budget_usd: Decimal | None = None
+    price_per_gpu_hour: Decimal | None = None
+    reuse_commitment: bool = False
+    throughput: Throughput | None = None
+    constraints: PlanConstraints | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One way to run the job, with its time, cost and why it is (not) feasible."""
+
+    gpu: str
+    gpus: float
+    nodes: int
+    gpus_per_node: float
+    provider: Provider | None
+    instance_type: str | None
+    region: str | None
+    pricing: str | None
+    compute: Compute | None = None
+    hours: float | None = None
+    cost_usd: Decimal | None = None
+    hourly_usd: Decimal | None = None
+    commitment_usd: Decimal | None = None
+    break_even_utilization: float | None = None
+    spot: SpotOverhead | None = None
+    notes: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    pareto: bool = False
+
+    @property
+    def feasible(self) -> bool:
+        return not self.reasons
+
+    @property
+    def gpu_hours(self) -> float | None:
+        return None if self.hours is None else self.hours * self.gpus
+
+    @property
+    def mfu(self) -> float | None:
+        return None if self.compute is None else self.compute.mfu.mfu
+
+    @property
+    def mfu_factors(self) -> tuple[Factor, ...]:
+        return () if self.compute is None else self.compute.mfu.factors
+
+    @property
+    def memory(self) -> MemoryEstimate | None:
+        return None if self.compute is None else self.compute.memory
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    workload: Workload
+    flops: Flops
+    options: tuple[Option, ...]
+    """Feasible, ranked (see :mod:`gpuplan.core.planner.ranking`)."""
+    infeasible: tuple[Option, ...]
+    default_counts: bool
+    goodput: float
+    notes: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class _Placement:
+    spec: GpuSpec
+    count: float
+    offer: Offer | None
+    gpus_per_node: float
+    nodes: int
+
+
+def enumerate_options(catalog: Catalog, request: PlanRequest) -> tuple[list[Option], Flops]:
+    """All options, feasible or not, unranked."""
+    flops = training_flops(request.workload)
+    counts = request.counts or DEFAULT_COUNTS
+    cache: dict[tuple[str, float, float, int, float | None], Compute] = {}
+    out: list[Option] = []
+    for spec in _specs(catalog, request):
+        offers = [o for o in catalog.offers if o.gpu == spec.name and _wanted(o, request)]
+        sold = any(o.gpu == spec.name for o in catalog.offers)
+        for count in counts:
+            for placement, rejected in _placements(spec, count, offers, sold, request):
+                if rejected:
+                    out.append(rejected)
+                    continue
+                assert placement is not None
+                out.extend(_priced(placement, request, flops, cache))
+    return out, flops
+
+
+def _specs(catalog: Catalog, request: PlanRequest) -> list[GpuSpec]:
+    if request.gpus:
+        return [catalog.gpus.get(name) for name in request.gpus]
+    sold = {o.gpu for o in catalog.offers}
+    return [spec for spec in catalog.gpus if spec.name in sold]
+
+
+def _wanted(offer: Offer, request: PlanRequest) -> bool:
+    if request.providers and offer.provider not in request.providers:
+        return False
+    return not (request.regions and offer.region not in request.regions)
+
+
+def _placements(
+    spec: GpuSpec, count: float, offers: list[Offer], sold: bool, request: PlanRequest
+) -> Iterator[tuple[_Placement | None, Option | None]]:
+    unpriced = not sold or request.price_per_gpu_hour is not None
+    if unpriced and not (request.providers or request.regions):
+        per_node = min(count, UNSOLD_GPUS_PER_NODE)
+        nodes = max(1, math.ceil(count / UNSOLD_GPUS_PER_NODE))
+        yield _Placement(spec, count, None, per_node, nodes), None
+    elif not sold:
+        why = f"no catalog sells {spec.name}, so no provider or region can match the filter"
+        yield None, Option(spec.name, count, 0, 0, None, None, None, None, reasons=(why,))
+    rejected_types: set[tuple[Provider, str]] = set()
+    largest = _largest_sizes(offers, count)
+    for offer in offers:
+        per = offer.gpu_count
+        fits = per == count if count < 1 or per < 1 else count % per == 0
+        if fits:
+            bigger = largest.get((offer.provider, offer.region))
+            if count > per and bigger is not None and bigger.gpu_count > per:
+                if (offer.provider, offer.instance_type) not in rejected_types:
+                    rejected_types.add((offer.provider, offer.instance_type))
+                    yield None, _dominated(spec, count, offer, bigger)
+                continue
+            nodes = max(1, round(count / per)) if per >= 1 else 1
+            yield _Placement(spec, count, offer, per, nodes), None
+        elif (offer.provider, offer.instance_type) not in rejected_types:
+            rejected_types.add((offer.provider, offer.instance_type))
+            why = (
+                f"{count:g} GPUs is not a whole number of {offer.instance_type} "
+                f"({per:g} x {spec.name} each)"
+            )
+            yield (
+                None,
+                Option(
+                    spec.name,
+                    count,
+                    0,
+                    per,
+                    offer.provider,
+                    offer.instance_type,
+                    None,
+                    None,
+                    reasons=(why,),
+                ),
+            )
+
+
+def _largest_sizes(offers: list[Offer], count: float) -> dict[tuple[Provider, str], Offer]:
+    """Per provider and region, the largest instance whose GPUs divide ``count``."""
+    best: dict[tuple[Provider, str], Offer] = {}
+    for offer in offers:
+        per = offer.gpu_count
+        if per < 1 or count < 1 or count % per:
+            continue
+        key = (offer.provider, offer.region)
+        if key not in best or per > best[key].gpu_count:
+            best[key] = offer
+    return best
+
+
+def _dominated(spec: GpuSpec, count: float, offer: Offer, bigger: Offer) -> Option:
+    nodes = round(count / offer.gpu_count)
+    why = (
+        f"{nodes} x {offer.instance_type} ({offer.gpu_count:g} GPU each): "
+        f"{bigger.instance_type} ({bigger.gpu_count:g} GPUs) in the same regions makes "
+        f"{count:g} GPUs with fewer, NVLink-joined nodes"
+    )
+    return Option(
+        spec.name,
+        count,
+        nodes,
+        offer.gpu_count,
+        offer.provider,
+        offer.instance_type,
+        offer.region,
+        None,
+        reasons=(why,),
+    )
+
+
+def _priced(
+    placement: _Placement,
+    request: PlanRequest,
+    flops: Flops,
+    cache: dict[tuple[str, float, float, int, float | None], Compute],
+) -> list[Option]:
+    offer = placement.offer
+    network = offer.network_gbps if offer else None
+    key = (placement.spec.name, placement.count, placement.gpus_per_node, placement.nodes, network)
+    compute = cache.get(key)
+    if compute is None:
+        compute = compute_for(
+            placement.spec,
+            request.workload,
+            flops,
+            placement.count,
+            placement.gpus_per_node,
+            placement.nodes,
+            network,
+            mfu_override=request.mfu,
+            throughput=request.throughput,
+        )
+        cache[key] = compute
+    base = Option(
+        placement.spec.name,
+        placement.count,
+        placement.nodes,
+        placement.gpus_per_node,
+        offer.provider if offer else None,
+        offer.instance_type if offer else None,
+        offer.region if offer else None,
+        None,
+        compute=compute,
+    )
+    hours = compute.compute_hours / request.goodput
+    early = _early_reasons(compute, hours, request)
+    if early:
+        # Infeasible under every pricing model: one record for the placement, not one each.
+        notes = compute.notes + compute.suggestions
+        return [_replace(base, hours=hours, notes=notes, reasons=tuple(early))]
+    return [_finish(option, request) for option in price_option(base, offer, request, hours)]
+
+
+def _early_reasons(compute: Compute, hours: float, request: PlanRequest) -> list[str]:
+    """Reasons that hold whatever the pricing: memory, and time before spot stretches it."""
+    reasons: list[str] = []
+    memory = compute.memory
+    if memory is not None and not memory.fits:
+        reasons.append(
+            f"memory: needs {memory.gib(memory.total):.1f} GB per GPU, "
+            f"has {memory.gib(memory.capacity):.0f} GB"
+        )
+    reasons.extend(_time_reasons(hours, request))
+    return reasons
+
+
+def _time_reasons(hours: float, request: PlanRequest) -> list[str]:
+    if request.deadline_hours is not None and hours > request.deadline_hours:
+        return [f"takes {_days(hours)}, past the deadline of {_days(request.deadline_hours)}"]
+    if request.deadline_hours is None and request.counts is None and hours > DEFAULT_MAX_HOURS:
+        return [
+            f"takes {_days(hours)}: over {_days(DEFAULT_MAX_HOURS)} (without --gpus or "
+            "--deadline longer options are left out)"
+        ]
+    return []
+
+
+def _finish(option: Option, request: PlanRequest) -> Option:
+    """Attach the reasons an option is infeasible: memory, deadline, budget, constraints."""
+    reasons: list[str] = list(option.reasons)
+    reasons.extend(_time_reasons(option.hours or 0.0, request))
+    if request.budget_usd is not None and (
+        option.cost_usd is None or option.cost_usd > request.budget_usd
+    ):
+        shown = "unknown" if option.cost_usd is None else f"${option.cost_usd:,.2f}"
+        reasons.append(f"cost {shown} is over the budget of ${request.budget_usd:,.2f}")
+    if request.constraints is not None:
+        pricing = PricingModel(option.pricing) if option.pricing in _MODELS else None
+        reasons.extend(
+            request.constraints.violations(
+                gpu=option.gpu,
+                pricing=pricing,
+                region=option.region,
+                hourly_usd=option.hourly_usd,
+                cost_usd=option.cost_usd,
+            )
+        )
+    if reasons == list(option.reasons):
+        return option
+    return _replace(option, reasons=tuple(reasons))
+
+
+_MODELS = frozenset(p.value for p in PricingModel)
+
+
+def _replace(option: Option, **changes: object) -> Option:
+    return replace(option, **changes)  # type: ignore[arg-type]
+
+
+def _days(hours: float) -> str:
+    if hours < 48:
+        return f"{hours:,.1f} h"
+    return f"{hours / 24:,.1f} days"

@@ -1,0 +1,131 @@
+"""Prices a placement under each pricing model: on-demand, spot, reserved, custom.
+
+Money stays ``Decimal``. Spot adds expected interruption time; reserved charges the
+whole term unless the commitment is reused (see :mod:`gpuplan.core.planner.reserved`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from gpuplan.core.offers import Offer, PricingModel
+from gpuplan.core.planner.reserved import hours_cost, reserved_cost
+from gpuplan.core.planner.spot import spot_overhead
+
+if TYPE_CHECKING:
+    from gpuplan.core.planner.options import Option, PlanRequest
+
+CUSTOM = "custom"
+"""Pricing label for ``--price-per-gpu-hour``."""
+
+
+def price_option(
+    base: Option, offer: Offer | None, request: PlanRequest, hours: float
+) -> list[Option]:
+    """``base`` (a placement with its compute) under every wanted pricing model."""
+    notes = base.compute.notes + base.compute.suggestions if base.compute else ()
+    if offer is None:
+        rate = request.price_per_gpu_hour
+        if rate is None:
+            return [
+                replace(
+                    base,
+                    hours=hours,
+                    notes=(*notes, f"{base.gpu}: no catalog sells it; give --price-per-gpu-hour"),
+                )
+            ]
+        hourly = rate * Decimal(str(base.gpus))
+        note = f"custom rate ${rate}/GPU-h (--price-per-gpu-hour)"
+        return [
+            replace(
+                base,
+                pricing=CUSTOM,
+                hours=hours,
+                hourly_usd=hourly,
+                cost_usd=hours_cost(hourly, hours),
+                notes=(*notes, note),
+            )
+        ]
+    out: list[Option] = []
+    nodes = Decimal(base.nodes)
+    common = {f: getattr(base, f) for f in _PLACEMENT_FIELDS}
+    for model in request.pricing or PricingModel:
+        price = offer.price(model)
+        if price is None:
+            continue
+        hourly = price * nodes
+        if model is PricingModel.SPOT:
+            extra = _spot(base.nodes, offer, request, hours, hourly)
+        elif model.term_hours is not None:
+            extra = _reserved(model, offer, request, hours, hourly, base.nodes)
+        else:
+            extra = {"hours": hours, "cost_usd": hours_cost(hourly, hours), "notes": ()}
+        extra["notes"] = (*notes, *extra["notes"])
+        out.append(_option(common, pricing=model.value, hourly_usd=hourly, **extra))
+    return out
+
+
+_PLACEMENT_FIELDS = (
+    "gpu", "gpus", "nodes", "gpus_per_node", "provider", "instance_type", "region", "compute",
+)  # fmt: skip
+
+
+def _option(common: dict[str, Any], **values: Any) -> Option:
+    from gpuplan.core.planner.options import Option
+
+    return Option(**common, **values)
+
+
+def _spot(
+    nodes: int, offer: Offer, request: PlanRequest, hours: float, hourly: Decimal
+) -> dict[str, Any]:
+    spot = spot_overhead(offer.provider, offer.gpu, nodes, request.checkpoint_hours)
+    wall = hours * spot.factor
+    note = (
+        f"spot: +{spot.factor - 1:.1%} wall time: {spot.job_rate_per_hour:.3g} interruptions/h "
+        f"({spot.rate_per_instance_hour:g}/instance-h assumed x {nodes} nodes) x "
+        f"{spot.lost_hours_per_interruption:g} h lost each (half the "
+        f"{request.checkpoint_hours:g} h checkpoint interval + restart)"
+    )
+    return {"hours": wall, "spot": spot, "cost_usd": hours_cost(hourly, wall), "notes": (note,)}
+
+
+def _reserved(
+    model: PricingModel,
+    offer: Offer,
+    request: PlanRequest,
+    hours: float,
+    hourly: Decimal,
+    nodes: int,
+) -> dict[str, Any]:
+    term_hours = model.term_hours or 0
+    od = offer.on_demand_hourly
+    rc = reserved_cost(
+        hourly,
+        hours,
+        term_hours,
+        on_demand_hourly=None if od is None else od * Decimal(nodes),
+        reuse=request.reuse_commitment,
+    )
+    term = f"{term_hours // (365 * 24)}-year"
+    if rc.whole_term:
+        note = (
+            f"{model.value}: the whole {term} term is charged (${rc.commitment:,.0f} "
+            f"commitment) for a {hours / 24:,.1f}-day job; --reuse-commitment if the "
+            "capacity stays busy afterwards"
+        )
+    else:
+        note = f"{model.value}: job hours at the reserved rate (--reuse-commitment)"
+    if rc.break_even_utilization is not None:
+        note += (
+            f"; pays off against on-demand when busy >= {rc.break_even_utilization:.0%} of the term"
+        )
+    return {
+        "hours": hours,
+        "cost_usd": rc.cost,
+        "commitment_usd": rc.commitment,
+        "break_even_utilization": rc.break_even_utilization,
+        "notes": (note,),
+    }

@@ -1,0 +1,108 @@
+"""Parsers for the quantities people type: ``7B``, ``2T``, ``36h``, ``14d``, ``8-512``.
+
+Every parser raises :class:`InputError` with one readable line naming the flag, so
+the CLI can print it and exit 2. Pure: strings in, numbers out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from gpuplan.core.errors import InputError
+
+_SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
+_NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmbgtp]?)\s*$", re.IGNORECASE)
+_DURATION = {"m": 1 / 60, "min": 1 / 60, "h": 1.0, "d": 24.0, "w": 168.0}
+
+
+def parse_amount(text: str, flag: str, *, allow_zero: bool = False) -> float:
+    """``7B`` -> 7e9, ``2T`` -> 2e12, ``1.5e9`` -> 1.5e9; positive and finite."""
+    if text.strip().startswith("-"):
+        raise InputError(f"{flag}: expected a positive number, got {text!r}")
+    match = _NUMBER.match(text.replace("_", "").replace(",", ""))
+    if not match:
+        raise InputError(
+            f"{flag}: expected a number such as 7e9 or 7B (suffixes K, M, B, T), got {text!r}"
+        )
+    value = float(match.group(1)) * _SUFFIX[match.group(2).lower()]
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise InputError(f"{flag}: expected a positive number, got {text!r}")
+    return value
+
+
+def parse_fraction(text: str, flag: str) -> float:
+    """A fraction in (0, 1]: ``0.4``; ``40`` or ``40%`` are refused with a hint."""
+    raw = text.strip()
+    if raw.endswith("%"):
+        raise InputError(f"{flag}: give a fraction such as 0.4, not a percentage ({text!r})")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InputError(f"{flag}: expected a fraction such as 0.4, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"{flag}: expected a fraction in (0, 1], got {text!r}")
+    if value > 1:
+        raise InputError(
+            f"{flag}: expected a fraction in (0, 1] such as 0.4, got {text!r} "
+            f"(did you mean {value / 100:g}?)"
+        )
+    return value
+
+
+def parse_duration_hours(text: str, flag: str) -> float:
+    """``36h`` -> 36, ``14d`` -> 336, ``2w`` -> 336, ``90m`` -> 1.5; a bare number is hours."""
+    match = re.match(r"^\s*([0-9]*\.?[0-9]+)\s*(min|[mhdw]?)\s*$", text.lower())
+    if not match:
+        raise InputError(f"{flag}: expected a duration such as 36h or 14d, got {text!r}")
+    unit = match.group(2) or "h"
+    hours = float(match.group(1)) * _DURATION[unit]
+    if hours <= 0:
+        raise InputError(f"{flag}: expected a positive duration, got {text!r}")
+    return hours
+
+
+def parse_gpu_counts(text: str, flag: str = "--gpus") -> tuple[float, ...]:
+    """``64`` -> (64,), ``8,16,64`` -> (8, 16, 64), ``8-512`` -> powers of two in it.
+
+    Counts below 1 (``0.5``) select fractional instance sizes.
+    """
+    counts: list[float] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if "-" in part.lstrip("-") and not part.startswith("-"):
+            low_text, high_text = part.split("-", 1)
+            low, high = _count(low_text, flag), _count(high_text, flag)
+            if high < low:
+                raise InputError(f"{flag}: range {part!r} runs backwards")
+            counts.extend(_powers_of_two(low, high, part, flag))
+        else:
+            counts.append(_count(part, flag))
+    if not counts:
+        raise InputError(f"{flag}: expected a GPU count such as 64, 8,16,64 or 8-512")
+    return tuple(sorted(set(counts)))
+
+
+def _count(text: str, flag: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{flag}: expected a GPU count such as 64, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"{flag}: GPU counts must be positive, got {text!r}")
+    if value >= 1 and value != int(value):
+        raise InputError(f"{flag}: whole GPUs only above 1, got {text!r}")
+    return value
+
+
+def _powers_of_two(low: float, high: float, part: str, flag: str) -> list[float]:
+    out: list[float] = []
+    power = 1
+    while power <= high:
+        if power >= low:
+            out.append(float(power))
+        power *= 2
+    if not out:
+        raise InputError(f"{flag}: range {part!r} holds no power of two")
+    return out

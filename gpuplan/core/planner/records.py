@@ -1,0 +1,133 @@
+"""The public JSON shape of a plan: ``workload`` and ``options`` (plus ``infeasible``).
+
+Money stays ``Decimal`` here; the renderer turns it into numbers. Keys are stable:
+scripts read them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuplan.core.planner.options import Option, PlanResult
+
+
+def workload_record(result: PlanResult) -> dict[str, Any]:
+    w = result.workload
+    shape = w.shape
+    setup = w.setup
+    record: dict[str, Any] = {
+        "params": w.params,
+        "active_params": w.active_params,
+        "tokens": w.tokens,
+        "samples": w.samples,
+        "flops_per_sample": w.flops_per_sample,
+        "seq_len": shape.seq_len if shape else None,
+        "layers": shape.layers if shape else None,
+        "hidden": shape.hidden if shape else None,
+        "heads": shape.heads if shape else None,
+        "vocab": shape.vocab if shape else None,
+        "inferred": sorted(shape.inferred) if shape else [],
+        "precision": setup.precision.value,
+        "optimizer": setup.optimizer.value,
+        "zero": setup.zero,
+        "recompute": setup.recompute.value if setup.recompute else None,
+        "micro_batch": setup.micro_batch,
+        "global_batch": setup.global_batch,
+        "flops_dense": result.flops.dense,
+        "flops_attention": result.flops.attention,
+        "total_flops": result.flops.total,
+        "goodput": result.goodput,
+    }
+    return record
+
+
+def option_record(option: Option, rank: int | None = None) -> dict[str, Any]:
+    memory = option.memory
+    record: dict[str, Any] = {
+        "rank": rank,
+        "gpu": option.gpu,
+        "gpus": option.gpus,
+        "nodes": option.nodes,
+        "gpus_per_node": option.gpus_per_node,
+        "provider": option.provider.value if option.provider else None,
+        "instance_type": option.instance_type,
+        "region": option.region,
+        "pricing": option.pricing,
+        "hours": option.hours,
+        "days": None if option.hours is None else option.hours / 24.0,
+        "gpu_hours": option.gpu_hours,
+        "cost_usd": option.cost_usd,
+        "hourly_usd": option.hourly_usd,
+        "commitment_usd": option.commitment_usd,
+        "break_even_utilization": option.break_even_utilization,
+        "mfu": option.mfu,
+        "mfu_factors": {f.name: round(f.value, 4) for f in option.mfu_factors},
+        "fits_memory": None if memory is None else memory.fits,
+        "memory_per_gpu_gb": None if memory is None else round(memory.gib(memory.total), 3),
+        "memory": None if memory is None else _memory_record(option),
+        "spot": None,
+        "pareto": option.pareto,
+        "notes": list(option.notes),
+    }
+    if option.spot is not None:
+        record["spot"] = {
+            "interruptions_per_instance_hour": option.spot.rate_per_instance_hour,
+            "interruptions_per_hour": option.spot.job_rate_per_hour,
+            "hours_lost_per_interruption": option.spot.lost_hours_per_interruption,
+            "wall_time_factor": option.spot.factor,
+        }
+    if option.reasons:
+        record["reasons"] = list(option.reasons)
+    return record
+
+
+def _memory_record(option: Option) -> dict[str, Any]:
+    m = option.memory
+    assert m is not None
+    g = m.gib
+    return {
+        "weights_gb": round(g(m.weights), 3),
+        "gradients_gb": round(g(m.gradients), 3),
+        "optimizer_gb": round(g(m.optimizer), 3),
+        "activations_gb": round(g(m.activations), 3),
+        "logits_gb": round(g(m.logits), 3),
+        "overhead_gb": round(g(m.overhead), 3),
+        "capacity_gb": round(g(m.capacity), 3),
+        "zero": m.plan.zero,
+        "recompute": m.plan.recompute.value,
+        "tensor_parallel": m.plan.tensor_parallel,
+        "micro_batch": m.plan.micro_batch,
+    }
+
+
+def plan_record(
+    result: PlanResult, *, top: int | None = None, assumptions: list[str] | None = None
+) -> dict[str, Any]:
+    """``{"workload", "assumptions", "options", "infeasible"}``; ``top`` limits options."""
+    shown = result.options if top is None else result.options[:top]
+    return {
+        "workload": workload_record(result),
+        "assumptions": assumptions or [],
+        "options": [option_record(o, i + 1) for i, o in enumerate(shown)],
+        "infeasible": [infeasible_record(o) for o in result.infeasible],
+    }
+
+
+def infeasible_record(option: Option) -> dict[str, Any]:
+    """A left-out option: where, how long and how much where known, and why."""
+    return {
+        "gpu": option.gpu,
+        "gpus": option.gpus,
+        "nodes": option.nodes,
+        "provider": option.provider.value if option.provider else None,
+        "instance_type": option.instance_type,
+        "region": option.region,
+        "pricing": option.pricing,
+        "hours": option.hours,
+        "cost_usd": option.cost_usd,
+        "memory_per_gpu_gb": (
+            None if option.memory is None else round(option.memory.gib(option.memory.total), 3)
+        ),
+        "reasons": list(option.reasons),
+        "suggestions": list(option.compute.suggestions) if option.compute else [],
+    }

@@ -1,0 +1,166 @@
+"""Compute time of a placement: peak x MFU (or a measured throughput), and memory fit.
+
+``compute_hours`` is steady-state time: FLOPs / (GPUs x dense peak x MFU). Goodput and
+spot interruptions are applied per option by the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuplan.core.gpus import GpuSpec, Precision
+from gpuplan.core.planner.efficiency import (
+    Cluster,
+    Factor,
+    MfuEstimate,
+    estimate_mfu,
+)
+from gpuplan.core.planner.flops import Flops
+from gpuplan.core.planner.memory import (
+    MemoryEstimate,
+    accumulation_steps,
+    choose_plan,
+    largest_micro_batch,
+    suggestions,
+)
+from gpuplan.core.planner.workload import Recompute, Workload
+
+MEMORY_BOUND_MFU = 0.15
+"""A measured rate under 15% of peak is taken as memory-bound: it scales with bandwidth."""
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """A rate measured in a short run: units per second per GPU on ``measured_on``."""
+
+    per_gpu_per_second: float
+    measured_on: GpuSpec
+    unit: str = "tokens"
+
+
+@dataclass(frozen=True)
+class Compute:
+    mfu: MfuEstimate
+    peak_tflops: float
+    precision_used: Precision
+    compute_hours: float
+    memory: MemoryEstimate | None
+    notes: tuple[str, ...] = ()
+    suggestions: tuple[str, ...] = ()
+
+
+def peak_for(spec: GpuSpec, precision: Precision) -> tuple[float, Precision]:
+    """Dense peak at ``precision``, falling back (bf16<->fp16, fp8->bf16, ->fp32)."""
+    fallbacks = {
+        Precision.BF16: (Precision.BF16, Precision.FP16, Precision.FP32),
+        Precision.FP16: (Precision.FP16, Precision.BF16, Precision.FP32),
+        Precision.FP8: (Precision.FP8, Precision.BF16, Precision.FP16, Precision.FP32),
+        Precision.TF32: (Precision.TF32, Precision.FP32),
+        Precision.FP32: (Precision.FP32,),
+    }[precision]
+    for candidate in fallbacks:
+        peak = spec.peak_tflops(candidate)
+        if peak:
+            return peak, candidate
+    return 1.0, precision  # a spec with no figures at all; the table never has one
+
+
+def compute_for(
+    spec: GpuSpec,
+    workload: Workload,
+    flops: Flops,
+    count: float,
+    per_node: float,
+    nodes: int,
+    network_gbps: float | None,
+    *,
+    mfu_override: float | None = None,
+    throughput: Throughput | None = None,
+) -> Compute:
+    precision = workload.setup.precision
+    peak, used = peak_for(spec, precision)
+    notes: list[str] = []
+    if used is not precision:
+        notes.append(f"{spec.name} has no {precision.value} path: {used.value} peak used")
+    memory, tips = _memory(spec, workload, count, per_node)
+    if memory is not None:
+        notes.append(_memory_note(memory, workload, count))
+    full = memory is not None and memory.plan.recompute is Recompute.FULL
+    cluster = Cluster(count, per_node, nodes, network_gbps)
+    if throughput is not None:
+        mfu = _from_throughput(spec, used, workload, flops, cluster, throughput)
+    else:
+        mfu = estimate_mfu(
+            spec,
+            used,
+            workload.compute_params,
+            cluster,
+            moe=workload.is_moe,
+            full_recompute=full,
+            override=mfu_override,
+        )
+    seconds = flops.total / (count * peak * 1e12 * mfu.mfu)
+    return Compute(mfu, peak, used, seconds / 3600.0, memory, tuple(notes), tuple(tips))
+
+
+def _memory(
+    spec: GpuSpec, workload: Workload, count: float, per_node: float
+) -> tuple[MemoryEstimate | None, list[str]]:
+    if workload.params is None or workload.shape is None:
+        return None, []
+    capacity = spec.memory_gb * min(1.0, count) if count < 1 else spec.memory_gb
+    nvlink = spec.interconnect_gbs is not None
+    est = choose_plan(workload, workload.shape, count, per_node, capacity, nvlink=nvlink)
+    if est.fits:
+        return est, []
+    return est, suggestions(workload, workload.shape, count, capacity, est)
+
+
+def _memory_note(memory: MemoryEstimate, workload: Workload, count: float) -> str:
+    plan = memory.plan
+    parts = [f"ZeRO-{plan.zero}", f"recompute {plan.recompute.value}"]
+    if plan.tensor_parallel > 1:
+        parts.append(f"tensor parallel {plan.tensor_parallel}")
+    text = f"memory plan: {', '.join(parts)}, micro-batch {plan.micro_batch}"
+    global_batch = workload.setup.global_batch
+    if global_batch and memory.fits and workload.shape is not None:
+        best = largest_micro_batch(workload, workload.shape, count, memory.capacity / 2**30, plan)
+        best = max(1, min(best, global_batch))
+        dp = count / plan.tensor_parallel
+        steps = accumulation_steps(global_batch, best, dp)
+        text += f"; for global batch {global_batch}: micro-batch {best} x {steps} accumulation"
+    return text
+
+
+def _from_throughput(
+    spec: GpuSpec,
+    precision: Precision,
+    workload: Workload,
+    flops: Flops,
+    cluster: Cluster,
+    measured: Throughput,
+) -> MfuEstimate:
+    """MFU implied by the measurement, moved to ``spec`` and ``cluster``."""
+    per_unit = flops.per_token_dense + flops.per_token_attention
+    if measured.unit == "samples" and workload.flops_per_sample:
+        per_unit = workload.flops_per_sample
+    ref = measured.measured_on
+    ref_peak, _ = peak_for(ref, precision)
+    measured_mfu = measured.per_gpu_per_second * per_unit / (ref_peak * 1e12)
+    peak, _ = peak_for(spec, precision)
+    if measured_mfu >= MEMORY_BOUND_MFU:
+        moved = measured_mfu
+        why = f"compute-bound ({measured_mfu:.0%} of {ref.name} peak): same MFU"
+    else:
+        rate = measured.per_gpu_per_second * spec.memory_bandwidth_tbs / ref.memory_bandwidth_tbs
+        moved = rate * per_unit / (peak * 1e12)
+        why = f"memory-bound ({measured_mfu:.0%} of {ref.name} peak): scaled by bandwidth"
+    scale = estimate_mfu(spec, precision, None, cluster)
+    link = [f for f in scale.factors if f.name in ("in-node link", "scale-out")]
+    value = moved
+    for f in link:
+        value *= f.value
+    first = Factor(
+        f"measured {measured.per_gpu_per_second:g} {measured.unit}/s/GPU on {ref.name}", moved, why
+    )
+    return MfuEstimate(value, (first, *link))

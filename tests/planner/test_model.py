@@ -1,0 +1,123 @@
+"""FLOPs, the MFU model and memory fit, against hand arithmetic and the issue's figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.core.gpus import GpuTable, Precision
+from gpuplan.core.planner.efficiency import Cluster, estimate_mfu
+from gpuplan.core.planner.flops import training_flops
+from gpuplan.core.planner.memory import (
+    GIB,
+    MemoryPlan,
+    choose_plan,
+    estimate_memory,
+    suggestions,
+)
+from gpuplan.core.planner.workload import (
+    Recompute,
+    TrainingSetup,
+    Workload,
+    infer_shape,
+)
+
+LLAMA2_70B = infer_shape(70e9, seq_len=4096, layers=80, hidden=8192, heads=64, vocab=32000)
+
+
+def test_flops_are_6nd_plus_palm_attention() -> None:
+    shape = infer_shape(7e9, seq_len=2048, layers=32, hidden=4096, heads=32, vocab=32000)
+    flops = training_flops(Workload(params=7e9, tokens=1e12, shape=shape))
+    assert flops.dense == pytest.approx(6 * 7e9 * 1e12)
+    assert flops.attention == pytest.approx(12 * 32 * 4096 * 2048 * 1e12)
+
+
+def test_moe_counts_active_parameters() -> None:
+    shape = infer_shape(671e9, seq_len=4096, layers=61, hidden=7168, heads=128)
+    flops = training_flops(Workload(params=671e9, active_params=37e9, tokens=1e12, shape=shape))
+    assert flops.dense == pytest.approx(6 * 37e9 * 1e12)
+
+
+def test_long_context_attention_matters_for_small_models() -> None:
+    """DOMAIN: attention adds ~70% for a 1B model at 8K context."""
+    shape = infer_shape(1e9, seq_len=8192)
+    flops = training_flops(Workload(params=1e9, tokens=1e9, shape=shape))
+    assert 0.5 < flops.attention / flops.dense < 0.9
+
+
+def test_inferred_shape_is_close_to_known_models() -> None:
+    shape = infer_shape(6.7e9)
+    assert (shape.layers, shape.hidden, shape.heads) == (32, 4096, 32)
+    assert shape.inferred == {"seq_len", "layers", "hidden", "heads", "vocab"}
+    assert infer_shape(65e9).hidden == 8192
+
+
+def _mfu(table: GpuTable, gpu: str, gpus: float, precision: Precision = Precision.BF16,
+         params: float = 70e9, **kw: bool) -> float:  # fmt: skip
+    per_node = min(gpus, 8)
+    cluster = Cluster(gpus, per_node, max(1, int(gpus // 8)), None)
+    return estimate_mfu(table.get(gpu), precision, params, cluster, **kw).mfu
+
+
+def test_mfu_depends_on_generation_size_and_scale(gpu_table: GpuTable) -> None:
+    assert _mfu(gpu_table, "A100-80GB", 8) > _mfu(gpu_table, "H100", 8)
+    assert _mfu(gpu_table, "H100", 8) > _mfu(gpu_table, "H100", 4096)
+    assert _mfu(gpu_table, "H100", 8, params=125e6) < _mfu(gpu_table, "H100", 8, params=7e9)
+    assert _mfu(gpu_table, "H100", 64, moe=True) < _mfu(gpu_table, "H100", 64)
+    assert _mfu(gpu_table, "L40S", 8) < _mfu(gpu_table, "H100", 8)  # PCIe, no NVLink
+    assert _mfu(gpu_table, "L40S", 8) < _mfu(gpu_table, "L40S", 1)
+
+
+def test_fp8_buys_about_1_3x_not_2x(gpu_table: GpuTable) -> None:
+    bf16 = _mfu(gpu_table, "H100", 64) * 989.4
+    fp8 = _mfu(gpu_table, "H100", 64, Precision.FP8) * 1978.9
+    assert fp8 / bf16 == pytest.approx(1.3, rel=0.01)
+
+
+def test_mfu_override_replaces_the_model(gpu_table: GpuTable) -> None:
+    est = estimate_mfu(gpu_table.get("H100"), Precision.BF16, 7e9, Cluster(8, 8, 1), override=0.33)
+    assert est.mfu == 0.33 and est.overridden
+
+
+def _workload(params: float, shape=LLAMA2_70B, **setup: object) -> Workload:  # type: ignore[no-untyped-def]
+    return Workload(params=params, tokens=1e9, shape=shape, setup=TrainingSetup(**setup))  # type: ignore[arg-type]
+
+
+def _korthikanti(params: float, gpus: int, recompute: Recompute) -> float:
+    s, h, layers = 4096, 8192, 80
+    states = 16 * params / gpus
+    # Full: stored layer inputs + one layer's working set; none: FlashAttention, no 5as/h.
+    full = layers * 2 * s * h + 34 * s * h
+    acts = full if recompute is Recompute.FULL else layers * 34 * s * h
+    return states + acts
+
+
+def test_llama2_70b_on_64_a100_fits_with_full_recompute_only() -> None:
+    for recompute, fits in ((Recompute.FULL, True), (Recompute.NONE, False)):
+        work = _workload(70e9, zero=3, recompute=recompute, micro_batch=1)
+        est = estimate_memory(work, LLAMA2_70B, 64, 80, MemoryPlan(3, recompute, 1, 1))
+        assert est.fits is fits
+        expected = _korthikanti(70e9, 64, recompute)
+        assert est.model_bytes == pytest.approx(expected, rel=0.10)
+        # The reported total adds CUDA/NCCL context and fragmentation on top.
+        assert expected < est.total < expected * 1.15
+        # ZeRO-3: 16 B/param spread over 64 GPUs.
+        states = est.weights + est.gradients + est.optimizer
+        assert states == pytest.approx(16 * 70e9 / 64)
+
+
+def test_choose_plan_keeps_the_given_setup() -> None:
+    work = _workload(70e9, zero=3, recompute=Recompute.NONE)
+    est = choose_plan(work, LLAMA2_70B, 64, 8, 80, nvlink=True)
+    assert not est.fits and est.plan.tensor_parallel == 1
+
+
+def test_seven_b_full_fine_tune_on_one_24gb_gpu_does_not_fit() -> None:
+    shape = infer_shape(7e9, seq_len=2048)
+    work = _workload(7e9, shape=shape)
+    est = choose_plan(work, shape, 1, 1, 24, nvlink=False)
+    assert not est.fits
+    assert est.weights + est.gradients + est.optimizer == pytest.approx(16 * 7e9)
+    tips = suggestions(work, shape, 1, 24, est)
+    assert any("more GPUs: at least" in t for t in tips)
+    assert any("8-bit Adam" in t for t in tips)
+    assert est.total / GIB > 100

@@ -1,0 +1,68 @@
+"""Parsing what people type: 7B, 2T, 36h, 14d, 8-512, fractions."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.core.errors import InputError
+from gpuplan.core.planner.quantities import (
+    parse_amount,
+    parse_duration_hours,
+    parse_fraction,
+    parse_gpu_counts,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("7B", 7e9), ("7e9", 7e9), ("2T", 2e12), ("1.5t", 1.5e12), ("350M", 350e6), ("42", 42.0)],
+)
+def test_amounts(text: str, value: float) -> None:
+    assert parse_amount(text, "--params") == pytest.approx(value)
+
+
+@pytest.mark.parametrize("text", ["-1", "lots", "7X", "", "0", "nan"])
+def test_bad_amounts_name_the_flag(text: str) -> None:
+    with pytest.raises(InputError, match="--params"):
+        parse_amount(text, "--params")
+
+
+@pytest.mark.parametrize(
+    ("text", "hours"), [("36h", 36.0), ("14d", 336.0), ("2w", 336.0), ("90m", 1.5), ("12", 12.0)]
+)
+def test_durations(text: str, hours: float) -> None:
+    assert parse_duration_hours(text, "--deadline") == pytest.approx(hours)
+
+
+@pytest.mark.parametrize("text", ["soon", "-3h", "0h", "3y"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(InputError, match="--deadline"):
+        parse_duration_hours(text, "--deadline")
+
+
+@pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        ("64", (64.0,)),
+        ("8,16,64", (8.0, 16.0, 64.0)),
+        ("8-512", (8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0)),
+        ("6-20", (8.0, 16.0)),
+        ("0.5", (0.5,)),
+    ],
+)
+def test_gpu_counts(text: str, counts: tuple[float, ...]) -> None:
+    assert parse_gpu_counts(text) == counts
+
+
+@pytest.mark.parametrize("text", ["512-8", "12.5", "x", "-4", "5-7"])
+def test_bad_gpu_counts(text: str) -> None:
+    with pytest.raises(InputError, match="--gpus"):
+        parse_gpu_counts(text)
+
+
+def test_fraction_refuses_percentages_with_a_hint() -> None:
+    assert parse_fraction("0.4", "--mfu") == 0.4
+    with pytest.raises(InputError, match=r"did you mean 0\.4"):
+        parse_fraction("40", "--mfu")
+    with pytest.raises(InputError, match="fraction"):
+        parse_fraction("40%", "--mfu")
