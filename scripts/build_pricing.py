@@ -7,9 +7,10 @@ REFERENCE_DIR holds the GPU rows of a public multi-cloud price catalog (default:
 ``../shared/data/reference-prices`` beside the repository; its SOURCE.md says where
 they come from). The script keeps the instance families gpuplan covers, takes the
 lowest spot zone per region (AWS Local Zones excluded), drops spot figures capped at
-on-demand, applies the corrections and supplements below (each with its source),
-derives reserved rates from commitment discounts and writes the three files sorted by
-(family, size, region). Same input, same bytes. pricing/README.md explains each rule.
+on-demand, applies the instance facts and sourced price supplements kept beside the
+catalog (pricing/instance_specs.csv, pricing/supplements.csv), derives reserved rates from
+commitment discounts and writes the three files sorted by (family, size, region). Same
+input, same bytes. pricing/README.md explains each rule.
 
 Only needed to refresh the catalog: nothing imports this at run time or in CI.
 """
@@ -23,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,133 +48,28 @@ GCP_HEADER = (
     "gpu_reserved_3y_hourly,spot_zone,as_of,source"
 ).split(",")
 
-# --- Instance facts (provider documentation) ----------------------------------------
-# AWS: type | GPU | GB per GPU | GPU link; instance network | network Gbit/s.
-# vCPUs, RAM and GPU count come from the reference rows (they match AWS's own pages).
-AWS_SPECS_TEXT = """
-p6-b200.48xlarge | B200 | 179 | NVLink 5 1800 GB/s; EFA 3200 Gbps | 3200
-p5.48xlarge | H100 | 80 | NVLink 4 900 GB/s; EFA 3200 Gbps | 3200
-p5.4xlarge | H100 | 80 | single GPU; EFA 100 Gbps | 100
-p5e.48xlarge | H200 | 141 | NVLink 4 900 GB/s; EFA 3200 Gbps | 3200
-p5en.48xlarge | H200 | 141 | NVLink 4 900 GB/s; EFA 3200 Gbps | 3200
-p4d.24xlarge | A100-40GB | 40 | NVLink 3 600 GB/s; EFA 400 Gbps | 400
-p4de.24xlarge | A100-80GB | 80 | NVLink 3 600 GB/s; EFA 400 Gbps | 400
-p3.2xlarge | V100-16GB | 16 | single GPU | 10
-p3.8xlarge | V100-16GB | 16 | NVLink 2 300 GB/s | 10
-p3.16xlarge | V100-16GB | 16 | NVLink 2 300 GB/s | 25
-p3dn.24xlarge | V100-32GB | 32 | NVLink 2 300 GB/s; EFA 100 Gbps | 100
-g6e.xlarge | L40S | 48 | PCIe | 20
-g6e.2xlarge | L40S | 48 | PCIe | 20
-g6e.4xlarge | L40S | 48 | PCIe | 20
-g6e.8xlarge | L40S | 48 | PCIe | 25
-g6e.16xlarge | L40S | 48 | PCIe | 35
-g6e.12xlarge | L40S | 48 | PCIe; EFA 100 Gbps | 100
-g6e.24xlarge | L40S | 48 | PCIe; EFA 200 Gbps | 200
-g6e.48xlarge | L40S | 48 | PCIe; EFA 400 Gbps | 400
-g6.xlarge | L4 | 24 | PCIe | 10
-g6.2xlarge | L4 | 24 | PCIe | 10
-g6.4xlarge | L4 | 24 | PCIe | 25
-g6.8xlarge | L4 | 24 | PCIe | 25
-g6.16xlarge | L4 | 24 | PCIe | 25
-g6.12xlarge | L4 | 24 | PCIe | 40
-g6.24xlarge | L4 | 24 | PCIe | 50
-g6.48xlarge | L4 | 24 | PCIe | 100
-g5.xlarge | A10G | 24 | PCIe | 10
-g5.2xlarge | A10G | 24 | PCIe | 10
-g5.4xlarge | A10G | 24 | PCIe | 25
-g5.8xlarge | A10G | 24 | PCIe; EFA 25 Gbps | 25
-g5.16xlarge | A10G | 24 | PCIe; EFA 25 Gbps | 25
-g5.12xlarge | A10G | 24 | PCIe; EFA 40 Gbps | 40
-g5.24xlarge | A10G | 24 | PCIe; EFA 50 Gbps | 50
-g5.48xlarge | A10G | 24 | PCIe; EFA 100 Gbps | 100
-g4dn.xlarge | T4 | 16 | PCIe | 25
-g4dn.2xlarge | T4 | 16 | PCIe | 25
-g4dn.4xlarge | T4 | 16 | PCIe | 25
-g4dn.8xlarge | T4 | 16 | PCIe; EFA 50 Gbps | 50
-g4dn.16xlarge | T4 | 16 | PCIe; EFA 50 Gbps | 50
-g4dn.12xlarge | T4 | 16 | PCIe; EFA 50 Gbps | 50
-g4dn.metal | T4 | 16 | PCIe; EFA 100 Gbps | 100
-"""
-# GCP: machine | GPU name in the reference | GPU | count | GB per GPU | vCPUs | RAM GB |
-# GPU link; network | network Gbit/s. N1 configurations are generated (gcp_configs).
-GCP_SPECS_TEXT = """
-a3-ultragpu-8g | H200 | H200 | 8 | 141 | 224 | 2952 | NVLink 4 900 GB/s; RDMA 3200 Gbps | 3600
-a3-megagpu-8g | H100-MEGA | H100 | 8 | 80 | 208 | 1872 | NVLink 4 900 GB/s; TCPXO 1600 Gbps | 1800
-a3-highgpu-1g | H100 | H100 | 1 | 80 | 26 | 234 | single GPU | 25
-a3-highgpu-2g | H100 | H100 | 2 | 80 | 52 | 468 | NVLink 4 900 GB/s | 50
-a3-highgpu-4g | H100 | H100 | 4 | 80 | 104 | 936 | NVLink 4 900 GB/s | 100
-a3-highgpu-8g | H100 | H100 | 8 | 80 | 208 | 1872 | NVLink 4 900 GB/s; TCPX 800 Gbps | 1000
-a3-edgegpu-8g | H100 | H100 | 8 | 80 | 208 | 1872 | NVLink 4 900 GB/s | 800
-a2-ultragpu-1g | A100-80GB | A100-80GB | 1 | 80 | 12 | 170 | single GPU | 24
-a2-ultragpu-2g | A100-80GB | A100-80GB | 2 | 80 | 24 | 340 | NVLink 3 600 GB/s | 32
-a2-ultragpu-4g | A100-80GB | A100-80GB | 4 | 80 | 48 | 680 | NVLink 3 600 GB/s | 50
-a2-ultragpu-8g | A100-80GB | A100-80GB | 8 | 80 | 96 | 1360 | NVLink 3 600 GB/s | 100
-a2-highgpu-1g | A100 | A100-40GB | 1 | 40 | 12 | 85 | single GPU | 24
-a2-highgpu-2g | A100 | A100-40GB | 2 | 40 | 24 | 170 | NVLink 3 600 GB/s | 32
-a2-highgpu-4g | A100 | A100-40GB | 4 | 40 | 48 | 340 | NVLink 3 600 GB/s | 50
-a2-highgpu-8g | A100 | A100-40GB | 8 | 40 | 96 | 680 | NVLink 3 600 GB/s | 100
-a2-megagpu-16g | A100 | A100-40GB | 16 | 40 | 96 | 1360 | NVLink 3 600 GB/s (NVSwitch) | 100
-g2-standard-4 | L4 | L4 | 1 | 24 | 4 | 16 | PCIe | 10
-g2-standard-8 | L4 | L4 | 1 | 24 | 8 | 32 | PCIe | 16
-g2-standard-12 | L4 | L4 | 1 | 24 | 12 | 48 | PCIe | 16
-g2-standard-16 | L4 | L4 | 1 | 24 | 16 | 64 | PCIe | 32
-g2-standard-24 | L4 | L4 | 2 | 24 | 24 | 96 | PCIe | 32
-g2-standard-32 | L4 | L4 | 1 | 24 | 32 | 128 | PCIe | 32
-g2-standard-48 | L4 | L4 | 4 | 24 | 48 | 192 | PCIe | 50
-g2-standard-96 | L4 | L4 | 8 | 24 | 96 | 384 | PCIe | 100
-"""
-# GCP N1 GPU limits: GPU in the reference -> canonical name, {count: max vCPUs}.
+# --- Data files beside the catalog (each figure with its source; README explains) -----
+# instance_specs.csv: instance facts from the providers' size tables. AWS rows leave GPU
+# count, vCPUs and RAM empty: they come from the reference rows. GCP rows name the GPU as
+# the reference spells it (reference_gpu); N1 configurations are generated (gcp_configs).
+# supplements.csv: price facts the reference lacks or gets wrong, one kind per table:
+#   azure_offer  - an Azure (size, region) price the reference does not have;
+#   gcp_gpu_list - GCP list price per GPU where the reference holds a discounted SKU
+#                  (empty = no list price found: on-demand left empty);
+#   aws_ri_1y    - one AWS 1-year RI rate per family and region (instances.vantage.sh);
+#                  its ratio to on-demand holds for every size of the family there.
+SPECS_FILE = REPO / "pricing" / "instance_specs.csv"
+SUPPLEMENTS_FILE = REPO / "pricing" / "supplements.csv"
+# GCP GPU limits per N1 size: GPU in the reference -> canonical name, {count: max vCPUs}.
 N1_GPUS = {
     "T4": ("T4", {1: 48, 2: 48, 4: 96}),
     "V100": ("V100-16GB", {1: 12, 2: 24, 4: 48, 8: 96}),
     "P100": ("P100", {1: 16, 2: 32, 4: 96}),
 }
 N1_SIZES = (4, 8, 16, 32, 64, 96)
-# Azure: size less 'Standard_' | GPU | GPUs (fraction below 1) | GB per GPU (or slice) |
-# vCPUs | RAM GiB | GPU link; network | network Gbit/s ('' = not published).
-AZURE_SPECS_TEXT = """
-ND96isr_H100_v5 | H100 | 8 | 80 | 96 | 1900 | NVLink 4 900 GB/s; InfiniBand 3200 Gbps | 3200
-ND96amsr_A100_v4 | A100-80GB | 8 | 80 | 96 | 1900 | NVLink 3 600 GB/s; InfiniBand 1600 Gbps | 1600
-ND96asr_v4 | A100-40GB | 8 | 40 | 96 | 900 | NVLink 3 600 GB/s; InfiniBand 1600 Gbps | 1600
-NC40ads_H100_v5 | H100-NVL | 1 | 94 | 40 | 320 | single GPU | 40
-NC80adis_H100_v5 | H100-NVL | 2 | 94 | 80 | 640 | NVLink bridge (pair) | 80
-NC24ads_A100_v4 | A100-80GB | 1 | 80 | 24 | 220 | PCIe | 20
-NC48ads_A100_v4 | A100-80GB | 2 | 80 | 48 | 440 | PCIe | 40
-NC96ads_A100_v4 | A100-80GB | 4 | 80 | 96 | 880 | PCIe | 80
-NV6ads_A10_v5 | A10 | 0.1667 | 4 | 6 | 55 | GPU partition (1/6) | 5
-NV12ads_A10_v5 | A10 | 0.3333 | 8 | 12 | 110 | GPU partition (1/3) | 10
-NV18ads_A10_v5 | A10 | 0.5 | 12 | 18 | 220 | GPU partition (1/2) | 20
-NV36ads_A10_v5 | A10 | 1 | 24 | 36 | 440 | PCIe | 40
-NV36adms_A10_v5 | A10 | 1 | 24 | 36 | 880 | PCIe | 80
-NV72ads_A10_v5 | A10 | 2 | 24 | 72 | 880 | PCIe | 80
-NC4as_T4_v3 | T4 | 1 | 16 | 4 | 28 | PCIe | 8
-NC8as_T4_v3 | T4 | 1 | 16 | 8 | 56 | PCIe | 8
-NC16as_T4_v3 | T4 | 1 | 16 | 16 | 110 | PCIe | 8
-NC64as_T4_v3 | T4 | 4 | 16 | 64 | 440 | PCIe | 32
-NC6s_v3 | V100-16GB | 1 | 16 | 6 | 112 | PCIe |
-NC12s_v3 | V100-16GB | 2 | 16 | 12 | 224 | PCIe |
-NC24s_v3 | V100-16GB | 4 | 16 | 24 | 448 | PCIe |
-NC24rs_v3 | V100-16GB | 4 | 16 | 24 | 448 | PCIe; InfiniBand (RDMA) |
-"""
-
-# --- Supplements and corrections (facts with their source; README explains each) --
+GCP_NO_ON_DEMAND = {"a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g"}  # Spot/Flex-start only
 CUD = "GCP resource-based CUD 37%/55% (GCP CUD docs)"
 CYC = "Cyclenerd GCP pricing.yml 2025-03"
-# GCP GPU on-demand per GPU where the reference shows a discounted SKU instead of the
-# list price; None = no list price found, on-demand left empty.
-GCP_GPU_FIX: dict[tuple[str, str], tuple[Decimal | None, str]] = {
-    ("A100", "europe-west4"): (D("2.933912"), f"A100 list from {CYC} a2-highgpu-1g minus host"),
-    ("A100", "asia-northeast1"): (D("3.101561"), f"A100 list from {CYC} a2-highgpu-1g minus host"),
-    ("A100-80GB", "us-central1"): (D("3.928082"), f"A100 80GB list from {CYC}"),
-    ("A100-80GB", "us-east4"): (D("4.424186"), f"A100 80GB list from {CYC}"),
-    ("A100-80GB", "europe-west4"): (D("4.325208"), f"A100 80GB list from {CYC}"),
-    ("H100", "us-central1"): (D("9.79655"), "H100 list as in the catalog's us-east4 row"),
-    ("H100", "us-west1"): (D("9.79655"), "H100 list as in the catalog's us-east4 row"),
-    ("H100", "asia-northeast1"): (None, "H100 list not found"),
-    ("H100-MEGA", "asia-northeast1"): (None, "H100 Mega list not found"),
-    ("H200", "europe-west4"): (None, "H200 list not found"),
-}
-GCP_NO_ON_DEMAND = {"a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g"}  # Spot/Flex-start only
 GCP_CUD: dict[str, tuple[Ratios, str]] = {
     "a2-highgpu": ((D("0.63"), D("0.35")), f"CUD ratios from {CYC}"),
     "a2-megagpu": ((D("0.63"), D("0.35")), f"CUD ratios from {CYC} (a2-highgpu)"),
@@ -181,43 +78,23 @@ GCP_CUD: dict[str, tuple[Ratios, str]] = {
     "g2-standard": ((D("0.63"), D("0.45")), CUD),
     "n1-standard": ((D("0.63"), D("0.45")), CUD),
 }
-# AWS 1-year standard RI, no upfront: (reserved, on-demand) $/h of one size per family and
-# region from instances.vantage.sh (via tsaol/aws-gpu data/*.js, 2026-08-26); the ratio
-# holds for every size of the family there. Families absent have no RI listed.
 VANTAGE = "1y RI: instances.vantage.sh 2026-08 (tsaol/aws-gpu)"
-_US = ("us-east-1", "us-east-2", "us-west-2")
-_RI_SAMPLES = {
-    "g4dn": {**dict.fromkeys(_US, ("2.465", "3.912")), "ap-northeast-1": ("3.604", "5.281"),
-             "eu-central-1": ("3.337", "4.89"), "eu-west-1": ("2.977", "4.362")},
-    "g5": {**dict.fromkeys(_US, ("3.57336", "5.672")), "ap-northeast-1": ("5.18244", "8.22609"),
-           "eu-central-1": ("4.46848", "7.09282"), "eu-west-1": ("3.98895", "6.33167")},
-    "g6": {**dict.fromkeys(_US, ("2.99564", "4.6016")), "ap-northeast-1": ("4.34457", "6.67369"),
-           "eu-central-1": ("3.74604", "5.75429")},
-    "g6e": {**dict.fromkeys(_US, ("6.61036", "10.49264")),
-            "ap-northeast-1": ("9.58698", "15.21742"), "eu-central-1": ("8.26562", "13.12002")},
-    "p4d": {"us-east-1": ("13.921094", "21.957642"), "us-east-2": ("13.921092", "21.95764"),
-            "us-west-2": ("13.921092", "21.95764"), "eu-west-1": ("15.08188", "23.71569"),
-            "eu-central-1": ("17.392445", "27.43298"), "ap-northeast-1": ("19.579678", "30.09784")},
-    "p4de": {**dict.fromkeys(("us-east-1", "us-west-2"), ("17.401365", "27.44705")),
-             "eu-central-1": ("21.740553", "34.29122"), "ap-northeast-1": ("24.474597", "37.6223")},
-    "p3dn": {**dict.fromkeys(("us-east-1", "us-west-2"), ("19.215", "31.212")),
-             "eu-west-1": ("20.817", "33.711"), "ap-northeast-1": ("27.025", "42.783")},
-}  # fmt: skip
-AWS_RI_1Y = {
-    (family, region): D(reserved) / D(on_demand)
-    for family, regions in _RI_SAMPLES.items()
-    for region, (reserved, on_demand) in regions.items()
-}
 # No 3-year figure at hand: estimated at 0.43/0.63 of the 1-year rate (README).
 AWS_3Y_OVER_1Y = D("0.43") / D("0.63")
 AWS_3Y_NOTE = "3y RI: estimate (README)"
 AWS_NO_RI_NOTE = "reserved: none listed (README)"
 AZURE_RI: Ratios = (D("0.63"), D("0.43"))
 AZURE_RI_NOTE = "reserved: estimate, -37%/-57% (README)"
-CLOUDYPAD = "cloudypad docs/azure costs (Azure US pricing, Sep 2024)"
-AZURE_EXTRA: dict[tuple[str, str], tuple[Decimal | None, Decimal | None, str]] = {
-    ("Standard_NV6ads_A10_v5", "eastus"): (D("0.454"), None, CLOUDYPAD),
-}
+Money = Decimal | None
+AzurePrice = tuple[Money, Money, Money, Money, str]  # on-demand, spot, 1y, 3y, source
+
+
+@dataclass(frozen=True)
+class Supplements:
+    azure: dict[tuple[str, str], AzurePrice]
+    gcp_gpu: dict[tuple[str, str], tuple[Decimal | None, str]]
+    aws_ri_1y: dict[tuple[str, str], Decimal]
+
 
 CAPPED: list[str] = []
 
@@ -253,21 +130,44 @@ class GcpConfig:
     spec: Spec
 
 
-def table(text: str) -> list[list[str]]:
-    return [[c.strip() for c in line.split("|")] for line in text.strip().splitlines()]
+@cache
+def specs(provider: str) -> dict[str, tuple[str, Spec]]:
+    """Instance facts of one provider: type -> (GPU name in the reference, spec)."""
+    found: dict[str, tuple[str, Spec]] = {}
+    for r in read_rows(SPECS_FILE):
+        if r["provider"] == provider:
+            spec = Spec(
+                r["gpu"], r["gpu_memory_gb"], r["interconnect"], r["network_gbps"],
+                r["gpu_count"], r["vcpus"], r["memory_gb"],
+            )  # fmt: skip
+            found[r["instance_type"]] = (r["reference_gpu"], spec)
+    return found
 
 
-AWS_SPECS = {r[0]: Spec(r[1], r[2], r[3], r[4]) for r in table(AWS_SPECS_TEXT)}
-AZURE_SPECS = {
-    f"Standard_{r[0]}": Spec(r[1], r[3], r[6], r[7], r[2], r[4], r[5])
-    for r in table(AZURE_SPECS_TEXT)
-}
+@cache
+def supplements() -> Supplements:
+    """The price facts of supplements.csv, by kind (see the comment at the top)."""
+    sup = Supplements({}, {}, {})
+    for r in read_rows(SUPPLEMENTS_FILE):
+        key, on_demand = (r["name"], r["region"]), dec(r["on_demand_hourly"])
+        if r["kind"] == "azure_offer":
+            spot, one_year, three_years = (
+                dec(r[f"{c}_hourly"]) for c in ("spot", "reserved_1y", "reserved_3y")
+            )
+            sup.azure[key] = (on_demand, spot, one_year, three_years, r["source"])
+        elif r["kind"] == "gcp_gpu_list":
+            sup.gcp_gpu[key] = (on_demand, r["source"])
+        elif r["kind"] == "aws_ri_1y" and on_demand is not None:
+            sup.aws_ri_1y[key] = D(r["reserved_1y_hourly"]) / on_demand
+        else:
+            raise ValueError(f"{SUPPLEMENTS_FILE}: unknown or incomplete row {r}")
+    return sup
 
 
 def gcp_configs() -> list[GcpConfig]:
     configs = [
-        GcpConfig(r[0], r[0], r[1], int(r[3]), Spec(r[2], r[4], r[7], r[8], r[3], r[5], r[6]))
-        for r in table(GCP_SPECS_TEXT)
+        GcpConfig(name, name, ref_gpu, int(spec.gpu_count), spec)
+        for name, (ref_gpu, spec) in specs("gcp").items()
     ]
     for size in N1_SIZES:
         for ref_gpu, (gpu, limits) in N1_GPUS.items():
@@ -325,14 +225,12 @@ def read_rows(path: Path) -> list[Row]:
 
 
 def write_csv(path: Path, header: list[str], rows: Iterable[Row]) -> int:
-    count = 0
+    rows = list(rows)
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=header, lineterminator="\n")
+        writer = csv.DictWriter(handle, fieldnames=header, lineterminator="\n", restval="")
         writer.writeheader()
-        for row in rows:
-            writer.writerow({key: row.get(key, "") for key in header})
-            count += 1
-    return count
+        writer.writerows(rows)
+    return len(rows)
 
 
 def sort_key(row: Row) -> tuple[str, float, float, str, str]:
@@ -352,7 +250,7 @@ LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d-az\d+$")  # usw2-lax1-az1, use1-atl
 def aws_rows(reference: Path) -> list[Row]:
     grouped: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for ref in read_rows(reference / "aws.csv"):
-        if ref["InstanceType"] in AWS_SPECS:
+        if ref["InstanceType"] in specs("aws"):
             grouped[(ref["InstanceType"], ref["Region"])].append(ref)
     return sorted((aws_offer(t, r, refs) for (t, r), refs in grouped.items()), key=sort_key)
 
@@ -366,7 +264,7 @@ def aws_offer(itype: str, region: str, refs: list[Row]) -> Row:
     ]
     spot, zone = min(zones) if zones else (None, "")
     spot = drop_capped(f"aws {itype} {region} ({zone})", spot, on_demand)
-    one_year = AWS_RI_1Y.get((family_of(itype), region))
+    one_year = supplements().aws_ri_1y.get((family_of(itype), region))
     ratios = (one_year, one_year * AWS_3Y_OVER_1Y) if one_year else (None, None)
     ri_note = f"{VANTAGE}; {AWS_3Y_NOTE}" if one_year else AWS_NO_RI_NOTE
     source = f"{REF.format('v8 aws/vms.csv')}; {ri_note}"
@@ -376,7 +274,9 @@ def aws_offer(itype: str, region: str, refs: list[Row]) -> Row:
     return {
         "instance_type": itype,
         "region": region,
-        **AWS_SPECS[itype].cells(first["AcceleratorCount"], first["vCPUs"], first["MemoryGiB"]),
+        **specs("aws")[itype][1].cells(
+            first["AcceleratorCount"], first["vCPUs"], first["MemoryGiB"]
+        ),
         "on_demand_hourly": money(on_demand),
         "spot_hourly": money(spot),
         "spot_zone": zone if spot is not None else "",
@@ -432,8 +332,8 @@ def gcp_on_demand(
     host = hosts[(config.machine, region, zone)][0]
     gpu = gpus[(config.ref_gpu, config.count, region, zone)][0]
     note = ""
-    if (config.ref_gpu, region) in GCP_GPU_FIX:
-        per_gpu, note = GCP_GPU_FIX[(config.ref_gpu, region)]
+    if (config.ref_gpu, region) in supplements().gcp_gpu:
+        per_gpu, note = supplements().gcp_gpu[(config.ref_gpu, region)]
         gpu = per_gpu * config.count if per_gpu is not None else None
     if config.machine in GCP_NO_ON_DEMAND:
         host, gpu, note = None, None, "no on-demand (Spot/Flex-start only)"
@@ -491,31 +391,37 @@ def gcp_offer(
 
 
 def azure_rows(reference: Path) -> list[Row]:
-    found: dict[tuple[str, str], tuple[Decimal | None, Decimal | None, str]] = {}
+    found: dict[tuple[str, str], AzurePrice] = {}
     for ref in read_rows(reference / "azure.csv"):
         key = (ref["InstanceType"], ref["Region"])
-        if key[0] in AZURE_SPECS and key not in found:
-            found[key] = (dec(ref["Price"]), dec(ref["SpotPrice"]), REF.format("v6 azure/vms.csv"))
-    for key, extra in AZURE_EXTRA.items():
+        if key[0] in specs("azure") and key not in found:
+            on_demand, spot = dec(ref["Price"]), dec(ref["SpotPrice"])
+            found[key] = (on_demand, spot, None, None, REF.format("v6 azure/vms.csv"))
+    for key, extra in supplements().azure.items():
         found.setdefault(key, extra)
-    rows = [azure_offer(t, r, *price) for (t, r), price in found.items()]
+    rows = [azure_offer(t, r, price) for (t, r), price in found.items()]
     return sorted(rows, key=sort_key)
 
 
-def azure_offer(
-    itype: str, region: str, on_demand: Decimal | None, spot: Decimal | None, source: str
-) -> Row:
+def azure_offer(itype: str, region: str, price: AzurePrice) -> Row:
+    on_demand, spot, one_year, three_years, source = price
     spot = drop_capped(f"azure {itype} {region}", spot, on_demand)
+    if one_year is not None and three_years is not None:
+        reserved = (money(one_year, "0.0001"), money(three_years, "0.0001"))
+        note = "reserved: the listed 1y/3y rates (README)"
+    else:
+        reserved = (scaled(on_demand, AZURE_RI[0]), scaled(on_demand, AZURE_RI[1]))
+        note = AZURE_RI_NOTE
     return {
         "instance_type": itype,
         "region": region,
-        **AZURE_SPECS[itype].cells(),
+        **specs("azure")[itype][1].cells(),
         "on_demand_hourly": money(on_demand),
         "spot_hourly": money(spot),
-        "reserved_1y_hourly": scaled(on_demand, AZURE_RI[0]),
-        "reserved_3y_hourly": scaled(on_demand, AZURE_RI[1]),
+        "reserved_1y_hourly": reserved[0],
+        "reserved_3y_hourly": reserved[1],
         "as_of": AS_OF,
-        "source": f"{source}; {AZURE_RI_NOTE}",
+        "source": f"{source}; {note}",
     }
 
 

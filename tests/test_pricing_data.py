@@ -9,6 +9,7 @@ the same GCP GPU at very different prices across regions) and a clean load.
 
 from __future__ import annotations
 
+import csv
 import re
 from collections import defaultdict
 from datetime import UTC, datetime
@@ -117,20 +118,13 @@ GAPS: dict[tuple[str, str, str], str] = {
     ("gcp", "a2-megagpu", "us-east4"): ALL,
     ("gcp", "n1+V100", "us-east4"): ALL,
     ("gcp", "n1+P100", "us-east4"): ALL,
-    ("azure", "ND H200 v5", "eastus"): ALL,
-    ("azure", "ND H200 v5", "westus2"): ALL,
-    ("azure", "ND MI300X v5", "eastus"): ALL,
-    ("azure", "ND MI300X v5", "westus2"): ALL,
+    **{("azure", "ND H200 v5", region): ALL for region in NAMED_REGIONS[Provider.AZURE]},
+    **{("azure", "ND MI300X v5", region): ALL for region in NAMED_REGIONS[Provider.AZURE]},
     ("azure", "NCads A10 v4", "eastus"): ALL,
     ("azure", "NCads A10 v4", "westus2"): ALL,
     ("azure", "ND H100 v5", "westus2"): ALL,
-    ("azure", "NDm A100 v4", "westus2"): ALL,
     ("azure", "NC H100 v5", "westus2"): ALL,
-    ("azure", "NVadsA10 v5", "eastus"): "Standard_NV12ads_A10_v5 Standard_NV18ads_A10_v5",
-    ("azure", "NVadsA10 v5", "westus2"): (
-        "Standard_NV6ads_A10_v5 Standard_NV12ads_A10_v5 Standard_NV18ads_A10_v5"
-    ),
-    **{("azure", family, "westeurope"): ALL for (p, family) in FAMILIES if p is Provider.AZURE},
+    ("azure", "NC H100 v5", "westeurope"): ALL,
 }
 # Offers with no on-demand price, each a documented gap or "not sold on-demand".
 NO_ON_DEMAND = (
@@ -293,6 +287,10 @@ def test_h100_is_offered_by_all_three_providers(catalog: Catalog) -> None:
         ("Standard_ND96isr_H100_v5", "eastus", "98.32"),
         ("Standard_NC24ads_A100_v4", "eastus", "3.673"),
         ("Standard_NC4as_T4_v3", "eastus", "0.526"),
+        ("Standard_ND96isr_H100_v5", "westeurope", "127.816"),
+        ("Standard_NC24ads_A100_v4", "westeurope", "4.775"),
+        ("Standard_NV12ads_A10_v5", "eastus", "0.908"),
+        ("Standard_ND96isr_H200_v5", "eastus2", "84.8"),
     ],
 )
 def test_known_list_prices(
@@ -300,6 +298,46 @@ def test_known_list_prices(
 ) -> None:
     (offer,) = _only(catalog, instance_type, region)
     assert offer.on_demand_hourly == Decimal(on_demand)
+
+
+def test_h200_carries_its_listed_reservation_rates(catalog: Catalog) -> None:
+    (offer,) = _only(catalog, "Standard_ND96isr_H200_v5")
+    assert (offer.gpu, offer.gpu_count, offer.gpu_memory_gb) == ("H200", 8.0, 141.0)
+    assert (offer.reserved_1y_hourly, offer.reserved_3y_hourly) == (
+        Decimal("46.5212"),
+        Decimal("42.2219"),
+    )
+
+
+def test_westeurope_sits_a_regional_premium_above_eastus(catalog: Catalog) -> None:
+    """Neighbour check: each Azure size priced in both regions costs 0-35% more there."""
+    azure = {
+        (o.instance_type, o.region): o.on_demand_hourly
+        for o in catalog.offers
+        if o.provider is Provider.AZURE and o.on_demand_hourly is not None
+    }
+    pairs = [
+        (name, price, azure[(name, "eastus")])
+        for (name, region), price in azure.items()
+        if region == "westeurope" and (name, "eastus") in azure
+    ]
+    assert len(pairs) >= 15
+    for name, west, east in pairs:
+        assert east <= west <= east * Decimal("1.35"), (name, east, west)
+
+
+def test_supplements_name_a_source_and_known_sizes() -> None:
+    root = README.parent
+    with (root / "instance_specs.csv").open(encoding="utf-8") as handle:
+        known = {(r["provider"], r["instance_type"]) for r in csv.DictReader(handle)}
+    with (root / "supplements.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["kind"] for r in rows} == {"azure_offer", "gcp_gpu_list", "aws_ri_1y"}
+    for row in rows:
+        assert row["source"].strip(), row
+        if row["kind"] == "azure_offer":
+            assert ("azure", row["name"]) in known, row
+            assert Decimal(row["on_demand_hourly"]) > 0, row
 
 
 # --- The generator, on a tiny synthetic reference (it never needs the real one) ------
