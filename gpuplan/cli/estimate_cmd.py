@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
@@ -90,6 +91,12 @@ def _choices(p: argparse.ArgumentParser) -> None:
     c.add_argument("--deadline", help="wall-clock limit, e.g. 36h or 14d")
     c.add_argument("--budget", help="USD limit")
     c.add_argument("--objective", help="cost (default) or time")
+    c.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="apply a policy's planning and budget sections (no cloud call)",
+    )
+    c.add_argument("--db", metavar="PATH", help="ledger for the policy's month-to-date spend")
     c.add_argument("--price-per-gpu-hour", help="USD rate for an unsold GPU or a negotiated deal")
     c.add_argument(
         "--reuse-commitment",
@@ -115,7 +122,18 @@ def run(args: argparse.Namespace) -> int:
     explain_rank = _positive_int(args.explain, "--explain")
     fx = _fx(args.currency, args.fx)
     catalog = load_catalog_for(args)
-    result = estimate(catalog, values)
+    constraints, note = None, None
+    if args.policy:
+        from datetime import UTC, datetime
+
+        from gpuplan.usecases.policy import plan_constraints
+
+        constraints, note = plan_constraints(
+            args.policy, db=args.db, now=datetime.now(UTC), gpus=catalog.gpus
+        )
+    result = estimate(catalog, values, constraints)
+    if note is not None:
+        result = replace(result, notes=(*result.notes, note))
     if args.json:
         render.print_plan_json(result, top, fx)
     elif args.csv:

@@ -16,6 +16,7 @@ from typing import Any
 from gpuplan.core.budget import month_key, remaining_budget
 from gpuplan.core.errors import InputError
 from gpuplan.core.gpus import GpuTable
+from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.policy_file import PolicyFileError, load_policy_file
@@ -118,12 +119,44 @@ def remaining_monthly_budget(
     )
 
 
+def plan_constraints(
+    path: str, *, db: str | None, now: datetime, gpus: GpuTable | None = None
+) -> tuple[PlanConstraints, str]:
+    """What ``planning`` and ``budget`` of the policy in ``path`` allow, with no cloud call.
+
+    The remaining budget comes from the ledger's last recorded spend this month; a ledger
+    that does not exist yet is not created (the whole budget is used, and said so).
+    """
+    from gpuplan.ledger.store import ledger_path
+
+    policy = load_policy(path, gpus=gpus)
+    ledger_file = ledger_path(db)
+    ledger = Ledger.open(db) if ledger_file.exists() else None
+    try:
+        remaining, how = remaining_monthly_budget(policy, ledger, now)
+    finally:
+        if ledger is not None:
+            ledger.close()
+    planning = policy.planning
+    constraints = PlanConstraints(
+        allowed_gpus=frozenset(planning.allowed_gpus),
+        allowed_pricing=frozenset(planning.allowed_pricing),
+        allowed_regions=frozenset(planning.allowed_regions),
+        max_hourly_usd=policy.budget.max_hourly_usd,
+        budget_usd=remaining,
+        label=f"policy {policy.name} ({path})",
+    )
+    note = f"policy {policy.name} ({path}): remaining monthly budget: {how}"
+    return constraints, note
+
+
 __all__ = [
     "CheckResult",
     "check_policies",
     "effective_policy",
     "gpu_table",
     "load_policy",
+    "plan_constraints",
     "policy_schema_text",
     "remaining_monthly_budget",
 ]

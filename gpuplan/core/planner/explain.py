@@ -137,4 +137,5 @@ def assumption_lines(result: PlanResult) -> list[str]:
             f"GPU counts 1-1024 (powers of two); options over {DEFAULT_MAX_HOURS / 24:.0f} days "
             "left out (--gpus, --deadline change this)"
         )
+    lines.extend(result.notes)
     return lines

@@ -46,7 +46,7 @@ def option_record(option: Option, rank: int | None = None) -> dict[str, Any]:
     record: dict[str, Any] = {
         "rank": rank,
         "gpu": option.gpu,
-        "gpus": option.gpus,
+        "gpus": _count(option.gpus),
         "nodes": option.nodes,
         "gpus_per_node": option.gpus_per_node,
         "provider": option.provider.value if option.provider else None,
@@ -117,7 +117,7 @@ def infeasible_record(option: Option) -> dict[str, Any]:
     """A left-out option: where, how long and how much where known, and why."""
     return {
         "gpu": option.gpu,
-        "gpus": option.gpus,
+        "gpus": _count(option.gpus),
         "nodes": option.nodes,
         "provider": option.provider.value if option.provider else None,
         "instance_type": option.instance_type,
@@ -131,3 +131,8 @@ def infeasible_record(option: Option) -> dict[str, Any]:
         "reasons": list(option.reasons),
         "suggestions": list(option.compute.suggestions) if option.compute else [],
     }
+
+
+def _count(value: float) -> float | int:
+    """Whole GPU counts as integers in JSON; fractions (below 1) stay fractions."""
+    return int(value) if float(value).is_integer() else value
