@@ -61,6 +61,18 @@ def write_catalog(
     return root
 
 
+@pytest.fixture(autouse=True)
+def _private_user_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A developer's refreshed catalog or ledger must never leak into a test."""
+    home = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.delenv("GPUPLAN_CATALOG_DIR", raising=False)
+    monkeypatch.delenv("GPUPLAN_DB", raising=False)
+
+
 @pytest.fixture
 def small_catalog(tmp_path: Path) -> Path:
     return write_catalog(tmp_path / "pricing")

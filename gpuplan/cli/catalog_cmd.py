@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from decimal import Decimal
 
+from gpuplan.cli import catalog_refresh_cmd
 from gpuplan.cli.common import (
     add_catalog_dir,
     add_output_format,
@@ -13,7 +14,8 @@ from gpuplan.cli.common import (
     split_list,
 )
 from gpuplan.cli.render import format_cell, format_count, print_csv, print_json, render_table
-from gpuplan.core.offers import PricingModel
+from gpuplan.core.catalog import Catalog
+from gpuplan.core.offers import Offer, PricingModel
 
 CSV_COLUMNS = (
     "provider",
@@ -38,7 +40,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "catalog",
         help="list GPU instance offers and prices (bundled data, no credentials)",
-        description="GPU instance offers on AWS, GCP and Azure with hourly USD prices.",
+        description="GPU instance offers on AWS, GCP and Azure with hourly USD prices. "
+        "Without an ACTION it lists offers; 'refresh' fetches current prices from the "
+        "providers' APIs and 'import' reads a SkyPilot catalog, both into the user catalog "
+        "directory that overlays the bundled one.",
     )
     p.add_argument("--provider", action="append", help="aws, gcp, azure (repeatable, comma list)")
     p.add_argument("--gpu", action="append", help="GPU name, e.g. H100, A100-80GB (repeatable)")
@@ -56,12 +61,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=["price", "price-per-gpu", "tflops-per-dollar"],
         help="hourly price, price per GPU-hour, or dense bf16 TFLOP/s per dollar",
     )
+    p.add_argument(
+        "--source",
+        action="store_true",
+        help="say where each offer's data came from (bundled or user file, as_of, source)",
+    )
     add_output_format(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
+    catalog_refresh_cmd.register(p)
 
 
 def run(args: argparse.Namespace) -> int:
+    acted = catalog_refresh_cmd.dispatch(args)
+    if acted is not None:
+        return acted
     from gpuplan.usecases.catalog import find_offers, offer_record, parse_pricing
 
     pricing = parse_pricing(args.pricing) if args.pricing else None
@@ -81,11 +95,17 @@ def run(args: argparse.Namespace) -> int:
         sort=args.sort,
     )
     records = [offer_record(o, catalog) for o in offers]
+    if args.source:
+        for record, offer in zip(records, offers, strict=True):
+            record["origin"] = offer.origin
+        if not (args.json or args.csv):
+            print(catalog_refresh_cmd.render_sources(offers))
+            return 0
     if args.json:
         print_json(records)
         return 0
     if args.csv:
-        print_csv(CSV_COLUMNS, records)
+        print_csv((*CSV_COLUMNS, "origin") if args.source else CSV_COLUMNS, records)
         return 0
     shown = pricing or PricingModel.ON_DEMAND
     headers = [
@@ -110,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
                 o.provider.value,
                 o.instance_type,
                 o.region,
-                f"{count}x {o.gpu} {format_cell(o.gpu_memory_gb, digits=0)}GB",
+                f"{count}x {o.gpu}" + _memory_note(o, catalog),
                 format_cell(o.on_demand_hourly, money=True),
                 format_cell(o.spot_hourly, money=True),
                 format_cell(o.reserved_1y_hourly, money=True),
@@ -124,3 +144,11 @@ def run(args: argparse.Namespace) -> int:
     as_of = catalog.as_of.isoformat() if catalog.as_of else "unknown"
     print(f"\n{len(offers)} offer(s); prices in USD per hour, list prices as of {as_of}.")
     return 0
+
+
+def _memory_note(offer: Offer, catalog: Catalog) -> str:
+    """The GPU memory when the name does not say it, or a fractional slice's share."""
+    spec = catalog.gpus.get(offer.gpu)
+    if offer.gpu_memory_gb != spec.memory_gb or "GB" not in offer.gpu:
+        return f" {offer.gpu_memory_gb:g}GB"
+    return ""

@@ -22,7 +22,8 @@ def add_catalog_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--catalog-dir",
         metavar="DIR",
-        help="read the catalog from DIR instead of the bundled one (env: GPUPLAN_CATALOG_DIR)",
+        help="catalog folder whose files override the bundled ones, file by file "
+        "(env: GPUPLAN_CATALOG_DIR; default: the user catalog folder that refresh writes)",
     )
 
 

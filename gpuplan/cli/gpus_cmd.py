@@ -38,10 +38,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuplan.loaders.gpu_specs import load_gpu_table
-    from gpuplan.loaders.paths import pricing_dir
+    from gpuplan.loaders.catalog import load_gpus
 
-    table = load_gpu_table(pricing_dir(args.catalog_dir))
+    table = load_gpus(args.catalog_dir)
     names = table.resolve_many(split_list(args.gpu)) if args.gpu else table.names
     specs = [table.get(n) for n in names]
     records = [s.model_dump(mode="python") for s in specs]

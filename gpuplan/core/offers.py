@@ -76,6 +76,8 @@ class Offer(BaseModel):
     """Host and accelerator parts of each price, where the provider bills them apart."""
     as_of: date
     source: str
+    origin: str = ""
+    """Where this row was read from: "bundled", or the path of a user catalog file."""
 
     @property
     def key(self) -> tuple[str, str, str]:

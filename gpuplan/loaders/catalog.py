@@ -1,43 +1,99 @@
 """Loads the whole catalog: the GPU table plus every provider file, validated.
 
-The clock is an argument (``now``) so the staleness notice is testable and never turns
-CI red as the calendar moves.
+Where the files come from (one rule, for reading and for ``catalog refresh``/``import``):
+
+- The *catalog directory* is ``--catalog-dir`` (the ``directory`` argument), else
+  ``$GPUPLAN_CATALOG_DIR``, else the user catalog in the XDG data dir
+  (``~/.local/share/gpuplan/catalog`` on Linux, via platformdirs).
+- Each file (``gpus.toml``, ``aws.csv``, ``gcp.csv``, ``azure.csv``) is read from the
+  catalog directory when it is there, else from the bundled data. The overlay is per
+  whole file: a refreshed ``aws.csv`` replaces the bundled AWS offers entirely (it
+  already carries forward what was not refreshed), so offers removed upstream do not
+  come back. A complete copy of the catalog in the directory therefore replaces the
+  bundle, as before.
+- ``refresh`` and ``import`` write into that same catalog directory, so what is written
+  is what is read, with the same flag.
+- A file in the default user folder whose prices are older than the bundled file it
+  hides (a newer release was installed after a refresh) still wins, with a notice.
+
+Each offer says where it was read from in ``Offer.origin`` ("bundled", or the path of
+the user file). The clock is an argument (``now``) so the staleness notice is testable.
 """
 
 from __future__ import annotations
 
+import csv
 import os
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
 from gpuplan.core.catalog import Catalog, stale_notice
+from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import Offer, Provider
 from gpuplan.loaders.catalog_files import load_provider_file
-from gpuplan.loaders.gpu_specs import load_gpu_table
-from gpuplan.loaders.paths import pricing_dir
+from gpuplan.loaders.gpu_specs import GPU_FILE, load_gpu_table
+from gpuplan.loaders.paths import CATALOG_DIR_ENV, bundled_pricing_dir
 
 PROVIDER_FILES = {Provider.AWS: "aws.csv", Provider.GCP: "gcp.csv", Provider.AZURE: "azure.csv"}
+BUNDLED = "bundled"
+
+
+def user_catalog_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The catalog directory: the override, ``$GPUPLAN_CATALOG_DIR``, or the XDG data dir."""
+    if override:
+        return Path(override)
+    env = os.environ.get(CATALOG_DIR_ENV)
+    if env:
+        return Path(env)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("gpuplan", appauthor=False)) / "catalog"
+
+
+def catalog_file(name: str, directory: Path, bundled: Path) -> tuple[Path, str]:
+    """The file to read for ``name`` and its origin label ("bundled" or the user path)."""
+    user = directory / name
+    if directory.resolve() != bundled.resolve() and user.is_file():
+        return user, str(user)
+    return bundled / name, BUNDLED
+
+
+def load_gpus(directory: str | os.PathLike[str] | None = None) -> GpuTable:
+    """The GPU table under the same overlay rule (``gpus.toml`` from the catalog dir or the
+    bundle): what ``gpuplan gpus`` and policy checks should read."""
+    root = user_catalog_dir(directory)
+    path, _ = catalog_file(GPU_FILE, root, bundled_pricing_dir())
+    return load_gpu_table(path.parent)
 
 
 def load_catalog(
-    directory: str | os.PathLike[str] | None = None, *, now: datetime | None = None
+    directory: str | os.PathLike[str] | None = None,
+    *,
+    now: datetime | None = None,
+    providers: tuple[Provider, ...] = tuple(Provider),
 ) -> Catalog:
-    """Read and validate the catalog in ``directory`` (default: the bundled one).
+    """Read and validate the catalog: files in the catalog directory over the bundled ones.
 
     ``now`` enables the staleness notice; without it no age check is made.
     """
-    root = pricing_dir(directory)
-    gpus = load_gpu_table(root)
+    root = user_catalog_dir(directory)
+    # A folder named on purpose (flag, environment) is the catalog the user wants; only the
+    # default user folder, filled by an earlier refresh, can silently go stale.
+    default_dir = not directory and not os.environ.get(CATALOG_DIR_ENV)
+    bundled = bundled_pricing_dir()
+    gpus = load_gpus(directory)
     offers: list[Offer] = []
     notices: list[str] = []
-    for provider, filename in PROVIDER_FILES.items():
-        path = root / filename
+    for provider in providers:
+        path, origin = catalog_file(PROVIDER_FILES[provider], root, bundled)
         if not path.exists():
             notices.append(f"{path}: missing; no {provider.value} offers")
             continue
         loaded = load_provider_file(path, provider, gpus)
-        offers.extend(loaded.offers)
+        offers.extend(o.model_copy(update={"origin": origin}) for o in loaded.offers)
         notices.extend(loaded.notices)
+        if origin != BUNDLED and default_dir:
+            notices.extend(_older_than_bundle(path, loaded.as_of, bundled / path.name))
         if now is not None:
             stale = stale_notice(loaded.as_of, now, str(path))
             if stale:
@@ -45,5 +101,26 @@ def load_catalog(
     return Catalog(offers=tuple(offers), gpus=gpus, notices=tuple(notices))
 
 
+def _older_than_bundle(path: Path, as_of: date | None, bundled: Path) -> list[str]:
+    """A notice when the bundled file is newer than the user file that hides it."""
+    newest = _newest_as_of(bundled)
+    if as_of is None or newest is None or newest <= as_of:
+        return []
+    return [
+        f"{path}: prices as_of {as_of.isoformat()} hide newer bundled ones (as_of "
+        f"{newest.isoformat()}); run 'gpuplan catalog refresh' or remove the file"
+    ]
+
+
+def _newest_as_of(path: Path) -> date | None:
+    """The newest ``as_of`` in a catalog file, read without validating the rows."""
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            cells = [row.get("as_of", "") for row in csv.DictReader(handle)]
+        return max((date.fromisoformat(c) for c in cells if c), default=None)
+    except (OSError, ValueError, csv.Error):
+        return None
+
+
 def bundled_catalog_path() -> Path:
-    return pricing_dir()
+    return bundled_pricing_dir()

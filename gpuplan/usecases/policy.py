@@ -24,10 +24,9 @@ from gpuplan.loaders.policy_file import PolicyFileError, load_policy_file
 
 def gpu_table(catalog_dir: str | os.PathLike[str] | None = None) -> GpuTable:
     """The GPU table of the catalog in ``catalog_dir`` (default: the bundled one)."""
-    from gpuplan.loaders.gpu_specs import load_gpu_table
-    from gpuplan.loaders.paths import pricing_dir
+    from gpuplan.loaders.catalog import load_gpus
 
-    return load_gpu_table(pricing_dir(catalog_dir))
+    return load_gpus(catalog_dir)
 
 
 def load_policy(

@@ -1,0 +1,252 @@
+"""``gpuplan catalog refresh`` and ``gpuplan catalog import``: keep the catalog current.
+
+Both write into the user catalog directory (``--catalog-dir``, ``$GPUPLAN_CATALOG_DIR``
+or the XDG data dir) that overlays the bundled catalog. Progress goes to stderr, the
+report to stdout (``--json`` for a machine). Exit 0 when everything asked for was
+updated, 1 when a provider or region failed or was refused (the rest is still written),
+2 for bad input. Cloud SDKs load inside the handlers only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from gpuplan.cli.common import print_notices, split_list
+from gpuplan.cli.render import print_json
+from gpuplan.core.errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from gpuplan.core.offers import Offer
+    from gpuplan.usecases.refresh import ProviderOutcome, RefreshReport
+
+
+ACTIONS = ("refresh", "import")
+
+
+def register(catalog: argparse.ArgumentParser) -> None:
+    """Add the optional ACTION; plain ``gpuplan catalog ...`` keeps listing offers.
+
+    The action and its own options are taken as a remainder and parsed by the action's
+    parser in :func:`dispatch`: argparse's optional subparsers would otherwise read a stray
+    word after an unknown flag (``--colour blue``) as an action name.
+    """
+    catalog.add_argument(
+        "action",
+        nargs=argparse.REMAINDER,
+        metavar="ACTION ...",
+        help="optional: 'refresh' (prices from the providers' APIs) or 'import' (a SkyPilot "
+        "catalog); see 'gpuplan catalog refresh --help'",
+    )
+    catalog.set_defaults(action_parser_class=type(catalog))
+
+
+def dispatch(args: argparse.Namespace) -> int | None:
+    """Run the ACTION given after ``gpuplan catalog``, or None when there is none."""
+    words: list[str] = getattr(args, "action", None) or []
+    if not words:
+        return None
+    name, rest = words[0], words[1:]
+    if name not in ACTIONS:
+        raise InputError(f"unknown catalog action {name!r}; expected refresh or import")
+    parser_class: type[argparse.ArgumentParser] = args.action_parser_class
+    parser = parser_class(prog=f"gpuplan catalog {name}")
+    (_refresh_parser if name == "refresh" else _import_parser)(parser)
+    sub_args = parser.parse_args(rest)
+    result: int = sub_args.handler(sub_args)
+    return result
+
+
+def _refresh_parser(r: argparse.ArgumentParser) -> None:
+    r.description = (
+        "Fetch current list prices from the providers' own price APIs, check them, show "
+        "what changes, and write them to the user catalog directory."
+    )
+    r.add_argument("--provider", action="append", help="aws, gcp, azure (default: all)")
+    r.add_argument("--region", action="append", help="only these regions (repeatable)")
+    r.add_argument("--dry-run", action="store_true", help="fetch and report; write nothing")
+    r.add_argument(
+        "--force", action="store_true", help="replace data even if >20%% of offers vanish"
+    )
+    r.add_argument("--json", action="store_true", help="print the report as JSON")
+    _add_target_dir(r)
+    r.epilog = (
+        "Credentials: AWS needs pricing:GetProducts and ec2:DescribeSpotPriceHistory (the "
+        "usual boto3 chain); GCP needs Application Default Credentials and the Cloud Billing "
+        "API; Azure's Retail Prices API is public. Endpoints: AWS_ENDPOINT_URL, "
+        "GPUPLAN_GCP_BILLING_ENDPOINT, GPUPLAN_AZURE_PRICES_ENDPOINT. " + OVERLAY_HELP
+    )
+    r.set_defaults(handler=run_refresh)
+
+
+def _import_parser(i: argparse.ArgumentParser) -> None:
+    i.description = (
+        "Read SkyPilot vms.csv catalogs (v6-v8 columns) from DIR/<cloud>/vms.csv or "
+        "DIR/<cloud>.csv and write them as this tool's catalog files."
+    )
+    i.add_argument("directory", metavar="DIR", help="folder holding aws/ gcp/ azure/ vms.csv")
+    i.add_argument("--format", required=True, choices=["skypilot"], help="source format")
+    i.add_argument("--provider", action="append", help="only these providers")
+    i.add_argument("--dry-run", action="store_true", help="read and report; write nothing")
+    i.add_argument(
+        "--force", action="store_true", help="replace data even if >20%% of offers vanish"
+    )
+    i.add_argument("--json", action="store_true", help="print the report as JSON")
+    _add_target_dir(i)
+    i.set_defaults(handler=run_import)
+
+
+OVERLAY_HELP = (
+    "The user catalog directory overlays the bundled catalog file by file: a provider file "
+    "there replaces the bundled one for every command that reads the catalog. Offers not "
+    "refreshed (other regions, failed regions) are carried forward into the written file."
+)
+
+
+def _add_target_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--catalog-dir",
+        metavar="DIR",
+        help="user catalog directory to read and write (default: $GPUPLAN_CATALOG_DIR, "
+        "else the XDG data dir, e.g. ~/.local/share/gpuplan/catalog)",
+    )
+    parser.epilog = parser.epilog or OVERLAY_HELP
+
+
+def _providers(values: list[str] | None) -> list[object]:
+    from gpuplan.core.offers import Provider
+    from gpuplan.usecases.catalog import parse_provider
+
+    names = split_list(values)
+    return [parse_provider(n) for n in names] if names else list(Provider)
+
+
+def _progress(line: str) -> None:
+    print(f"gpuplan: {line}", file=sys.stderr, flush=True)
+
+
+def run_refresh(args: argparse.Namespace) -> int:
+    from gpuplan.core.offers import Provider
+    from gpuplan.usecases.refresh import refresh_catalog
+
+    providers = [p for p in _providers(args.provider) if isinstance(p, Provider)]
+    report = refresh_catalog(
+        now=datetime.now(UTC),
+        providers=providers,
+        regions=split_list(args.region),
+        catalog_dir=args.catalog_dir,
+        dry_run=args.dry_run,
+        force=args.force,
+        progress=_progress,
+    )
+    return _print_report(report, args.json)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from gpuplan.core.offers import Provider
+    from gpuplan.usecases.refresh import import_skypilot
+
+    providers = [p for p in _providers(args.provider) if isinstance(p, Provider)]
+    report, notices = import_skypilot(
+        args.directory,
+        now=datetime.now(UTC),
+        providers=providers,
+        catalog_dir=args.catalog_dir,
+        dry_run=args.dry_run,
+        force=args.force,
+    )
+    print_notices(notices)
+    if not report.outcomes:
+        raise InputError(f"{args.directory}: no SkyPilot vms.csv found for the providers asked")
+    return _print_report(report, args.json)
+
+
+def _print_report(report: RefreshReport, as_json: bool) -> int:
+    if as_json:
+        print_json(report_record(report))
+    else:
+        for outcome in report.outcomes:
+            print("\n".join(_outcome_lines(outcome, report.dry_run)))
+    return 0 if report.ok else 1
+
+
+def report_record(report: RefreshReport) -> dict[str, object]:
+    """The JSON shape of a refresh or import report."""
+    return {
+        "directory": str(report.directory),
+        "dry_run": report.dry_run,
+        "ok": report.ok,
+        "providers": [
+            {
+                "provider": o.provider.value,
+                "ok": o.ok,
+                "regions": o.regions,
+                "failures": o.failures,
+                "refused": o.refused,
+                "written": str(o.written) if o.written else None,
+                "added": ["/".join(x.key) for x in o.diff.added],
+                "removed": ["/".join(x.key) for x in o.diff.removed],
+                "changed": [
+                    {
+                        "offer": "/".join(m.key),
+                        "pricing": m.pricing.value,
+                        "old": m.old,
+                        "new": m.new,
+                        "change": m.change,
+                    }
+                    for m in o.diff.changed
+                ],
+                "unchanged": o.diff.unchanged,
+                "problems": [
+                    {"severity": p.severity.value, "region": p.region, "message": p.message}
+                    for p in o.problems
+                ],
+                "notes": o.notes,
+            }
+            for o in report.outcomes
+        ],
+    }
+
+
+def _outcome_lines(o: ProviderOutcome, dry_run: bool) -> list[str]:
+    d = o.diff
+    head = (
+        f"{o.provider.value}: {len(o.regions)} region(s) updated, {len(o.failures)} failed; "
+        f"+{len(d.added)} added, -{len(d.removed)} removed, {len(d.changed)} price change(s), "
+        f"{d.unchanged} unchanged"
+    )
+    if o.refused:
+        head += "; REFUSED, nothing written"
+    elif o.written:
+        head += f"; wrote {o.written}"
+    elif dry_run and o.regions:
+        head += "; dry run, nothing written"
+    lines = [head]
+    for move in d.largest_moves(5):
+        pct = f"{(move.change or 0) * 100:+.1f}%"
+        lines.append(
+            f"  moved: {' '.join(move.key[1:])} {move.pricing.value} "
+            f"{move.old} -> {move.new} ({pct})"
+        )
+    for region, why in sorted(o.failures.items()):
+        lines.append(f"  error: {o.provider.value}{'/' + region if region else ''}: {why}")
+    for problem in o.problems:
+        lines.append(f"  {problem.severity.value}: {problem}")
+    lines.extend(f"  note: {n}" for n in o.notes[:10])
+    return lines
+
+
+def render_sources(offers: Sequence[Offer]) -> str:
+    """The ``catalog --source`` table: where each offer's data was read from."""
+    from gpuplan.cli.render import render_table
+
+    rows = [
+        [o.provider.value, o.instance_type, o.region, o.as_of.isoformat(), o.origin, o.source]
+        for o in offers
+    ]
+    headers = ["provider", "instance", "region", "as_of", "from", "source"]
+    return render_table(headers, rows) + f"\n\n{len(offers)} offer(s)."

@@ -1,0 +1,275 @@
+"""Refresh the catalog from the clouds' price APIs, or import a SkyPilot catalog.
+
+For each provider: read the current catalog (user files over the bundle), fetch quotes
+for the regions and instance types it knows (or the regions asked for), build offers on
+the known shapes, pass the gates of :mod:`gpuplan.core.refresh`, merge the refreshed
+regions into the provider's data and write the file atomically into the user catalog
+directory. A provider or region that fails is reported and keeps its previous data; the
+rest is still written. ``dry_run`` computes and reports everything and writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+
+from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.refresh import (
+    FetchResult,
+    OfferDiff,
+    Problem,
+    Quote,
+    Severity,
+    build_offers,
+    diff_offers,
+    merge_regions,
+    shapes_by_type,
+    vanish_problem,
+)
+from gpuplan.loaders.catalog import load_catalog, user_catalog_dir
+from gpuplan.loaders.catalog_writer import write_provider_file
+from gpuplan.providers.pricing import Progress, no_progress
+
+
+@dataclass(frozen=True)
+class FetchRequest:
+    regions: tuple[str, ...]
+    instance_types: tuple[str, ...]
+    shapes: Mapping[str, Offer]
+    now: datetime
+    progress: Progress
+    known: Mapping[tuple[str, str], frozenset[PricingModel]] = field(default_factory=dict)
+    """(instance type, region) -> pricing models, as the catalog has them: where a price
+    API cannot say what a region sells (GCP SKUs are per family), only these are priced."""
+
+
+Fetcher = Callable[[FetchRequest], FetchResult]
+
+SOURCES = {
+    Provider.AWS: "AWS Price List API + EC2 spot price history",
+    Provider.AZURE: "Azure Retail Prices API",
+    Provider.GCP: "Cloud Billing Catalog API",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where and how a refresh or import writes."""
+
+    directory: Path
+    dry_run: bool = False
+    force: bool = False
+
+
+@dataclass
+class ProviderOutcome:
+    provider: Provider
+    diff: OfferDiff = field(default_factory=OfferDiff)
+    problems: list[Problem] = field(default_factory=list)
+    regions: list[str] = field(default_factory=list)
+    """Regions whose new prices were accepted."""
+    failures: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    written: Path | None = None
+    refused: bool = False
+
+    @property
+    def ok(self) -> bool:
+        errors = any(p.severity is Severity.ERROR for p in self.problems)
+        return not (self.failures or errors or self.refused)
+
+
+@dataclass
+class RefreshReport:
+    outcomes: list[ProviderOutcome]
+    directory: Path
+    dry_run: bool
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.outcomes)
+
+
+def default_fetchers() -> dict[Provider, Fetcher]:
+    """The real price APIs; each imports its SDK only when called."""
+
+    def azure(req: FetchRequest) -> FetchResult:
+        from gpuplan.providers.pricing import azure as az
+
+        endpoint = os.environ.get(az.ENDPOINT_ENV) or az.DEFAULT_ENDPOINT
+        return az.fetch_azure_prices(
+            req.regions, req.instance_types, endpoint=endpoint, progress=req.progress
+        )
+
+    def aws(req: FetchRequest) -> FetchResult:
+        from gpuplan.providers.pricing import aws as aws_prices
+
+        return aws_prices.fetch_aws_prices(
+            req.regions, req.instance_types, now=req.now, progress=req.progress
+        )
+
+    def gcp(req: FetchRequest) -> FetchResult:
+        from gpuplan.providers.pricing import gcp as gcp_prices
+
+        endpoint = os.environ.get(gcp_prices.ENDPOINT_ENV) or None
+        return gcp_prices.fetch_gcp_prices(
+            req.regions, req.shapes, known=req.known, endpoint=endpoint, progress=req.progress
+        )
+
+    return {Provider.AWS: aws, Provider.AZURE: azure, Provider.GCP: gcp}
+
+
+def refresh_catalog(
+    *,
+    now: datetime,
+    providers: Sequence[Provider] = tuple(Provider),
+    regions: Iterable[str] = (),
+    catalog_dir: str | os.PathLike[str] | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+    fetchers: Mapping[Provider, Fetcher] | None = None,
+    progress: Progress = no_progress,
+) -> RefreshReport:
+    """Fetch, check, diff and (unless ``dry_run``) write each provider's prices."""
+    target = Target(user_catalog_dir(catalog_dir), dry_run, force)
+    catalog = load_catalog(catalog_dir)
+    table = fetchers if fetchers is not None else default_fetchers()
+    wanted = tuple(sorted({r.strip() for r in regions if r.strip()}))
+    outcomes = []
+    for provider in providers:
+        current = [o for o in catalog.offers if o.provider is provider]
+        scope = wanted or tuple(sorted({o.region for o in current}))
+        try:
+            fetched = table[provider](_request(current, scope, now, progress))
+        except Exception as exc:  # any SDK or network failure: report it, keep the old data
+            outcomes.append(ProviderOutcome(provider, failures={"": _describe(exc)}))
+            progress(f"{provider.value}: failed: {outcomes[-1].failures['']}")
+            continue
+        outcomes.append(apply_quotes(provider, current, fetched, target, as_of=now.date()))
+    return RefreshReport(outcomes=outcomes, directory=target.directory, dry_run=dry_run)
+
+
+def _request(
+    current: Sequence[Offer], scope: tuple[str, ...], now: datetime, progress: Progress
+) -> FetchRequest:
+    shapes = shapes_by_type(current)
+    known = {
+        (o.instance_type, o.region): frozenset(m for m in PricingModel if o.price(m))
+        for o in current
+    }
+    if current:
+        name = current[0].provider.value
+        progress(f"{name}: fetching {len(shapes)} type(s) in {len(scope)} region(s)")
+    return FetchRequest(scope, tuple(sorted(shapes)), shapes, now, progress, known)
+
+
+def apply_quotes(
+    provider: Provider,
+    current: Sequence[Offer],
+    fetched: FetchResult,
+    target: Target,
+    *,
+    as_of: date,
+    shapes: Mapping[str, Offer] | None = None,
+    source: str | None = None,
+    reject_region: bool = True,
+) -> ProviderOutcome:
+    """Gates, merge, diff and write for one provider's fetched quotes."""
+    quotes: list[Quote] = [q for q in fetched.quotes if q.region in fetched.regions]
+    built, problems = build_offers(
+        provider,
+        shapes if shapes is not None else shapes_by_type(current),
+        quotes,
+        as_of=as_of,
+        source=source or SOURCES[provider],
+        reject_region=reject_region,
+    )
+    rejected = {p.region for p in problems if p.severity is Severity.ERROR}
+    fresh = {r: built.get(r, []) for r in fetched.regions if r not in rejected}
+    outcome = ProviderOutcome(
+        provider,
+        problems=problems,
+        regions=sorted(fresh),
+        failures=dict(fetched.failures),
+        notes=list(fetched.notes),
+    )
+    merged = merge_regions(current, fresh)
+    outcome.diff = diff_offers(current, merged)
+    old_scope = [o for o in current if o.region in fresh]
+    vanish = vanish_problem(
+        provider, old_scope, [o for v in fresh.values() for o in v], force=target.force
+    )
+    if vanish is not None:
+        outcome.problems.append(vanish)
+        outcome.refused = vanish.severity is Severity.ERROR
+    if fresh and not target.dry_run and not outcome.refused:
+        outcome.written = write_provider_file(target.directory, provider, merged)
+    return outcome
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
+
+
+def import_skypilot(
+    directory: str | os.PathLike[str],
+    *,
+    now: datetime,
+    providers: Sequence[Provider] = tuple(Provider),
+    catalog_dir: str | os.PathLike[str] | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+) -> tuple[RefreshReport, list[str]]:
+    """Import SkyPilot vms.csv files through the same gates, merge and writer as refresh.
+
+    Shapes the catalog already knows win over SkyPilot's (which has, e.g., 12 GPUs for an
+    8-GPU Azure size); a disagreement is noted. A bad price is dropped with a warning.
+    """
+    from gpuplan.loaders.skypilot import SOURCE, find_vms_csv, import_provider
+
+    target = Target(user_catalog_dir(catalog_dir), dry_run, force)
+    catalog = load_catalog(catalog_dir)
+    notices: list[str] = []
+    outcomes = []
+    for provider in providers:
+        path = find_vms_csv(Path(directory), provider)
+        if path is None:
+            continue
+        imported = import_provider(path, provider, catalog.gpus, as_of=now.date())
+        notices.extend(imported.notices)
+        current = [o for o in catalog.offers if o.provider is provider]
+        shapes = _import_shapes(str(path), imported.shapes, current, notices)
+        fetched = FetchResult(provider, quotes=imported.quotes, regions=imported.regions)
+        outcomes.append(
+            apply_quotes(
+                provider,
+                current,
+                fetched,
+                target,
+                as_of=now.date(),
+                shapes=shapes,
+                source=SOURCE,
+                reject_region=False,
+            )
+        )
+    return RefreshReport(outcomes=outcomes, directory=target.directory, dry_run=dry_run), notices
+
+
+def _import_shapes(
+    path: str, theirs: Mapping[str, Offer], current: Sequence[Offer], notices: list[str]
+) -> dict[str, Offer]:
+    """SkyPilot's shapes, overridden by the catalog's where it knows the type."""
+    shapes = dict(theirs)
+    for name, known in shapes_by_type(current).items():
+        other = shapes.get(name)
+        if other is not None and other.gpu_count != known.gpu_count:
+            notices.append(
+                f"{path}: {name} lists {other.gpu_count:g} GPUs, the catalog "
+                f"{known.gpu_count:g}; kept the catalog's shape"
+            )
+        shapes[name] = known
+    return shapes

@@ -1,0 +1,148 @@
+"""A local stand-in for the Azure Retail Prices API: real HTTP on 127.0.0.1, paged.
+
+It understands the subset of ``$filter`` the refresh sends (``armRegionName eq`` and
+``armSkuName eq ... or ...``), serves ``page_size`` items per page with an absolute
+``NextPageLink`` (as the real API does), and can be told to break: an HTTP status on a
+given page, or a page cut off in the middle of its JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import urllib.parse
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from gpuplan.core.offers import Offer, PricingModel
+
+
+@dataclass
+class AzureRetailFake:
+    items: list[dict[str, Any]]
+    page_size: int = 3
+    fail_pages: dict[int, int] = field(default_factory=dict)
+    """Page number (1-based, per query) -> HTTP status to answer instead."""
+    truncate_pages: set[int] = field(default_factory=set)
+    requests: list[str] = field(default_factory=list)
+    endpoint: str = ""
+
+    def select(self, query: str) -> list[dict[str, Any]]:
+        region = re.search(r"armRegionName eq '([^']+)'", query)
+        skus = set(re.findall(r"armSkuName eq '([^']+)'", query))
+        return [
+            i
+            for i in self.items
+            if (region is None or i["armRegionName"] == region.group(1))
+            and (not skus or i["armSkuName"] in skus)
+        ]
+
+    def page(self, path: str) -> tuple[int, bytes]:
+        self.requests.append(path)
+        params = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
+        query = params.get("$filter", [""])[0]
+        skip = int(params.get("$skip", ["0"])[0])
+        number = skip // self.page_size + 1
+        if number in self.fail_pages:
+            return self.fail_pages[number], b'{"error": "busy"}'
+        selected = self.select(query)
+        chunk = selected[skip : skip + self.page_size]
+        following = skip + self.page_size
+        link = None
+        if following < len(selected):
+            link = (
+                self.endpoint
+                + "?"
+                + urllib.parse.urlencode({"$filter": query, "$skip": str(following)})
+            )
+        body = json.dumps(
+            {"BillingCurrency": "USD", "Items": chunk, "NextPageLink": link, "Count": len(chunk)},
+            default=str,
+        ).encode()
+        if number in self.truncate_pages:
+            body = body[: len(body) // 2]
+        return 200, body
+
+
+@contextmanager
+def serve(fake: AzureRetailFake) -> Iterator[AzureRetailFake]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, body = fake.page(self.path)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    fake.endpoint = f"http://127.0.0.1:{server.server_address[1]}/api/retail/prices"
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def _item(offer: Offer, price: Decimal, **extra: Any) -> dict[str, Any]:
+    size = offer.instance_type.removeprefix("Standard_").replace("_", " ")
+    item: dict[str, Any] = {
+        "currencyCode": "USD",
+        "tierMinimumUnits": 0.0,
+        "retailPrice": float(price),
+        "unitPrice": float(price),
+        "armRegionName": offer.region,
+        "location": offer.region,
+        "effectiveStartDate": "2026-11-01T00:00:00Z",
+        "meterId": f"m-{abs(hash((offer.key, str(price), str(extra)))) % 10**8:08d}",
+        "meterName": size,
+        "productId": "DZH318Z0BQ4L",
+        "skuId": "DZH318Z0BQ4L/00G1",
+        "productName": f"Virtual Machines {size.split()[0][:2]} Series",
+        "skuName": size,
+        "serviceName": "Virtual Machines",
+        "serviceId": "DZH313Z7MMC8",
+        "serviceFamily": "Compute",
+        "unitOfMeasure": "1 Hour",
+        "type": "Consumption",
+        "isPrimaryMeterRegion": True,
+        "armSkuName": offer.instance_type,
+    }
+    item.update(extra)
+    return item
+
+
+def azure_items(offers: Iterable[Offer]) -> list[dict[str, Any]]:
+    """Retail price items as the API lists them for these offers, plus meters to ignore."""
+    items: list[dict[str, Any]] = []
+    for o in offers:
+        if o.on_demand_hourly is not None:
+            od = o.on_demand_hourly
+            items.append(_item(o, od))
+            items.append(_item(o, od * Decimal("1.4"), productName="Virtual Machines Windows"))
+            items.append(_item(o, od * 2, isPrimaryMeterRegion=False))
+            items.append(_item(o, od / 5, meterName="Low Priority", skuName="Low Priority"))
+            items.append(_item(o, od / 2, type="DevTestConsumption"))
+        if o.spot_hourly is not None:
+            name = o.instance_type.removeprefix("Standard_").replace("_", " ") + " Spot"
+            items.append(_item(o, o.spot_hourly, meterName=name, skuName=name))
+        for model, term in (
+            (PricingModel.RESERVED_1Y, "1 Year"),
+            (PricingModel.RESERVED_3Y, "3 Years"),
+        ):
+            hourly = o.price(model)
+            if hourly is not None and model.term_hours:
+                total = hourly * model.term_hours
+                items.append(_item(o, total, type="Reservation", reservationTerm=term))
+    return items
