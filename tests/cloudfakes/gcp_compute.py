@@ -1,0 +1,148 @@
+"""A Compute Engine REST fake: aggregated listing with pages, get, stop/suspend/delete,
+setLabels with fingerprints, and zone operations that finish on a later poll.
+
+Operation JSON and error bodies follow the public REST reference; names and
+permissions per call are those of cloud.google.com/compute/docs/reference/rest/v1.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.cloudfakes.http import FakeApi, Reply, Request
+
+PREFIX = r"/compute/v1/projects/(?P<project>[^/]+)"
+INSTANCE = PREFIX + r"/zones/(?P<zone>[^/]+)/instances/(?P<name>[^/]+)"
+# The IAM permission each named call needs (cloud.google.com/compute/docs/access/iam).
+PERMISSIONS = {
+    "aggregatedList": "compute.instances.list",
+    "get": "compute.instances.get",
+    "stop": "compute.instances.stop",
+    "suspend": "compute.instances.suspend",
+    "delete": "compute.instances.delete",
+    "setLabels": "compute.instances.setLabels",
+    "operations.get": "compute.zoneOperations.get",
+}
+_AFTER = {"stop": "TERMINATED", "suspend": "SUSPENDED", "delete": None}
+
+
+@dataclass
+class GcpComputeFake(FakeApi):
+    instances: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    """(project, name) -> instance JSON."""
+    operations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    polls_until_done: int = 1
+    _ids: Any = field(default_factory=lambda: itertools.count(1001))
+    _ops: Any = field(default_factory=lambda: itertools.count(1))
+
+    def __post_init__(self) -> None:
+        self.route("GET", PREFIX + r"/aggregated/instances", "aggregatedList", self._list)
+        self.route("GET", INSTANCE, "get", self._get)
+        for verb in ("stop", "suspend", "setLabels"):
+            self.route("POST", INSTANCE + "/" + verb, verb, self._act(verb))
+        self.route("DELETE", INSTANCE, "delete", self._act("delete"))
+        self.route(
+            "GET",
+            PREFIX + r"/zones/(?P<zone>[^/]+)/operations/(?P<op>[^/]+)",
+            "operations.get",
+            self._operation,
+        )
+
+    def add(self, project: str, zone: str, name: str, machine_type: str, **extra: Any) -> str:
+        """Add an instance (RUNNING unless ``status`` is given); returns its numeric id."""
+        iid = str(next(self._ids))
+        body = {
+            "kind": "compute#instance",
+            "id": iid,
+            "name": name,
+            "zone": f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{zone}",
+            "machineType": f"https://www.googleapis.com/compute/v1/projects/{project}/zones/"
+            f"{zone}/machineTypes/{machine_type}",
+            "status": "RUNNING",
+            "labels": {},
+            "labelFingerprint": "fp0",
+            "creationTimestamp": "2026-11-01T00:00:00.000-07:00",
+            "lastStartTimestamp": "2026-12-01T00:00:00.000-08:00",
+            "scheduling": {"provisioningModel": "STANDARD", "preemptible": False},
+            "disks": [{"type": "PERSISTENT", "boot": True}],
+        }
+        body.update(extra)
+        self.instances[(project, name)] = body
+        return iid
+
+    def status(self, project: str, name: str) -> str | None:
+        found = self.instances.get((project, name))
+        return None if found is None else str(found["status"])
+
+    def _list(self, request: Request, project: str) -> Reply:
+        rows = sorted(
+            (body for (p, _), body in self.instances.items() if p == project),
+            key=lambda b: int(b["id"]),
+        )
+        size = int(request.query.get("maxResults") or 500)
+        start = int(request.query.get("pageToken") or 0)
+        page = rows[start : start + size]
+        items: dict[str, Any] = {}
+        for body in page:
+            zone = "zones/" + body["zone"].rsplit("/", 1)[-1]
+            items.setdefault(zone, {"instances": []})["instances"].append(body)
+        reply: dict[str, Any] = {"kind": "compute#instanceAggregatedList", "items": items}
+        if start + size < len(rows):
+            reply["nextPageToken"] = str(start + size)
+        return 200, {}, reply
+
+    def _get(self, request: Request, project: str, zone: str, name: str) -> Reply:
+        body = self.instances.get((project, name))
+        if body is None:
+            return 404, {}, self.error_body(404, f"The resource '{name}' was not found")
+        return 200, {}, body
+
+    def _act(self, verb: str) -> Any:
+        def handler(request: Request, project: str, zone: str, name: str) -> Reply:
+            body = self.instances.get((project, name))
+            if body is None:
+                return 404, {}, self.error_body(404, f"The resource '{name}' was not found")
+            if verb == "setLabels":
+                wanted = request.json()
+                if wanted.get("labelFingerprint") != body["labelFingerprint"]:
+                    return 412, {}, self.error_body(412, "Labels fingerprint invalid")
+                body["labels"] = wanted.get("labels", {})
+                body["labelFingerprint"] = f"fp{next(self._ops)}"
+                return 200, {}, self._new_op(project, zone, name, verb, done=True)
+            if verb in ("stop", "suspend") and request.query.get("discardLocalSsd"):
+                body["_discarded_local_ssd"] = request.query["discardLocalSsd"]
+            body["status"] = {"stop": "STOPPING", "suspend": "SUSPENDING"}.get(verb, "STOPPING")
+            return 200, {}, self._new_op(project, zone, name, verb, done=False)
+
+        return handler
+
+    def _new_op(self, project: str, zone: str, name: str, verb: str, *, done: bool) -> Any:
+        op = {
+            "kind": "compute#operation",
+            "name": f"operation-{next(self._ops)}",
+            "zone": zone,
+            "operationType": verb,
+            "targetLink": f"projects/{project}/zones/{zone}/instances/{name}",
+            "status": "DONE" if done else "RUNNING",
+            "_polls": 0,
+            "_target": (project, name),
+        }
+        self.operations[op["name"]] = op
+        return {k: v for k, v in op.items() if not k.startswith("_")}
+
+    def _operation(self, request: Request, project: str, zone: str, op: str) -> Reply:
+        found = self.operations.get(op)
+        if found is None:
+            return 404, {}, self.error_body(404, f"operation {op} not found")
+        found["_polls"] += 1
+        if found["status"] != "DONE" and found["_polls"] >= self.polls_until_done:
+            found["status"] = "DONE"
+            target = found["_target"]
+            after = _AFTER.get(found["operationType"])
+            if after is None:
+                self.instances.pop(target, None)
+            elif target in self.instances:
+                self.instances[target]["status"] = after
+        return 200, {}, {k: v for k, v in found.items() if not k.startswith("_")}

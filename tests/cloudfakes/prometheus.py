@@ -1,0 +1,79 @@
+"""A Prometheus HTTP API fake that evaluates the one query shape gpuplan sends.
+
+``max by (<label>, gpu) (max_over_time(<metric>{<label>=~"<re>"}[<n>m]))`` over raw
+samples stored per series (labels as dcgm-exporter writes them: ``gpu``, ``UUID``,
+``Hostname``, ``instance`` plus a relabelled instance-id label). Range selectors are
+left-open ``(t - range, t]`` as in Prometheus 3. Anything else answers 400 ``bad_data``,
+so a query change that the fake does not understand fails loudly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from tests.cloudfakes.http import FakeApi, Reply, Request
+
+QUERY = re.compile(
+    r"^max by \((?P<label>\w+), gpu\) \(max_over_time\((?P<metric>\w+)"
+    r'\{(?P=label)=~"(?P<regex>(?:[^"\\]|\\.)*)"\}\[(?P<minutes>\d+)m\]\)\)$'
+)
+
+
+@dataclass
+class PrometheusFake(FakeApi):
+    series: list[tuple[dict[str, str], dict[float, float]]] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.route("POST", r"/api/v1/query_range", "query_range", self._query_range)
+
+    def error_body(self, status: int, message: str) -> Any:
+        return {"status": "error", "errorType": "internal", "error": message}
+
+    def publish(self, labels: dict[str, str], at: datetime, value: float) -> None:
+        for existing, points in self.series:
+            if existing == labels:
+                points[at.timestamp()] = value
+                return
+        self.series.append((dict(labels), {at.timestamp(): value}))
+
+    def _query_range(self, request: Request) -> Reply:
+        form = {k: v[-1] for k, v in _parse_form(request.body).items()}
+        query = form.get("query", "")
+        self.queries.append(query)
+        match = QUERY.match(query)
+        if match is None:
+            return 400, {}, {"status": "error", "errorType": "bad_data", "error": "unsupported"}
+        label, metric = match["label"], match["metric"]
+        regex = re.compile(match["regex"].replace("\\\\", "\\").replace('\\"', '"'))
+        width = int(match["minutes"]) * 60
+        start, end, step = float(form["start"]), float(form["end"]), float(form["step"])
+        groups: dict[tuple[str, str], dict[float, float]] = {}
+        for labels, points in self.series:
+            if labels.get("__name__") != metric or not regex.fullmatch(labels.get(label, "")):
+                continue
+            key = (labels.get(label, ""), labels.get("gpu", ""))
+            t = start
+            while t <= end:
+                inside = [v for at, v in points.items() if t - width < at <= t]
+                if inside:
+                    bucket = groups.setdefault(key, {})
+                    bucket[t] = max(max(inside), bucket.get(t, float("-inf")))
+                t += step
+        result = [
+            {
+                "metric": {label: key[0], "gpu": key[1]},
+                "values": [[t, repr(v)] for t, v in sorted(points.items())],
+            }
+            for key, points in sorted(groups.items())
+        ]
+        return 200, {}, {"status": "success", "data": {"resultType": "matrix", "result": result}}
+
+
+def _parse_form(body: bytes) -> dict[str, list[str]]:
+    from urllib.parse import parse_qs
+
+    return parse_qs(body.decode(), keep_blank_values=True)

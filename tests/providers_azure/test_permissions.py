@@ -1,0 +1,46 @@
+"""deploy/azure-role-definition.json lists exactly the actions the Azure adapter needs.
+
+Every adapter method runs against the wire fake; each request it saw is mapped to its
+RBAC action. An action missing from the role fails in production with 403; an action
+no call uses is privilege nobody needs.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from gpuplan.core.fleet import InstanceState
+from tests.cloudfakes.azure_arm import ACTIONS
+from tests.cloudfakes.scenarios import PERIODS, WINDOW
+from tests.providers_azure.conftest import SUB, AzureWorld
+
+ROLE = Path(__file__).resolve().parents[2] / "deploy" / "azure-role-definition.json"
+
+
+def test_the_role_definition_matches_the_calls_the_adapter_makes(azure: AzureWorld) -> None:
+    ids = [azure.fake.add_vm(SUB, "rg", f"vm{i}", "Standard_NC999_new_v9") for i in range(3)]
+    azure.fake.skus.append(
+        {
+            "resourceType": "virtualMachines",
+            "name": "Standard_NC999_new_v9",
+            "locations": ["eastus"],
+            "capabilities": [{"name": "GPUs", "value": "1"}],
+        }
+    )
+    azure.fake.publish(ids[0], 0, PERIODS[-1] + timedelta(seconds=5), 1.0)
+    provider = azure.provider()
+    vms = provider.list_instances()
+    provider.fetch_utilisation(vms, start=WINDOW[0], end=WINDOW[1], period_minutes=5)
+    fresh = provider.refresh(vms[0])
+    provider.tag(fresh, {"gpuplan-reason": "idle-60m-lt5pct"})
+    provider.untag(provider.refresh(vms[0]), ["gpuplan-reason"])
+    assert provider.stop(vms[0]) is InstanceState.DEALLOCATED
+    assert provider.terminate(vms[1]) is InstanceState.TERMINATED
+
+    used = {ACTIONS[name] for name in azure.fake.calls}
+    role = json.loads(ROLE.read_text(encoding="utf-8"))
+    assert set(role["Actions"]) == used
+    assert len(role["Actions"]) == len(used)
+    assert role["DataActions"] == [] and role["NotActions"] == []

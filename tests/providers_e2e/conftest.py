@@ -1,0 +1,15 @@
+"""End-to-end fixtures: the test CA, the loopback guard (for this process), the fakes."""
+
+from collections.abc import Iterator
+
+import pytest
+import trustme
+
+from tests.cloudfakes.fixtures import ca_file, no_network, test_ca  # noqa: F401
+from tests.providers_e2e.harness import Clouds, running_clouds
+
+
+@pytest.fixture
+def clouds(test_ca: trustme.CA) -> Iterator[Clouds]:  # noqa: F811
+    with running_clouds(test_ca) as world:
+        yield world

@@ -1,0 +1,73 @@
+"""End to end: the installed ``gpuplan budget`` against GCP and Azure wire fakes, over
+TLS, through configuration only (see :mod:`tests.providers_e2e.harness`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.cloudfakes.identity import jwt_claims
+from tests.cloudfakes.scenarios import CASES, TEAM
+from tests.providers_e2e.harness import (
+    PROJECT,
+    SUB,
+    Clouds,
+    child_env,
+    run_gpuplan,
+    write_policy,
+)
+
+
+def _build(clouds: Clouds) -> None:
+    for case in CASES:
+        extra: dict[str, Any] = {"labels": dict(case.labels)}
+        if not case.running:
+            extra["status"] = "TERMINATED"
+        clouds.compute.add(PROJECT, "us-central1-a", case.name, "a2-highgpu-1g", **extra)
+        power = "running" if case.running else "deallocated"
+        clouds.azure.add_vm(
+            SUB, "rg", case.name, "Standard_NC24ads_A100_v4", tags=dict(case.labels), power=power
+        )
+
+
+def test_budget_lists_both_clouds_through_configuration_only(
+    clouds: Clouds, tmp_path: Path, ca_file: Path
+) -> None:
+    _build(clouds)
+    env = child_env(tmp_path, clouds, ca_file)
+    done = run_gpuplan(["budget", "--policy", str(write_policy(tmp_path, clouds)), "--json"], env)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["problems"] == []
+    in_scope = {c.name for c in CASES if c.labels.get("team") == TEAM["team"]}
+    listed = {(i["provider"], i["instance_id"].rsplit("/", 1)[-1]) for i in record["instances"]}
+    gcp_ids = {body["id"]: name for (_, name), body in clouds.compute.instances.items()}
+    assert {gcp_ids.get(iid, iid) for p, iid in listed if p == "gcp"} == in_scope
+    assert {iid for p, iid in listed if p == "azure"} == in_scope
+    # The real credential chains ran against the fakes: a JWT-bearer grant signed by
+    # the service account, and an Entra client-credentials grant for the ARM audience.
+    assert clouds.compute.tokens and clouds.azure.tokens
+    assert all(t.startswith("entra-") for t in clouds.azure.tokens)
+    assert clouds.entra.grants[0]["scope"] == f"{clouds.urls['arm']}/.default"
+    # google-auth signs its own JWT for service accounts on GAPIC clients (no call to
+    # the key file's token_uri): the token names the account and the Compute audience.
+    claims = jwt_claims(clouds.compute.tokens[0])
+    assert claims["iss"] == f"gpuplan@{PROJECT}.iam.gserviceaccount.com"
+    assert claims["aud"] == "https://compute.googleapis.com/"
+
+
+def test_a_cloud_without_credentials_is_one_error_line_and_the_other_is_listed(
+    clouds: Clouds, tmp_path: Path, ca_file: Path
+) -> None:
+    _build(clouds)
+    env = child_env(tmp_path, clouds, ca_file)
+    env["AZURE_CLIENT_SECRET"] = "wrong"
+    done = run_gpuplan(["budget", "--policy", str(write_policy(tmp_path, clouds)), "--json"], env)
+    assert done.returncode == 1
+    record = json.loads(done.stdout)
+    (problem,) = record["problems"]
+    assert problem.startswith(f"azure: azure {SUB}: listing VMs: not authenticated")
+    assert {i["provider"] for i in record["instances"]} == {"gcp"}
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) <= 2

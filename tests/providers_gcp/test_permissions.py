@@ -1,0 +1,41 @@
+"""deploy/gcp-custom-role.yaml lists exactly the permissions the GCP adapter's calls need.
+
+Every adapter method runs against the wire fakes; each request the fakes saw is mapped
+to its IAM permission. A call missing from the role fails in production with 403; a
+permission no call uses is privilege nobody needs.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import yaml
+
+from gpuplan.core.fleet import InstanceState
+from tests.cloudfakes.gcp_compute import PERMISSIONS
+from tests.cloudfakes.scenarios import PERIODS, WINDOW
+from tests.providers_gcp.conftest import PROJECT, GcpWorld
+
+ROLE = Path(__file__).resolve().parents[2] / "deploy" / "gcp-custom-role.yaml"
+GRPC_PERMISSIONS = {"ListTimeSeries": "monitoring.timeSeries.list"}
+
+
+def test_the_custom_role_matches_the_calls_the_adapter_makes(gcp: GcpWorld) -> None:
+    ids = [gcp.compute.add(PROJECT, "us-central1-a", f"vm{i}", "a2-highgpu-1g") for i in range(4)]
+    gcp.publish(ids[0], 0, PERIODS[-1] + timedelta(seconds=5), 1.0)
+    provider = gcp.provider()
+    vms = provider.list_instances()
+    provider.fetch_utilisation(vms, start=WINDOW[0], end=WINDOW[1], period_minutes=5)
+    fresh = provider.refresh(vms[0])
+    provider.tag(fresh, {"gpuplan-reason": "idle-60m-lt5pct"})
+    provider.untag(fresh, ["gpuplan-reason"])
+    assert provider.stop(vms[0]) is InstanceState.STOPPED
+    assert provider.suspend(vms[1]) is InstanceState.SUSPENDED
+    assert provider.terminate(vms[2]) is InstanceState.TERMINATED
+
+    used = {PERMISSIONS[name] for name in gcp.compute.calls}
+    used |= {GRPC_PERMISSIONS[name] for name in gcp.monitoring.calls}
+    role = yaml.safe_load(ROLE.read_text(encoding="utf-8"))
+    assert set(role["includedPermissions"]) == used
+    assert len(role["includedPermissions"]) == len(used)
