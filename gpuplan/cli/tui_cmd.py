@@ -1,0 +1,43 @@
+"""``gpuplan tui``: the interactive terminal UI (Textual), loaded only by this handler."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpuplan.cli.common import add_catalog_dir
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "tui",
+        help="interactive terminal UI: catalog, estimate, fleet, policies",
+        description="Browse prices, plan a job, watch the fleet and stop idle instances, "
+        "with the keyboard (? for help, q to quit). Catalog and Estimate need no network.",
+    )
+    p.add_argument(
+        "--policies",
+        metavar="DIR",
+        default="policies",
+        help="folder of policy files for the Policies and Fleet screens (default: ./policies)",
+    )
+    p.add_argument("--policy", metavar="FILE", help="open this policy file first")
+    p.add_argument(
+        "--db",
+        metavar="PATH",
+        help="ledger file (env: GPUPLAN_DB; default: ledger.sqlite3 in the user data dir)",
+    )
+    add_catalog_dir(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gpuplan.tui.app import run_tui
+
+    return run_tui(
+        catalog_dir=args.catalog_dir,
+        policies_dir=Path(args.policies),
+        policy_file=Path(args.policy) if args.policy else None,
+        ledger_path=Path(args.db) if args.db else None,
+    )

@@ -1,0 +1,61 @@
+"""Words for the Fleet screen's stop dialog and notifications, from the use case's result."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from gpuplan.tui import format as fmt
+from gpuplan.usecases.stop_idle import StopIdleResult
+
+
+def plan_text(plan: StopIdleResult, live: bool) -> Text:
+    """The dry-run plan for one instance, and what confirming will do in this mode."""
+    out = Text()
+    if plan.aborted:
+        out.append(plan.aborted + "\n", style="bold red")
+    for problem in plan.problems:
+        out.append(f"problem: {problem}\n", style="red")
+    if not plan.outcomes:
+        out.append("The instance was not listed again; nothing to plan.\n", style="red")
+    for outcome in plan.outcomes:
+        item = outcome.item
+        inst = item.instance
+        out.append(f"{inst.instance_id}", style="bold")
+        out.append(f"  {inst.instance_type} · {inst.region} · {fmt.money(inst.hourly_usd)} $/h\n")
+        out.append(f"verdict: {item.decision.verdict.value}: {item.decision.reason}\n")
+        out.append(f"plan: {item.step.value} → {item.planned_action.value}", style="bold")
+        if item.do.value != "none" and item.do != item.planned_action:
+            out.append(f" (carried out as {item.do.value})")
+        out.append("\n")
+        if item.note:
+            out.append(f"note: {item.note}\n")
+        for warning in item.warnings:
+            out.append(f"warning: {warning}\n", style="yellow")
+    out.append("\n")
+    if live:
+        out.append(
+            "LIVE: on yes, the instance is re-read and re-checked, then the plan is carried "
+            "out and recorded in the ledger.",
+            style="bold red",
+        )
+    else:
+        out.append(
+            "DRY RUN: on yes, this plan is recorded in the ledger; nothing is stopped.",
+            style="bold green",
+        )
+    return out
+
+
+def outcome_message(result: StopIdleResult) -> tuple[str, bool]:
+    """One line for a notification, and whether something failed."""
+    if result.aborted:
+        return result.aborted, True
+    parts = [
+        f"{o.item.instance.instance_id}: {o.action}" + (f" ({o.detail})" if o.detail else "")
+        for o in result.outcomes
+    ]
+    mode = "dry run recorded" if result.dry_run else "done"
+    text = f"{mode}, ledger run {result.run_id}: " + ("; ".join(parts) or "nothing to do")
+    if result.problems:
+        text += " · problems: " + "; ".join(result.problems)
+    return text, result.failed

@@ -1,0 +1,46 @@
+"""Cell formatting for the TUI's tables: money, counts and missing values.
+
+Presentation only; the numbers come from the use cases unchanged.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+MISSING = "-"
+
+
+def money(value: Decimal | float | None, digits: int = 2) -> str:
+    """USD with thousands separators; ``-`` where not sold / unknown."""
+    if value is None:
+        return MISSING
+    return f"{float(value):,.{digits}f}"
+
+
+def number(value: float | Decimal | None, digits: int = 0) -> str:
+    if value is None:
+        return MISSING
+    return f"{float(value):,.{digits}f}"
+
+
+def count(value: float) -> str:
+    """GPU counts: whole numbers plain, fractions to four places (1/6 -> 0.1667)."""
+    return str(int(value)) if value == int(value) else f"{value:.4f}"
+
+
+def hours(value: float | None) -> str:
+    """A duration in hours, as hours or days when long."""
+    if value is None:
+        return MISSING
+    if value >= 48:
+        return f"{value / 24:,.1f} d"
+    return f"{value:,.1f} h"
+
+
+def minutes(value: int | None) -> str:
+    """Idle time: minutes, or hours and minutes past the hour."""
+    if value is None:
+        return MISSING
+    if value >= 60:
+        return f"{value // 60}h{value % 60:02d}m"
+    return f"{value}m"

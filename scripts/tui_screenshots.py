@@ -1,0 +1,77 @@
+"""Writes the README's TUI screenshots (SVG) under docs/img/, from the real app.
+
+Each screen is driven headless with the same keys a person would press, on the bundled
+catalog and the example policies, at 100x30. The clock is fixed so no date in the
+pictures changes between runs; prices change only when the bundled catalog does.
+
+Usage: python scripts/tui_screenshots.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from gpuplan.tui.app import GpuplanApp
+from gpuplan.tui.context import TuiContext
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "img"
+SIZE = (100, 30)
+
+Script = Callable[[Pilot[None]], Awaitable[None]]
+
+
+def clock() -> datetime:
+    return datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+
+
+async def catalog(pilot: Pilot[None]) -> None:
+    await pilot.press("slash", "shift+tab", "shift+tab", "shift+tab", *"h100", "enter")
+    await pilot.press("s", "s")
+
+
+async def estimate(pilot: Pilot[None]) -> None:
+    await pilot.press("2", "enter")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def policies(pilot: Pilot[None]) -> None:
+    await pilot.press("4")
+
+
+SHOTS: dict[str, Script] = {
+    "tui-catalog.svg": catalog,
+    "tui-estimate.svg": estimate,
+    "tui-policies.svg": policies,
+}
+
+
+async def shoot(name: str, script: Script, ledger: Path) -> None:
+    context = TuiContext(policies_dir=ROOT / "policies", clock=clock, ledger_path=ledger)
+    app = GpuplanApp(context)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await script(pilot)
+        await pilot.pause()
+        app.save_screenshot(filename=name, path=str(OUT))
+    print(f"wrote {OUT / name}")
+
+
+def main() -> int:
+    import tempfile
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, script in SHOTS.items():
+            asyncio.run(shoot(name, script, Path(tmp) / "ledger.sqlite3"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""The Estimate screen: run the planner from the form, select a row, read its arithmetic."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Static, TabbedContent
+
+from gpuplan.tui.app import GpuplanApp
+from gpuplan.tui.chart import TimeCostChart
+from gpuplan.tui.context import TuiContext
+from gpuplan.tui.estimate import EstimateScreen
+from tests.tui.conftest import drive
+
+
+def shown(app: GpuplanApp, widget_id: str) -> str:
+    return str(app.screen.query_one(widget_id, Static).render())
+
+
+async def run_estimate(app: GpuplanApp, pilot: Pilot[None]) -> None:
+    await pilot.press("enter")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_run_an_estimate_and_select_a_row(tui_context: TuiContext) -> None:
+    app = GpuplanApp(tui_context)
+
+    async def script(pilot: Pilot[None]) -> None:
+        await pilot.press("2")
+        assert isinstance(app.screen, EstimateScreen)
+        assert app.focused is app.screen.query_one("#params", Input)  # 7B, 140B prefilled
+        await run_estimate(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, EstimateScreen) and screen.result is not None
+        table = screen.query_one("#options", DataTable)
+        assert table.row_count == len(screen.result.options) > 1
+        assert table.has_focus
+        assert "feasible option(s)" in shown(app, "#status")
+        stars = [str(c) for c in table.get_column("pareto")]
+        assert stars.count("★") == sum(o.pareto for o in screen.result.options) >= 1
+        # Rank by cost: the cost column never goes down.
+        costs = [o.cost_usd for o in screen.result.options if o.cost_usd is not None]
+        assert costs == sorted(costs)
+
+        await pilot.press("down")
+        second = screen.result.options[1]
+        explain = shown(app, "#explain")
+        assert explain.startswith(f"{second.gpus:g}x {second.gpu}")
+        assert "FLOPs dense = 6 x 7e+09 params x 1.4e+11 tokens" in explain
+        assert "memory per GPU (GiB)" in explain
+        assert screen.query_one("#chart", TimeCostChart).selected == screen.point_of[1]
+
+        assert screen.query_one("#panes", TabbedContent).active == "chart-pane"
+        await pilot.press("enter")
+        assert screen.query_one("#panes", TabbedContent).active == "explain-pane"
+        await pilot.press("t")
+        assert screen.query_one("#panes", TabbedContent).active == "chart-pane"
+
+    drive(app, script)
+
+
+def test_bad_input_is_an_error_line(tui_context: TuiContext) -> None:
+    app = GpuplanApp(tui_context, start="estimate")
+
+    async def script(pilot: Pilot[None]) -> None:
+        app.screen.query_one("#params", Input).value = "seven"
+        await run_estimate(app, pilot)
+        status = app.screen.query_one("#status", Static)
+        assert "--params" in str(status.render())
+        assert status.has_class("error")
+        assert app.screen.query_one("#options", DataTable).row_count == 0
+
+    drive(app, script)
+
+
+def test_nothing_feasible_says_why(tui_context: TuiContext) -> None:
+    app = GpuplanApp(tui_context, start="estimate")
+
+    async def script(pilot: Pilot[None]) -> None:
+        app.screen.query_one("#deadline", Input).value = "1h"
+        app.screen.query_one("#gpus", Input).value = "8"
+        await run_estimate(app, pilot)
+        assert "0 feasible option(s)" in shown(app, "#status")
+        explain = shown(app, "#explain")
+        assert explain.startswith("No feasible option.")
+        assert "deadline" in explain
+
+    drive(app, script)

@@ -1,0 +1,160 @@
+"""The Fleet screen on the fake provider: survey, verdicts, and a confirmed stop."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Static
+
+from gpuplan.core.catalog import Catalog
+from gpuplan.core.policy import Policy
+from gpuplan.ledger import Ledger
+from gpuplan.providers.base import LifecycleProvider
+from gpuplan.tui.app import GpuplanApp
+from gpuplan.tui.confirm import ConfirmScreen
+from gpuplan.tui.context import TuiContext
+from gpuplan.tui.fleet import FleetScreen
+from tests.tui.conftest import drive
+from tests.tui.fleet_fake import LifecycleFake, demo_fleet
+
+
+def on_fake(context: TuiContext, fake: LifecycleFake) -> TuiContext:
+    def providers_for(
+        policy: Policy, catalog: Catalog | None
+    ) -> tuple[list[LifecycleProvider], list[str]]:
+        return [fake], []
+
+    return replace(context, providers_for=providers_for)
+
+
+async def open_fleet(app: GpuplanApp, pilot: Pilot[None]) -> FleetScreen:
+    await pilot.press("3")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    assert isinstance(app.screen, FleetScreen)
+    return app.screen
+
+
+def cells(screen: FleetScreen, key: str) -> list[str]:
+    table = screen.query_one("#instances", DataTable)
+    return [str(c) for c in table.get_column(key)]
+
+
+def test_fleet_shows_verdicts_and_sparklines(tui_context: TuiContext) -> None:
+    fake = demo_fleet()
+    app = GpuplanApp(on_fake(tui_context, fake))
+
+    async def script(pilot: Pilot[None]) -> None:
+        screen = await open_fleet(app, pilot)
+        assert cells(screen, "instance") == ["forgotten-notebook", "llama-pretrain", "no-agent"]
+        assert cells(screen, "verdict") == ["idle", "busy", "unknown"]
+        util = cells(screen, "util")
+        assert set(util[0]) == {"▁"} and set(util[1]) == {"▇"} and set(util[2]) == {"·"}
+        assert len(util[0]) == 12  # one character per 5-minute period of the 60-minute window
+        assert "3 instance(s), 1 idle" in str(screen.query_one("#status", Static).render())
+        assert str(screen.query_one("#mode", Static).render()) == "DRY RUN"
+        # One batch of metrics for the running instances, no actions.
+        assert len(fake.calls_to("fetch_utilisation")) == 1
+        assert fake.calls_to("stop") == []
+
+    drive(app, script)
+
+
+def test_stop_an_idle_instance_live_through_the_confirmation(tui_context: TuiContext) -> None:
+    fake = demo_fleet()
+    app = GpuplanApp(on_fake(tui_context, fake))
+
+    async def script(pilot: Pilot[None]) -> None:
+        screen = await open_fleet(app, pilot)
+        await pilot.press("l")  # ask to go live
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        assert str(screen.query_one("#mode", Static).render()) == "LIVE"
+
+        await pilot.press("x")  # cursor is on the idle instance
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        body = str(app.screen.query_one("#body", Static).render())
+        assert "i-0idle" in body and "plan: act → stop" in body and "LIVE" in body
+        assert fake.calls_to("stop") == []  # the plan alone acts on nothing
+
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        stops = fake.calls_to("stop")
+        assert [c.args for c in stops] == [("i-0idle", False)]
+        assert [c.args[0] for c in fake.calls_to("refresh")] == ["i-0idle"]  # re-read first
+        assert fake.calls_to("tag")[0].args[0] == "i-0idle"
+
+    drive(app, script)
+    assert tui_context.ledger_path is not None
+    with Ledger(tui_context.ledger_path) as ledger:
+        runs = ledger.runs()
+        assert [(r.kind, r.policy, r.dry_run, r.status) for r in runs] == [
+            ("stop-idle", "team-a", False, "ok")
+        ]
+        assert runs[0].summary["acted"][0]["instance_id"] == "i-0idle"
+        assert ledger.count("actions") == 1
+
+
+def test_dry_run_confirm_records_but_stops_nothing(tui_context: TuiContext) -> None:
+    fake = demo_fleet()
+    app = GpuplanApp(on_fake(tui_context, fake))
+
+    async def script(pilot: Pilot[None]) -> None:
+        await open_fleet(app, pilot)
+        await pilot.press("x")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "DRY RUN" in str(app.screen.query_one("#body", Static).render())
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+    drive(app, script)
+    assert fake.calls_to("stop") == [] and fake.calls_to("tag") == []
+    assert tui_context.ledger_path is not None
+    with Ledger(tui_context.ledger_path) as ledger:
+        assert [(r.dry_run, r.status) for r in ledger.runs()] == [(True, "ok")]
+        assert ledger.count("actions") == 0
+
+
+def test_cancel_and_busy_instances_do_nothing(tui_context: TuiContext) -> None:
+    fake = demo_fleet()
+    app = GpuplanApp(on_fake(tui_context, fake))
+
+    async def script(pilot: Pilot[None]) -> None:
+        screen = await open_fleet(app, pilot)
+        await pilot.press("x")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("n")
+        assert app.screen is screen
+        assert "cancelled" in str(screen.query_one("#status", Static).render())
+        await pilot.press("down", "x")  # the busy one: refused before any plan
+        await pilot.pause()
+        assert app.screen is screen
+
+    drive(app, script)
+    assert fake.calls_to("stop") == []
+    assert tui_context.ledger_path is not None
+    with Ledger(tui_context.ledger_path) as ledger:
+        assert ledger.count("runs") == 0
+
+
+def test_provider_error_is_a_notification_not_a_crash(tui_context: TuiContext) -> None:
+    fake = demo_fleet()
+    fake.failures["list_instances"] = "throttled by the cloud (RequestLimitExceeded)"
+    app = GpuplanApp(on_fake(tui_context, fake))
+
+    async def script(pilot: Pilot[None]) -> None:
+        screen = await open_fleet(app, pilot)
+        assert screen.query_one("#instances", DataTable).row_count == 0
+        messages = [n.message for n in app._notifications]
+        assert any("RequestLimitExceeded" in m for m in messages)
+        assert "1 problem(s)" in str(screen.query_one("#status", Static).render())
+
+    drive(app, script)

@@ -1,0 +1,91 @@
+"""SVG snapshots of each screen at 100x30 on the fixed catalog and clock.
+
+Update after an intended change with ``pytest tests/tui --snapshot-update`` and look at
+the diff report before committing the new SVGs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.pilot import Pilot
+
+from gpuplan.tui.app import GpuplanApp
+from gpuplan.tui.context import TuiContext
+from tests.tui.conftest import SNAPSHOT_SIZE
+
+
+def test_catalog_screen(snap_compare: Any, tui_context: TuiContext) -> None:
+    assert snap_compare(GpuplanApp(tui_context), terminal_size=SNAPSHOT_SIZE)
+
+
+def test_catalog_filtered_to_h100(snap_compare: Any, tui_context: TuiContext) -> None:
+    keys = ["slash", "shift+tab", "shift+tab", "shift+tab", *"h100", "enter"]
+    assert snap_compare(GpuplanApp(tui_context), press=keys, terminal_size=SNAPSHOT_SIZE)
+
+
+def test_help_screen(snap_compare: Any, tui_context: TuiContext) -> None:
+    app = GpuplanApp(tui_context)
+    assert snap_compare(app, press=["question_mark"], terminal_size=SNAPSHOT_SIZE)
+
+
+def test_policies_screen_with_budget_burn(snap_compare: Any, tui_context: TuiContext) -> None:
+    from tests.tui.test_policies_screen import record_spend
+
+    record_spend(tui_context, "850")
+    app = GpuplanApp(tui_context, start="policies")
+    assert snap_compare(app, terminal_size=SNAPSHOT_SIZE)
+
+
+def test_policies_screen_broken_file(snap_compare: Any, tui_context: TuiContext) -> None:
+    app = GpuplanApp(tui_context, start="policies")
+    assert snap_compare(app, press=["down"], terminal_size=SNAPSHOT_SIZE)
+
+
+async def _estimate(pilot: Pilot[None]) -> None:
+    await pilot.press("enter")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_estimate_screen_chart(snap_compare: Any, tui_context: TuiContext) -> None:
+    app = GpuplanApp(tui_context, start="estimate")
+    assert snap_compare(app, run_before=_estimate, terminal_size=SNAPSHOT_SIZE)
+
+
+def test_estimate_screen_explain(snap_compare: Any, tui_context: TuiContext) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _estimate(pilot)
+        await pilot.press("down", "enter")
+        await pilot.pause()
+
+    app = GpuplanApp(tui_context, start="estimate")
+    assert snap_compare(app, run_before=run_before, terminal_size=SNAPSHOT_SIZE)
+
+
+async def _fleet(pilot: Pilot[None]) -> None:
+    await pilot.press("3")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_fleet_screen(snap_compare: Any, tui_context: TuiContext) -> None:
+    from tests.tui.fleet_fake import demo_fleet
+    from tests.tui.test_fleet_screen import on_fake
+
+    app = GpuplanApp(on_fake(tui_context, demo_fleet()))
+    assert snap_compare(app, run_before=_fleet, terminal_size=SNAPSHOT_SIZE)
+
+
+def test_fleet_stop_confirmation(snap_compare: Any, tui_context: TuiContext) -> None:
+    from tests.tui.fleet_fake import demo_fleet
+    from tests.tui.test_fleet_screen import on_fake
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _fleet(pilot)
+        await pilot.press("x")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    app = GpuplanApp(on_fake(tui_context, demo_fleet()))
+    assert snap_compare(app, run_before=run_before, terminal_size=SNAPSHOT_SIZE)
