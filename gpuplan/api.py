@@ -3,6 +3,8 @@
 >>> from gpuplan.api import load_catalog, find_offers
 >>> catalog = load_catalog()
 >>> cheapest = find_offers(catalog, gpus=["H100"], pricing="spot", sort="price")[0]
+>>> plan = estimate(catalog, EstimateArgs(params="7B", tokens="1T", gpu=["H100"], gpus="64"))
+>>> best = plan.options[0]
 """
 
 from __future__ import annotations
@@ -10,19 +12,26 @@ from __future__ import annotations
 from gpuplan.core.catalog import Catalog, OfferQuery, query_offers
 from gpuplan.core.gpus import GpuSpec, GpuTable
 from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.planner.constraints import PlanConstraints
+from gpuplan.core.planner.records import plan_record
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.usecases.catalog import find_offers, offer_record
+from gpuplan.usecases.estimate import EstimateArgs, estimate
 
 __all__ = [
     "Catalog",
+    "EstimateArgs",
     "GpuSpec",
     "GpuTable",
     "Offer",
     "OfferQuery",
+    "PlanConstraints",
     "PricingModel",
     "Provider",
+    "estimate",
     "find_offers",
     "load_catalog",
     "offer_record",
+    "plan_record",
     "query_offers",
 ]

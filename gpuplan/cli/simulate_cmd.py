@@ -30,7 +30,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--instances", type=int, default=60, help="generated instances (default 60)")
     p.add_argument("--hours", type=int, default=72, help="generated hours (default 72)")
     p.add_argument(
-        "--interval", type=int, default=5, help="minutes between scheduled runs (default 5)"
+        "--interval",
+        type=int,
+        default=10,
+        help="minutes between scheduled runs (default 10, as deploy/crontab)",
     )
     p.add_argument("--sweep", action="store_true", help="sweep window x threshold x interval")
     p.add_argument("--write-traces", metavar="DIR", help="write the generated fleet to DIR")

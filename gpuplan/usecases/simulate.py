@@ -25,7 +25,7 @@ EPOCH = datetime(2026, 1, 5, tzinfo=UTC)
 PRICE_REGION = "us-east-1"
 SWEEP_WINDOWS = (15, 30, 45, 60, 90, 120)
 SWEEP_THRESHOLDS = (2.0, 5.0, 10.0)
-SWEEP_INTERVALS = (5, 15, 30)
+SWEEP_INTERVALS = (5, 10, 15, 30)
 
 
 def idle_rule(policy: Policy | None) -> IdleRule:
