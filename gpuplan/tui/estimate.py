@@ -50,6 +50,7 @@ TEXT_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("deadline", "deadline", "e.g. 14d"),
     ("budget", "budget $", "e.g. 20000"),
     ("pricing", "pricing", "any, e.g. spot"),
+    ("policy", "policy", "optional policy file"),
 )
 DEFAULTS = {"params": "7B", "tokens": "140B"}
 
@@ -175,10 +176,11 @@ class EstimateScreen(Screen[None]):
     def action_run(self) -> None:
         self._set_status("Estimating…")
         self.query_one("#options", DataTable).loading = True
-        self._plan(self.form_args())
+        policy = self.query_one("#policy", Input).value.strip() or None
+        self._plan(self.form_args(), policy)
 
     @work(thread=True, exclusive=True, group="estimate")
-    def _plan(self, args: EstimateArgs) -> None:
+    def _plan(self, args: EstimateArgs, policy: str | None = None) -> None:
         """Load the catalog once, then plan; the result or the error goes back to the UI."""
         from gpuplan.loaders.catalog import load_catalog
         from gpuplan.usecases.estimate import estimate
@@ -186,7 +188,18 @@ class EstimateScreen(Screen[None]):
         try:
             if self.catalog is None:
                 self.catalog = load_catalog(self.context.catalog_dir)
-            result = estimate(self.catalog, args)
+            constraints = None
+            if policy is not None:
+                from gpuplan.usecases.policy import plan_constraints
+
+                ledger = self.context.ledger_path
+                constraints, _ = plan_constraints(
+                    policy,
+                    db=None if ledger is None else str(ledger),
+                    now=self.context.clock(),
+                    gpus=self.catalog.gpus,
+                )
+            result = estimate(self.catalog, args, constraints)
         except GpuplanError as exc:
             self.app.call_from_thread(self._show_error, str(exc))
             return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
@@ -84,5 +86,26 @@ def test_nothing_feasible_says_why(tui_context: TuiContext) -> None:
         explain = shown(app, "#explain")
         assert explain.startswith("No feasible option.")
         assert "deadline" in explain
+
+    drive(app, script)
+
+
+def test_policy_field_leaves_out_what_the_policy_forbids(
+    tui_context: TuiContext, tmp_path: Path
+) -> None:
+    policy = tmp_path / "only-a10g.yaml"
+    policy.write_text(
+        "version: 1\nname: small-team\nplanning:\n  allowed_gpus: [A10G]\n", encoding="utf-8"
+    )
+    app = GpuplanApp(tui_context, start="estimate")
+
+    async def script(pilot: Pilot[None]) -> None:
+        app.screen.query_one("#policy", Input).value = str(policy)
+        await run_estimate(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, EstimateScreen) and screen.result is not None
+        assert {o.gpu for o in screen.result.options} <= {"A10G"}
+        reasons = [r for o in screen.result.infeasible for r in o.reasons]
+        assert any(r.startswith("policy small-team") and "not allowed" in r for r in reasons)
 
     drive(app, script)
