@@ -12,11 +12,37 @@ import sys
 from collections.abc import Sequence
 
 from gpuplan import __version__
-from gpuplan.cli import catalog_cmd, gpus_cmd
+from gpuplan.cli import (
+    budget_cmd,
+    catalog_cmd,
+    estimate_cmd,
+    fleet_cmd,
+    gpus_cmd,
+    history_cmd,
+    policy_cmd,
+    savings_cmd,
+    simulate_cmd,
+    snooze_cmd,
+    stop_idle_cmd,
+    tui_cmd,
+)
 from gpuplan.cli.common import Handler
 from gpuplan.core.errors import GpuplanError
 
-COMMAND_MODULES = (catalog_cmd, gpus_cmd)
+COMMAND_MODULES = (
+    catalog_cmd,
+    gpus_cmd,
+    estimate_cmd,
+    policy_cmd,
+    budget_cmd,
+    simulate_cmd,
+    tui_cmd,
+    fleet_cmd,
+    stop_idle_cmd,
+    snooze_cmd,
+    history_cmd,
+    savings_cmd,
+)
 
 
 class _Parser(argparse.ArgumentParser):

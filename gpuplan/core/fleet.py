@@ -6,6 +6,7 @@ decides (budget, idle verdicts, action plans) works on these values only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -13,6 +14,9 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplan.core.offers import PricingModel, Provider
+
+GpuSamples = Mapping[str, Mapping[datetime, float]]
+"""GPU utilisation of one instance: GPU key (index) -> period start (UTC) -> max percent."""
 
 
 class InstanceState(StrEnum):

@@ -1,16 +1,37 @@
-"""The provider Protocol every cloud adapter (and the in-memory fake) implements."""
+"""The provider Protocols every cloud adapter (and the in-memory fake) implements.
+
+``CloudProvider`` lists GPU instances in scope (enough for ``gpuplan budget``).
+``LifecycleProvider`` adds what the lifecycle manager needs: utilisation for many
+instances in one batch, re-reading one instance right before acting, the actions
+(stop, hibernate, terminate) and tags. Each adapter declares its
+:class:`~gpuplan.core.fleet.Capability` set; the planner checks it before planning an
+action.
+
+Adapters raise :class:`ProviderError` (a person-readable message, never an SDK
+exception) when a call fails after the SDK's own retries, so a use case can report one
+region or one instance as failed and carry on with the rest.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from gpuplan.core.fleet import Capability, GpuInstance
+from gpuplan.core.errors import GpuplanError
+from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.offers import Provider
+
+
+class ProviderError(GpuplanError):
+    """A cloud call failed (after retries): throttled, denied, unreachable, not found."""
+
+    exit_code = 1
 
 
 @runtime_checkable
 class CloudProvider(Protocol):
-    """Lists GPU instances in scope. Lifecycle issues extend it with metrics and actions."""
+    """Lists GPU instances in scope."""
 
     @property
     def provider(self) -> Provider:
@@ -25,3 +46,67 @@ class CloudProvider(Protocol):
     def list_instances(self) -> list[GpuInstance]:
         """GPU instances in scope, any state, with their labels, start time and price."""
         ...
+
+
+@runtime_checkable
+class LifecycleProvider(CloudProvider, Protocol):
+    """A provider the lifecycle manager can watch and act on."""
+
+    @property
+    def scope(self) -> str:
+        """Where this adapter looks, for messages (``aws us-east-1``)."""
+        ...
+
+    def drain_notices(self) -> list[str]:
+        """Notices gathered since the last call (unknown types...), then forgotten."""
+        ...
+
+    def fetch_utilisation(
+        self,
+        instances: Sequence[GpuInstance],
+        *,
+        start: datetime,
+        end: datetime,
+        period_minutes: int,
+    ) -> dict[str, GpuSamples]:
+        """GPU utilisation per instance id -> GPU -> period start (UTC) -> max percent.
+
+        ``start`` and ``end`` are aligned to period boundaries by the caller. One batch
+        for all instances, never one call per instance. Instances with no series are
+        absent from the result (no agent).
+        """
+        ...
+
+    def refresh(self, instance: GpuInstance) -> GpuInstance:
+        """The instance re-read now (state, tags); raises ProviderError when gone."""
+        ...
+
+    def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
+        """Stop (or hibernate) the instance; returns the state the cloud answered."""
+        ...
+
+    def terminate(self, instance: GpuInstance) -> InstanceState:
+        """Terminate the instance; returns the state the cloud answered."""
+        ...
+
+    def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
+        """Set tags (labels) on the instance."""
+        ...
+
+    def untag(self, instance: GpuInstance, keys: Sequence[str]) -> None:
+        """Remove tags (labels) from the instance; absent keys are fine."""
+        ...
+
+
+@runtime_checkable
+class ReservationAware(Protocol):
+    """A provider that can say which types have active reservations (AWS): a saving
+    from stopping such a type is doubtful, since the reservation bills anyway."""
+
+    @property
+    def scope(self) -> str: ...
+
+    @property
+    def region(self) -> str: ...
+
+    def reserved_types(self) -> set[str]: ...

@@ -1,0 +1,129 @@
+"""``gpuplan fleet --policy FILE``: GPU instances in scope with utilisation and verdicts.
+
+Read-only: lists, fetches utilisation and decides exactly as ``stop-idle`` does, but
+never plans or acts. Exit 0, or 1 when a scope could not be surveyed, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from gpuplan.cli.common import add_catalog_dir
+from gpuplan.cli.render import format_cell, format_count, print_json, render_table
+from gpuplan.cli.stop_idle_cmd import add_db
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "fleet",
+        help="GPU instances in a policy's scope: utilisation, idle time, verdict, cost",
+        description="List the GPU instances a policy governs with state, GPUs, $/h, GPU "
+        "utilisation over the idle window (max and mean of the busiest GPU), how long "
+        "they have been idle, the idle verdict and an estimated month-to-date cost.",
+    )
+    p.add_argument("--policy", metavar="FILE", help="policy file (YAML); needed without --report")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="audit view from the ledger: idle GPU-hours and dollars wasted per group",
+    )
+    p.add_argument("--since", default="7d", help="report period: 7d, 24h, 2026-12-01 (7d)")
+    p.add_argument("--by", default="label:team", metavar="label:KEY", help="report grouping")
+    add_db(p)
+    add_catalog_dir(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.report:
+        return report(args)
+    if not args.policy:
+        from gpuplan.core.errors import InputError
+
+        raise InputError("fleet: --policy FILE is required (or use --report)")
+    from gpuplan.cli.common import load_catalog_for
+    from gpuplan.usecases.fleet import fleet_records, idle_rule, lifecycle_providers, survey
+    from gpuplan.usecases.policy import load_policy
+
+    policy = load_policy(args.policy)
+    catalog = load_catalog_for(args)
+    providers, problems = lifecycle_providers(policy, catalog)
+    now = datetime.now(UTC)
+    seen = survey(providers, idle_rule(policy), now)
+    problems.extend(seen.problems)
+    records = fleet_records(seen, now)
+    if args.json:
+        print_json({"policy": policy.name, "instances": records, "problems": problems})
+    else:
+        _print(records)
+    for line in seen.notices:
+        print(f"gpuplan: notice: {line}", file=sys.stderr)
+    for line in problems:
+        print(f"gpuplan: error: {line}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+HEADERS = ("provider", "region", "instance", "type", "state", "GPUs", "$/h", "max %",
+           "mean %", "idle min", "verdict", "MTD $", "reason")  # fmt: skip
+
+
+def _print(records: list[dict[str, Any]]) -> None:
+    rows = [
+        [
+            r["provider"],
+            r["region"],
+            r["instance_id"],
+            r["instance_type"],
+            r["state"],
+            f"{format_count(r['gpu_count'])}x {r['gpu'] or '?'}",
+            format_cell(r["hourly_usd"], money=True),
+            format_cell(r["max_percent"], digits=0),
+            format_cell(r["mean_percent"], digits=1),
+            format_cell(r["idle_minutes"]),
+            r["verdict"],
+            format_cell(r["month_to_date_usd"], money=True),
+            r["reason"],
+        ]
+        for r in records
+    ]
+    right = [False] * 5 + [False] + [True] * 4 + [False, True, False]
+    print(render_table(HEADERS, rows, align_right=right))
+    print(
+        f"\n{len(records)} GPU instance(s). MTD $: running hours this month x list price "
+        "(an estimate: stopped periods, disks and IPs are not counted)."
+    )
+
+
+def report(args: argparse.Namespace) -> int:
+    from gpuplan.ledger import Ledger
+    from gpuplan.usecases.savings import parse_by, parse_since, waste
+
+    now = datetime.now(UTC)
+    since, key = parse_since(args.since, now), parse_by(args.by)
+    with Ledger.open(args.db) as ledger:
+        runs = ledger.runs(limit=1_000_000)
+    lines = waste(runs, since, key)
+    records: list[dict[str, Any]] = [
+        {"month": x.month, key: x.group, "idle_gpu_hours": x.gpu_hours,
+         "idle_instance_hours": x.hours, "wasted_usd": x.usd, "instances": x.instances}
+        for x in lines
+    ]  # fmt: skip
+    if args.json:
+        print_json({"since": since, "by": key, "groups": records})
+        return 0
+    rows = [
+        [r["month"], r[key], format_cell(r["idle_gpu_hours"]),
+         format_cell(r["wasted_usd"], money=True), str(r["instances"])]
+        for r in records
+    ]  # fmt: skip
+    print(render_table(("month", key, "idle GPU-h", "wasted $", "instances"), rows,
+                       align_right=[False, False, True, True, True]))  # fmt: skip
+    print(
+        f"\nSince {since:%Y-%m-%d %H:%M}Z, from stop-idle runs in the ledger: time seen "
+        "idle between runs (at most one idle window per sighting)."
+    )
+    return 0

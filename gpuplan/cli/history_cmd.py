@@ -1,0 +1,63 @@
+"""``gpuplan history``: the lifecycle runs recorded in the ledger, newest first."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gpuplan.cli.render import print_json, render_table
+from gpuplan.cli.stop_idle_cmd import add_db
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "history",
+        help="lifecycle runs recorded in the ledger: what was decided and done",
+        description="List stop-idle runs from the ledger with their outcome counts.",
+    )
+    p.add_argument("--policy", metavar="NAME", help="only runs of this policy name")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (20)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    add_db(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpuplan.ledger import Ledger
+
+    with Ledger.open(args.db) as ledger:
+        runs = [r for r in ledger.runs(limit=args.limit * 5, policy=args.policy)]
+    records: list[dict[str, Any]] = [
+        {
+            "run_id": r.id,
+            "kind": r.kind,
+            "policy": r.policy,
+            "started_at": r.started_at,
+            "dry_run": r.dry_run,
+            "status": r.status,
+            "actions": r.summary.get("actions", {}),
+            "verdicts": r.summary.get("verdicts", {}),
+            "acted": r.summary.get("acted", []),
+            "problems": r.summary.get("problems", []),
+        }
+        for r in runs
+        if r.kind == "stop-idle"
+    ][: args.limit]
+    if args.json:
+        print_json(records)
+        return 0
+    rows = [
+        [
+            str(r["run_id"]),
+            f"{r['started_at']:%Y-%m-%d %H:%M}",
+            r["policy"],
+            "dry run" if r["dry_run"] else "apply",
+            r["status"],
+            ", ".join(f"{n} {k}" for k, n in sorted(r["verdicts"].items())),
+            ", ".join(f"{n} {k}" for k, n in sorted(r["actions"].items()) if k != "none") or "-",
+        ]
+        for r in records
+    ]
+    headers = ("run", "started (UTC)", "policy", "mode", "status", "verdicts", "actions")
+    print(render_table(headers, rows))
+    return 0

@@ -1,0 +1,60 @@
+"""``gpuplan snooze INSTANCE --for 4h --policy FILE``: keep one instance from being stopped.
+
+Sets the ``gpuplan-snooze-until`` tag (``20261202t141500z``); ``stop-idle`` treats the
+instance as exempt until then. ``--clear`` removes the tag.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime, timedelta
+
+from gpuplan.cli.render import print_json
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "snooze",
+        help="exempt one GPU instance from stop-idle for a while",
+        description="Tag an instance gpuplan-snooze-until so stop-idle leaves it alone "
+        "until then. Exit 0 ok, 1 the cloud call failed, 2 bad input or unknown instance.",
+    )
+    p.add_argument("instance", metavar="INSTANCE", help="instance id, e.g. i-0abc...")
+    p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--for", dest="duration", metavar="DURATION", help="e.g. 90m, 4h, 1h30m")
+    group.add_argument("--clear", action="store_true", help="remove the snooze")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpuplan.core.errors import InputError
+    from gpuplan.core.policy.fields import parse_minutes
+    from gpuplan.usecases.fleet import lifecycle_providers, snooze
+    from gpuplan.usecases.policy import load_policy
+
+    until: datetime | None = None
+    if not args.clear:
+        try:
+            minutes = parse_minutes(args.duration)
+        except ValueError as exc:
+            raise InputError(f"--for: {exc}") from None
+        if minutes <= 0:
+            raise InputError("--for: must be more than 0 minutes")
+        until = datetime.now(UTC) + timedelta(minutes=minutes)
+    policy = load_policy(args.policy)
+    providers, _ = lifecycle_providers(policy, None)
+    found = snooze(providers, args.instance, until)
+    record = {
+        "instance_id": found.instance_id,
+        "region": found.region,
+        "snoozed_until": until,
+    }
+    if args.json:
+        print_json(record)
+    elif until is None:
+        print(f"{found.instance_id} ({found.region}): snooze removed")
+    else:
+        print(f"{found.instance_id} ({found.region}): snoozed until {until:%Y-%m-%d %H:%M}Z")
+    return 0

@@ -1,0 +1,111 @@
+"""``gpuplan stop-idle --policy FILE [--apply]``: plan (dry run by default) and act.
+
+Exit codes, for monitoring a scheduled job: 0 all good (unknown verdicts are reported,
+not failures), 1 some action failed, a scope could not be surveyed, the run aborted
+(more would-be actions than ``max_actions_per_run``) or another run held the lock,
+2 bad input (the policy does not load: nothing is stopped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from gpuplan.cli.common import add_catalog_dir
+from gpuplan.cli.render import format_cell, print_json, render_table
+
+
+def add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="ledger file (env: GPUPLAN_DB; default: ledger.sqlite3 in the user data dir)",
+    )
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "stop-idle",
+        help="find idle GPU instances and stop them (dry run unless --apply)",
+        description="Survey the GPU instances a policy governs, decide which are idle, and "
+        "print the plan. With --apply, re-check each right before acting and stop "
+        "(hibernate, terminate) the ones still idle. Exit 0 ok, 1 an action failed or the "
+        "run aborted, 2 bad input.",
+    )
+    p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
+    p.add_argument("--apply", action="store_true", help="act; without it nothing changes")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--lock-wait",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="wait this long for a concurrent run to finish, then exit 1 (default 30)",
+    )
+    add_db(p)
+    add_catalog_dir(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpuplan.cli.common import load_catalog_for
+    from gpuplan.ledger import Ledger, ledger_path
+    from gpuplan.providers.webhook import WebhookNotifier
+    from gpuplan.usecases.fleet import lifecycle_providers
+    from gpuplan.usecases.policy import load_policy
+    from gpuplan.usecases.stop_idle import result_record, run_lock, run_stop_idle
+
+    policy = load_policy(args.policy)
+    catalog = load_catalog_for(args)
+    db = ledger_path(args.db)
+    with run_lock(db.with_name(db.name + ".lock"), args.lock_wait), Ledger(db) as ledger:
+        providers, problems = lifecycle_providers(policy, catalog)
+        url = policy.notify.webhook_url
+        result = run_stop_idle(
+            policy,
+            providers,
+            apply=args.apply,
+            now=datetime.now(UTC),
+            ledger=ledger,
+            notifier=None if url is None else WebhookNotifier(url),
+            problems=problems,
+        )
+    record = result_record(result)
+    if args.json:
+        print_json(record)
+    else:
+        print_plan(record)
+    for line in result.notices:
+        print(f"gpuplan: notice: {line}", file=sys.stderr)
+    for line in result.problems:
+        print(f"gpuplan: error: {line}", file=sys.stderr)
+    if result.aborted:
+        print(f"gpuplan: error: {result.aborted}", file=sys.stderr)
+    return 1 if result.failed else 0
+
+
+HEADERS = ("region", "instance", "type", "state", "$/h", "verdict", "plan", "action", "reason")
+
+
+def print_plan(record: dict[str, Any]) -> None:
+    rows = [
+        [
+            d["region"],
+            d["instance_id"],
+            d["instance_type"],
+            d["state"],
+            format_cell(d["hourly_usd"], money=True),
+            d["verdict"],
+            d["planned_action"],
+            d["action"],
+            "; ".join(x for x in (d["reason"], d["detail"], *d["warnings"]) if x),
+        ]
+        for d in record["decisions"]
+    ]
+    right = [False] * 4 + [True] + [False] * 4
+    print(render_table(HEADERS, rows, align_right=right))
+    mode = "dry run: nothing was changed (use --apply to act)" if record["dry_run"] else "applied"
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(record["summary"].items()))
+    print(f"\nPolicy {record['policy']}, {mode}. {counts or 'no instances'}.")

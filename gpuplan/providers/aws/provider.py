@@ -1,0 +1,210 @@
+"""``AwsProvider``: one region of one AWS account, behind the LifecycleProvider Protocol.
+
+Clients are injected (tests point them at moto) or built from a session (standard
+credential chain, a profile, or ``role_arn`` through STS). Every SDK failure leaves this
+module as a :class:`ProviderError` naming the region and the call, after botocore's own
+retries; the use case decides what a failure means for the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from gpuplan.core.catalog import Catalog
+from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.offers import Provider
+from gpuplan.providers.aws import cloudwatch, ec2
+from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, client_config
+from gpuplan.providers.base import ProviderError
+
+CAPABILITIES = frozenset(
+    {
+        Capability.LIST,
+        Capability.METRICS,
+        Capability.STOP,
+        Capability.HIBERNATE,
+        Capability.TERMINATE,
+        Capability.TAG,
+    }
+)
+
+
+class AwsProvider:
+    """GPU instances of one region: list, fetch utilisation, stop, tag."""
+
+    def __init__(
+        self,
+        region: str,
+        *,
+        ec2_client: Any,
+        cloudwatch_client: Any,
+        catalog: Catalog | None = None,
+        namespace: str = "CWAgent",
+        metric: str = "nvidia_smi_utilization_gpu",
+    ) -> None:
+        self.region = region
+        self._ec2 = ec2_client
+        self._cw = cloudwatch_client
+        self._catalog = catalog
+        self._namespace = namespace
+        self._metric = metric
+        self._types: dict[str, ec2.TypeFacts] = {}
+        self._notices: list[str] = []
+
+    @classmethod
+    def from_session(
+        cls,
+        session: Any,
+        region: str,
+        *,
+        catalog: Catalog | None = None,
+        max_attempts: int = DEFAULT_ATTEMPTS,
+        namespace: str = "CWAgent",
+        metric: str = "nvidia_smi_utilization_gpu",
+    ) -> AwsProvider:
+        config = client_config(max_attempts)
+        return cls(
+            region,
+            ec2_client=session.client("ec2", region_name=region, config=config),
+            cloudwatch_client=session.client("cloudwatch", region_name=region, config=config),
+            catalog=catalog,
+            namespace=namespace,
+            metric=metric,
+        )
+
+    @property
+    def provider(self) -> Provider:
+        return Provider.AWS
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        return CAPABILITIES
+
+    @property
+    def scope(self) -> str:
+        return f"aws {self.region}"
+
+    def drain_notices(self) -> list[str]:
+        out, self._notices = self._notices, []
+        return out
+
+    def list_instances(self) -> list[GpuInstance]:
+        with self._errors("DescribeInstances"):
+            raws = list(self._describe(Filters=[_state_filter()]))
+            return self._map(raws)
+
+    def refresh(self, instance: GpuInstance) -> GpuInstance:
+        with self._errors(f"DescribeInstances {instance.instance_id}"):
+            raws = list(self._describe(InstanceIds=[instance.instance_id]))
+            mapped = self._map(raws)
+        if not mapped:
+            raise ProviderError(f"{self.scope}: {instance.instance_id} no longer exists")
+        return mapped[0]
+
+    def fetch_utilisation(
+        self,
+        instances: Sequence[GpuInstance],
+        *,
+        start: datetime,
+        end: datetime,
+        period_minutes: int,
+    ) -> dict[str, GpuSamples]:
+        if not instances:
+            return {}
+        with self._errors("ListMetrics/GetMetricData"):
+            metrics = cloudwatch.discover(self._cw, self._namespace, self._metric)
+            series = cloudwatch.match_series(metrics, instances)
+            fetched = cloudwatch.fetch(
+                self._cw, series, start=start, end=end, period_minutes=period_minutes
+            )
+        return dict(fetched)
+
+    def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
+        with self._errors(f"StopInstances {instance.instance_id}"):
+            kwargs: dict[str, Any] = {"InstanceIds": [instance.instance_id]}
+            if hibernate:
+                kwargs["Hibernate"] = True
+            answer = self._ec2.stop_instances(**kwargs)
+            return ec2.state_of(answer["StoppingInstances"][0]["CurrentState"]["Name"])
+
+    def terminate(self, instance: GpuInstance) -> InstanceState:
+        with self._errors(f"TerminateInstances {instance.instance_id}"):
+            answer = self._ec2.terminate_instances(InstanceIds=[instance.instance_id])
+            return ec2.state_of(answer["TerminatingInstances"][0]["CurrentState"]["Name"])
+
+    def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
+        with self._errors(f"CreateTags {instance.instance_id}"):
+            self._ec2.create_tags(
+                Resources=[instance.instance_id],
+                Tags=[{"Key": k, "Value": v} for k, v in tags.items()],
+            )
+
+    def untag(self, instance: GpuInstance, keys: Sequence[str]) -> None:
+        with self._errors(f"DeleteTags {instance.instance_id}"):
+            self._ec2.delete_tags(Resources=[instance.instance_id], Tags=[{"Key": k} for k in keys])
+
+    def reserved_types(self) -> set[str]:
+        """Instance types with active reserved instances in this region (savings doubt)."""
+        with self._errors("DescribeReservedInstances"):
+            answer = self._ec2.describe_reserved_instances(
+                Filters=[{"Name": "state", "Values": ["active"]}]
+            )
+        return {str(r["InstanceType"]) for r in answer.get("ReservedInstances", ())}
+
+    def _describe(self, **kwargs: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+        for page in self._ec2.get_paginator("describe_instances").paginate(**kwargs):
+            for reservation in page.get("Reservations", ()):
+                for raw in reservation.get("Instances", ()):
+                    yield str(reservation.get("OwnerId", "")), raw
+
+    def _map(self, raws: list[tuple[str, dict[str, Any]]]) -> list[GpuInstance]:
+        self._learn_types({raw["InstanceType"] for _, raw in raws})
+        gpu_raws = [(a, r) for a, r in raws if self._types[r["InstanceType"]].gpu_count > 0]
+        spots = [r["InstanceId"] for _, r in gpu_raws if r.get("InstanceLifecycle") == "spot"]
+        spot_types = ec2.spot_request_types(self._ec2, spots) if spots else {}
+        return [
+            ec2.to_instance(
+                raw,
+                region=self.region,
+                account=account,
+                facts=self._types[raw["InstanceType"]],
+                catalog=self._catalog,
+                spot_types=spot_types,
+            )
+            for account, raw in gpu_raws
+        ]
+
+    def _learn_types(self, names: set[str]) -> None:
+        unseen = names - self._types.keys()
+        if not unseen:
+            return
+        entries, unknown = ec2.describe_types(self._ec2, unseen)
+        for name in unseen:
+            self._types[name] = ec2.type_facts(name, entries.get(name), self._catalog)
+        for name in unknown:
+            if self._types[name].gpu_count == 0:
+                self._notices.append(
+                    f"{self.scope}: instance type {name} is unknown to EC2's type list "
+                    "and the catalog; its instances are left out"
+                )
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except ClientError as exc:
+            err = exc.response.get("Error", {})
+            raise ProviderError(
+                f"{self.scope}: {what}: {err.get('Code', 'error')}: {err.get('Message', '')}"
+            ) from exc
+        except BotoCoreError as exc:
+            raise ProviderError(f"{self.scope}: {what}: {exc}") from exc
+
+
+def _state_filter() -> dict[str, Any]:
+    return {"Name": "instance-state-name", "Values": list(ec2.LISTED_STATES)}

@@ -1,0 +1,124 @@
+"""Savings and waste from stop-idle run summaries in the ledger."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from freezegun import freeze_time
+
+from gpuplan.cli.main import main
+from gpuplan.core.errors import InputError
+from gpuplan.ledger import RunRecord
+from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.usecases.savings import parse_by, parse_since, reserved_pairs, savings, waste
+from tests.lifecycle.world import NOW, World, flat
+
+T0 = datetime(2026, 11, 30, 23, 0, tzinfo=UTC)
+
+
+def run(at: datetime, *, dry: bool = False, **summary: Any) -> RunRecord:
+    return RunRecord(1, "stop-idle", "p", at, at, dry, "ok", summary)
+
+
+def brief(iid: str, price: str, team: str, gpus: int = 1) -> dict[str, Any]:
+    return {"instance_id": iid, "hourly_usd": price, "labels": {"team": team}, "gpu_count": gpus}
+
+
+def test_savings_until_restart_or_now_split_by_month() -> None:
+    back = [{"instance_id": "i-1", "stopped_at": "20261130t230000z"}]
+    runs = [
+        run(T0, acted=[brief("i-1", "10", "a"), brief("i-2", "2", "b")]),
+        run(T0 + timedelta(hours=3), restarted=back),
+        run(T0 + timedelta(hours=1), dry=True, acted=[brief("i-9", "99", "a")]),
+    ]
+    lines = {(x.month, x.group): x for x in savings(runs, T0 + timedelta(hours=5))}
+    assert lines[("2026-11", "a")].usd == Decimal("10.00")
+    assert lines[("2026-12", "a")].usd == Decimal("20.00")
+    assert lines[("2026-12", "b")].hours == Decimal("4.00")
+    assert all(x.instances == 1 for x in lines.values())
+    assert sum(x.usd for x in lines.values()) == Decimal("40.00")  # i-9 was a dry run
+
+
+def test_saving_on_a_reserved_type_is_doubtful() -> None:
+    acted = {**brief("i-1", "10", "a"), "region": "us-east-1", "instance_type": "p5.48xlarge"}
+    runs = [run(T0 + timedelta(hours=1), acted=[acted])]
+    (line,) = savings(runs, T0 + timedelta(hours=3), reserved={("us-east-1", "p5.48xlarge")})
+    assert (line.usd, line.doubtful_usd) == (Decimal("20.00"), Decimal("20.00"))
+    (plain,) = savings(runs, T0 + timedelta(hours=3), reserved={("us-west-2", "p5.48xlarge")})
+    assert plain.doubtful_usd == Decimal(0)
+
+
+def test_reserved_types_are_read_and_failures_reported(aws_env: None) -> None:
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    with Stubber(ec2) as stub:
+        stub.add_response(
+            "describe_reserved_instances",
+            {"ReservedInstances": [{"InstanceType": "p5.48xlarge", "State": "active"}]},
+            {"Filters": [{"Name": "state", "Values": ["active"]}]},
+        )
+        stub.add_client_error("describe_reserved_instances", "UnauthorizedOperation")
+        aws = AwsProvider("us-east-1", ec2_client=ec2, cloudwatch_client=None)
+        pairs, problems = reserved_pairs([aws])
+        assert pairs == {("us-east-1", "p5.48xlarge")} and problems == []
+        pairs, problems = reserved_pairs([aws, object()])
+        assert pairs == set() and "UnauthorizedOperation" in problems[0]
+
+
+def test_waste_counts_time_seen_idle() -> None:
+    seen = [brief("i-1", "16", "research", gpus=8)]
+    runs = [run(NOW + timedelta(minutes=10 * k), idle=seen, window_minutes=60) for k in range(3)]
+    runs.append(run(NOW - timedelta(days=30), idle=seen, window_minutes=60))  # before --since
+    (line,) = waste(runs, NOW - timedelta(days=7))
+    assert line.hours == Decimal("1.33") and line.gpu_hours == Decimal("10.67")
+    assert line.usd == Decimal("21.33") and line.group == "research"
+
+
+def test_parsers() -> None:
+    assert parse_since("7d", NOW) == NOW - timedelta(days=7)
+    assert parse_since("2026-12-01", NOW) == datetime(2026, 12, 1, tzinfo=UTC)
+    assert parse_by("label:team") == "team"
+    with pytest.raises(InputError):
+        parse_since("last week", NOW)
+    with pytest.raises(InputError):
+        parse_by("team")
+
+
+def test_savings_and_report_commands(
+    world: World, tmp_path: Path, lc_catalog_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    iid = world.launch(tags={"team": "research"})
+    world.publish(iid, flat(0.0))
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        "version: 1\nname: p\nscope: {aws: {regions: [us-east-1]}}\n", encoding="utf-8"
+    )
+    db = str(tmp_path / "l.db")
+    args = ["stop-idle", "--policy", str(policy), "--db", db, "--catalog-dir", str(lc_catalog_dir)]
+    with freeze_time(NOW):
+        assert main([*args, "--apply"]) == 0
+    world.client("ec2", "us-east-1").start_instances(InstanceIds=[iid])
+    with freeze_time(NOW + timedelta(hours=2)):
+        assert main(args) == 0  # sees it running again with its stopped-at tag
+    capsys.readouterr()
+    with freeze_time(NOW + timedelta(hours=5)):
+        assert main(["savings", "--db", db, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        (line,) = out["savings"]
+        assert (line["team"], line["hours"], line["usd"]) == ("research", 2.0, 2.01)
+        assert "keep billing" in out["note"]
+        assert main(["fleet", "--report", "--since", "7d", "--db", db, "--json"]) == 0
+        (group,) = json.loads(capsys.readouterr().out)["groups"]
+        assert (group["team"], group["idle_gpu_hours"], group["wasted_usd"]) == (
+            "research",
+            1.0,
+            1.01,
+        )
+        assert main(["savings", "--db", db]) == 0
+        assert "saved $" in capsys.readouterr().out
