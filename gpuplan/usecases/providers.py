@@ -80,8 +80,10 @@ def default_registry() -> ProviderRegistry:
     SDK inside itself.
     """
     from gpuplan.usecases.cloud_adapters import azure_from_policy, gcp_from_policy
+    from gpuplan.usecases.fleet import aws_from_policy
 
     registry = ProviderRegistry()
+    registry.register(Provider.AWS, aws_from_policy)
     registry.register(Provider.GCP, gcp_from_policy)
     registry.register(Provider.AZURE, azure_from_policy)
     return registry

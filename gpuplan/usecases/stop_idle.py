@@ -227,7 +227,8 @@ def _do(adapter: LifecycleProvider, inst: GpuInstance, o: Outcome) -> str:
         if item.do is Action.TERMINATE:
             adapter.terminate(inst)
         else:
-            adapter.stop(inst, hibernate=item.do is Action.HIBERNATE)
+            # GCP adapters carry out suspend as stop(hibernate=True) (Capability.SUSPEND).
+            adapter.stop(inst, hibernate=item.do in (Action.HIBERNATE, Action.SUSPEND))
     except GpuplanError as exc:
         o.detail = exc.message
         return "failed"
