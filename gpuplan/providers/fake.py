@@ -1,31 +1,37 @@
 """An in-memory provider for tests, demos and the UI: a list of instances, nothing else.
 
-It implements :class:`~gpuplan.providers.base.CloudProvider` and records every call
-in ``calls`` so tests can assert what was asked; ``failures`` makes a method raise
-:class:`~gpuplan.providers.base.ProviderError` (fault injection). The lifecycle work
-extends it with metrics and actions; keep each ability a plain method over
-``self.instances`` that starts with ``self._called(name, *args)``.
+It implements :class:`~gpuplan.providers.base.LifecycleProvider` (listing,
+utilisation, re-read, stop, terminate, tags) and records every call in ``calls`` so
+tests can assert what was asked; ``failures`` makes a method raise
+:class:`~gpuplan.providers.base.ProviderError` (fault injection). Each ability is a
+plain method over ``self.instances`` that starts with ``self._called(name, *args)``.
+Utilisation comes from ``utilisation`` (instance id -> GPU -> period start -> percent)
+or, for demos, from ``flat_percent`` (instance id -> one percent for every GPU and
+every period asked for).
 
 ``load_fake_fleet`` reads a JSON file of instances (the ``GPUPLAN_FAKE_FLEET`` demo
 and test hook): a list of objects with :class:`~gpuplan.core.fleet.GpuInstance`'s
 fields, e.g. ``{"provider": "aws", "account": "123456789012", "region":
 "us-east-1", "instance_id": "i-0abc", "instance_type": "p5.48xlarge", "state":
 "running", "started_at": "2026-12-01T08:00:00Z", "labels": {"team": "research"},
-"hourly_usd": "55.04"}``.
+"hourly_usd": "55.04"}``; or an object ``{"instances": [...], "utilisation_percent":
+{"i-0abc": 0.5}}`` whose second key gives each instance a flat utilisation.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from gpuplan.core.errors import DataError
-from gpuplan.core.fleet import Capability, GpuInstance
+from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.base import ProviderError
 
@@ -56,6 +62,13 @@ class FakeProvider:
         self.calls: list[Call] = []
         self.failures: dict[str, str] = {}
         """Method name -> message: that method raises ProviderError with it."""
+        self.utilisation: dict[str, dict[str, dict[datetime, float]]] = {}
+        self.flat_percent: dict[str, float] = {}
+        self.notices: list[str] = []
+
+    @property
+    def scope(self) -> str:
+        return f"{self._provider.value} (in-memory fake)"
 
     @property
     def provider(self) -> Provider:
@@ -69,6 +82,65 @@ class FakeProvider:
         self._called("list_instances")
         return list(self.instances.values())
 
+    def drain_notices(self) -> list[str]:
+        out, self.notices = self.notices, []
+        return out
+
+    def fetch_utilisation(
+        self,
+        instances: Sequence[GpuInstance],
+        *,
+        start: datetime,
+        end: datetime,
+        period_minutes: int,
+    ) -> dict[str, GpuSamples]:
+        self._called("fetch_utilisation", tuple(i.instance_id for i in instances))
+        out: dict[str, GpuSamples] = {}
+        for inst in instances:
+            if inst.instance_id in self.utilisation:
+                out[inst.instance_id] = self.utilisation[inst.instance_id]
+            elif inst.instance_id in self.flat_percent:
+                out[inst.instance_id] = _flat(
+                    self.flat_percent[inst.instance_id], inst, start, end, period_minutes
+                )
+        return out
+
+    def refresh(self, instance: GpuInstance) -> GpuInstance:
+        self._called("refresh", instance.instance_id)
+        current = self.instances.get(instance.instance_id)
+        if current is None:
+            raise ProviderError(f"{instance.instance_id}: not found")
+        return current
+
+    def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
+        self._called("stop", instance.instance_id, hibernate)
+        return self._set_state(instance, InstanceState.STOPPED)
+
+    def terminate(self, instance: GpuInstance) -> InstanceState:
+        self._called("terminate", instance.instance_id)
+        return self._set_state(instance, InstanceState.TERMINATED)
+
+    def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
+        self._called("tag", instance.instance_id, dict(tags))
+        current = self.refresh_quietly(instance)
+        labels = {**current.labels, **tags}
+        self.instances[instance.instance_id] = current.model_copy(update={"labels": labels})
+
+    def untag(self, instance: GpuInstance, keys: Sequence[str]) -> None:
+        self._called("untag", instance.instance_id, tuple(keys))
+        current = self.refresh_quietly(instance)
+        labels = {k: v for k, v in current.labels.items() if k not in keys}
+        self.instances[instance.instance_id] = current.model_copy(update={"labels": labels})
+
+    def refresh_quietly(self, instance: GpuInstance) -> GpuInstance:
+        """The held copy of ``instance`` without recording a call."""
+        return self.instances.get(instance.instance_id, instance)
+
+    def _set_state(self, instance: GpuInstance, state: InstanceState) -> InstanceState:
+        current = self.refresh_quietly(instance)
+        self.instances[instance.instance_id] = current.model_copy(update={"state": state})
+        return state
+
     def _called(self, method: str, *args: Any) -> None:
         """Record the call, then fail it if the test asked for that."""
         self.calls.append(Call(method, args))
@@ -81,8 +153,37 @@ class FakeProvider:
         return [c for c in self.calls if c.method == method]
 
 
+def _flat(
+    percent: float, inst: GpuInstance, start: datetime, end: datetime, period_minutes: int
+) -> GpuSamples:
+    step = timedelta(minutes=period_minutes)
+    periods: list[datetime] = []
+    moment = start
+    while moment < end:
+        periods.append(moment)
+        moment += step
+    gpus = max(1, math.ceil(inst.gpu_count))
+    return {str(g): dict.fromkeys(periods, percent) for g in range(gpus)}
+
+
+def fake_providers(path: str | Path, providers: Iterable[Provider]) -> list[FakeProvider]:
+    """Lifecycle-capable fakes for ``providers`` from a fleet file (``GPUPLAN_FAKE_FLEET``)."""
+    fleet, flat = load_fake_fleet_file(path)
+    out: list[FakeProvider] = []
+    for provider in providers:
+        fake = FakeProvider(provider, fleet, capabilities=tuple(Capability))
+        fake.flat_percent = dict(flat)
+        out.append(fake)
+    return out
+
+
 def load_fake_fleet(path: str | Path) -> list[GpuInstance]:
     """Instances from a JSON file (see the module docstring); :class:`DataError` if bad."""
+    return load_fake_fleet_file(path)[0]
+
+
+def load_fake_fleet_file(path: str | Path) -> tuple[list[GpuInstance], dict[str, float]]:
+    """Instances and flat utilisation percents from a fleet file; :class:`DataError` if bad."""
     shown = str(path)
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -94,7 +195,9 @@ def load_fake_fleet(path: str | Path) -> list[GpuInstance]:
         raise DataError(
             shown, f"not valid JSON: {exc.msg}", line=exc.lineno, column=exc.colno
         ) from None
+    flat: dict[str, float] = {}
     if isinstance(raw, dict) and "instances" in raw:
+        flat = _percents(shown, raw.get("utilisation_percent", {}))
         raw = raw["instances"]
     if not isinstance(raw, list):
         raise DataError(shown, "expected a list of instances")
@@ -106,4 +209,21 @@ def load_fake_fleet(path: str | Path) -> list[GpuInstance]:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
             raise DataError(shown, err["msg"], field=f"[{index}].{loc}") from None
-    return fleet
+    return fleet, flat
+
+
+def _percents(shown: str, raw: object) -> dict[str, float]:
+    if not isinstance(raw, dict):
+        raise DataError(
+            shown, "expected an object of instance id -> percent", field="utilisation_percent"
+        )
+    out: dict[str, float] = {}
+    for key, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
+            raise DataError(
+                shown,
+                f"expected a percent 0-100, got {value!r}",
+                field=f"utilisation_percent.{key}",
+            )
+        out[str(key)] = float(value)
+    return out

@@ -76,7 +76,20 @@ def action_rule(policy: Policy, provider: Provider) -> ActionRule:
 def lifecycle_providers(
     policy: Policy, catalog: Catalog | None
 ) -> tuple[list[LifecycleProvider], list[str]]:
-    """One adapter per scope of the policy (AWS: per region); problem lines for the rest."""
+    """One adapter per scope of the policy (AWS: per region); problem lines for the rest.
+
+    ``GPUPLAN_FAKE_FLEET=path.json`` replaces every cloud with the in-memory fake (a demo
+    and test hook, as for ``gpuplan budget``).
+    """
+    import os
+
+    from gpuplan.usecases.providers import FAKE_FLEET_ENV
+
+    fake_path = os.environ.get(FAKE_FLEET_ENV)
+    if fake_path:
+        from gpuplan.providers.fake import fake_providers
+
+        return list(fake_providers(fake_path, policy.scope.providers)), []
     adapters: list[LifecycleProvider] = []
     problems: list[str] = []
     aws = policy.scope.aws

@@ -67,10 +67,9 @@ class ProviderRegistry:
 
 
 def _fake_providers(policy: Policy, path: str) -> list[CloudProvider]:
-    from gpuplan.providers.fake import FakeProvider, load_fake_fleet
+    from gpuplan.providers.fake import fake_providers
 
-    fleet = load_fake_fleet(path)
-    return [FakeProvider(provider, fleet) for provider in policy.scope.providers]
+    return list(fake_providers(path, policy.scope.providers))
 
 
 def default_registry() -> ProviderRegistry:

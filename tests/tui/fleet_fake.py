@@ -1,17 +1,16 @@
-"""A lifecycle-capable fake for the Fleet screen tests, built on the shared FakeProvider.
+"""The Fleet screen tests' fleet: the shared FakeProvider with a fixed scope and data.
 
-Adds the LifecycleProvider methods as plain operations over ``self.instances``, each
-recorded through ``_called`` like the shared fake's own methods, so tests assert on the
-exact calls the screen caused. Utilisation comes from a dict the test fills.
+Every call is recorded by the fake, so tests assert on the exact calls the screen
+caused. Utilisation comes from the fake's ``utilisation`` dict, filled here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import Capability, GpuInstance, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.fake import FakeProvider
 
@@ -19,55 +18,18 @@ NOW = datetime.fromisoformat("2026-12-02T12:00:00+00:00")
 
 
 class LifecycleFake(FakeProvider):
+    """The shared fake with the abilities the Fleet screen uses, on AWS us-east-1."""
+
     def __init__(self, instances: Sequence[GpuInstance]) -> None:
         super().__init__(
             Provider.AWS,
             instances,
             capabilities=(Capability.LIST, Capability.METRICS, Capability.STOP, Capability.TAG),
         )
-        self.utilisation: dict[str, dict[str, dict[datetime, float]]] = {}
 
     @property
     def scope(self) -> str:
         return "aws us-east-1"
-
-    def drain_notices(self) -> list[str]:
-        return []
-
-    def fetch_utilisation(
-        self,
-        instances: Sequence[GpuInstance],
-        *,
-        start: datetime,
-        end: datetime,
-        period_minutes: int,
-    ) -> dict[str, GpuSamples]:
-        self._called("fetch_utilisation", tuple(i.instance_id for i in instances))
-        return {
-            i.instance_id: self.utilisation[i.instance_id]
-            for i in instances
-            if i.instance_id in self.utilisation
-        }
-
-    def refresh(self, instance: GpuInstance) -> GpuInstance:
-        self._called("refresh", instance.instance_id)
-        return self.instances[instance.instance_id]
-
-    def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
-        self._called("stop", instance.instance_id, hibernate)
-        stopped = instance.model_copy(update={"state": InstanceState.STOPPED})
-        self.instances[instance.instance_id] = stopped
-        return InstanceState.STOPPED
-
-    def terminate(self, instance: GpuInstance) -> InstanceState:
-        self._called("terminate", instance.instance_id)
-        return InstanceState.TERMINATED
-
-    def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
-        self._called("tag", instance.instance_id, dict(tags))
-
-    def untag(self, instance: GpuInstance, keys: Sequence[str]) -> None:
-        self._called("untag", instance.instance_id, tuple(keys))
 
 
 def gpu_instance(instance_id: str, name: str) -> GpuInstance:
