@@ -110,6 +110,8 @@ class Ledger:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._depth = 0
+        """How deep in nested ``transaction()`` blocks we are (0: none open)."""
         try:
             if str(path) != ":memory:":
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,13 +143,28 @@ class Ledger:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: all of it lands, or none of it does."""
+        """One write transaction: all of it lands, or none of it does.
+
+        Nested use joins the outer transaction, so a whole run (run, decisions, actions)
+        can be written atomically from the same record methods.
+        """
+        depth = self._depth
+        if depth:
+            self._depth = depth + 1
+            try:
+                yield self._conn
+            finally:
+                self._depth = depth
+            return
         self._conn.execute("BEGIN IMMEDIATE")
+        self._depth = 1
         try:
             yield self._conn
         except BaseException:
             self._conn.execute("ROLLBACK")
             raise
+        finally:
+            self._depth = 0
         self._conn.execute("COMMIT")
 
     # Runs, decisions, actions (used by the lifecycle manager) -------------------

@@ -243,6 +243,12 @@ def _do(adapter: LifecycleProvider, inst: GpuInstance, o: Outcome) -> str:
 
 
 def _record(ledger: Ledger, result: StopIdleResult, now: datetime) -> int:
+    """The whole run in one ledger transaction: all of it is recorded, or none."""
+    with ledger.transaction():
+        return _record_run(ledger, result, now)
+
+
+def _record_run(ledger: Ledger, result: StopIdleResult, now: datetime) -> int:
     run_id = ledger.start_run("stop-idle", result.policy, now, dry_run=result.dry_run)
     for o in result.outcomes:
         inst, d = o.item.instance, o.item.decision

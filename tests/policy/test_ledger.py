@@ -153,3 +153,17 @@ def test_ledger_path_flag_beats_env_beats_default(tmp_path: Path) -> None:
     assert ledger_path(None, env) == tmp_path / "env.sqlite3"
     default = ledger_path(None, {})
     assert default.name == "ledger.sqlite3" and "gpuplan" in str(default)
+
+
+def test_nested_transactions_land_or_roll_back_together(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "nested.sqlite3")
+    now = datetime(2026, 12, 2, tzinfo=UTC)
+    with pytest.raises(RuntimeError), ledger.transaction():
+        ledger.start_run("stop-idle", "team-a", now)
+        raise RuntimeError("crash between the run and its decisions")
+    with ledger.transaction():
+        ledger.start_run("stop-idle", "team-a", now)
+        ledger.start_run("stop-idle", "team-a", now)
+    count = ledger._conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    assert count == 2
+    ledger.close()
