@@ -2,7 +2,7 @@
 # Run every benchmark in the repository, then redraw the plots and refresh the figures
 # in docs/benchmarks.md. One command:
 #
-#   scripts/run_benchmarks.sh              # everything (about 20 minutes on 2 cores)
+#   scripts/run_benchmarks.sh              # everything (the moto benchmark alone takes minutes)
 #   scripts/run_benchmarks.sh cli fleet_core planner_scaling   # only these, then plots
 #
 # Names are the script names without "bench_" and ".py" (cli, estimate, refresh, tui,
@@ -12,8 +12,8 @@
 # those and writes docs/img/bench-*.png. Needs the test and docs extras:
 #   pip install -e '.[test,docs]'
 # A benchmark that fails is reported at the end and the others still run (exit 1).
-# The slow ones: stop_idle (moto scanning 12,000 datapoints, ~8 min), simulation
-# (~4 min), estimate (every GPU count 1..1024, ~2 min).
+# The slow ones: stop_idle (moto scans every datapoint), simulation (the sweep) and
+# estimate (every GPU count 1..1024); their docstrings say how long to expect.
 set -u
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python}"

@@ -8,15 +8,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from gpuplan.cli.common import add_db
 from gpuplan.cli.render import format_cell, print_json, render_table
-
-
-def add_db(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--db",
-        metavar="PATH",
-        help="ledger file (env: GPUPLAN_DB; default: ledger.sqlite3 in the user data dir)",
-    )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

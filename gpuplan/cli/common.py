@@ -27,6 +27,15 @@ def add_catalog_dir(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_db(parser: argparse._ActionsContainer) -> None:
+    """``--db``: the ledger (runs, decisions, actions, spend) every lifecycle command shares."""
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="ledger file (env: GPUPLAN_DB; default: ledger.sqlite3 in the user data dir)",
+    )
+
+
 def add_output_format(parser: argparse.ArgumentParser, *, csv: bool = True) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--json", action="store_true", help="print JSON")

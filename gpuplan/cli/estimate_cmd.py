@@ -8,7 +8,13 @@ from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
-from gpuplan.cli.common import add_catalog_dir, add_output_format, load_catalog_for, split_list
+from gpuplan.cli.common import (
+    add_catalog_dir,
+    add_db,
+    add_output_format,
+    load_catalog_for,
+    split_list,
+)
 from gpuplan.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -96,7 +102,7 @@ def _choices(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="apply a policy's planning and budget sections (no cloud call)",
     )
-    c.add_argument("--db", metavar="PATH", help="ledger for the policy's month-to-date spend")
+    add_db(c)
     c.add_argument("--price-per-gpu-hour", help="USD rate for an unsold GPU or a negotiated deal")
     c.add_argument(
         "--reuse-commitment",

@@ -11,9 +11,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir
+from gpuplan.cli.common import add_catalog_dir, add_db
 from gpuplan.cli.render import format_cell, format_count, print_json, render_table
-from gpuplan.cli.stop_idle_cmd import add_db
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from gpuplan.cli.common import add_db
 from gpuplan.cli.render import print_json, render_table
-from gpuplan.cli.stop_idle_cmd import add_db
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

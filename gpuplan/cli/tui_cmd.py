@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from gpuplan.cli.common import add_catalog_dir
+from gpuplan.cli.common import add_catalog_dir, add_db
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,11 +21,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="folder of policy files for the Policies and Fleet screens (default: ./policies)",
     )
     p.add_argument("--policy", metavar="FILE", help="open this policy file first")
-    p.add_argument(
-        "--db",
-        metavar="PATH",
-        help="ledger file (env: GPUPLAN_DB; default: ledger.sqlite3 in the user data dir)",
-    )
+    add_db(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
 
