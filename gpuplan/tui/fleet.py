@@ -28,7 +28,7 @@ from gpuplan.tui import format as fmt
 from gpuplan.tui.bars import sparkline
 from gpuplan.tui.confirm import ConfirmScreen
 from gpuplan.tui.context import TuiContext
-from gpuplan.tui.fleet_scope import ScopedProvider, busiest_per_period
+from gpuplan.tui.fleet_scope import busiest_per_period
 from gpuplan.tui.policies import check_file, find_policy_files
 
 if TYPE_CHECKING:
@@ -165,17 +165,15 @@ class FleetScreen(Screen[None]):
         periods = period_starts(rule, now)
         self.app.call_from_thread(self._progress, 0, max(1, len(adapters)))
         for index, adapter in enumerate(adapters, start=1):
-            scoped = ScopedProvider(adapter)
             self.app.call_from_thread(
                 self._status, f"Reading {adapter.scope} ({index}/{len(adapters)})…"
             )
-            part: Survey = survey([scoped], rule, now)
+            part: Survey = survey([adapter], rule, now)
             view.seen.extend(part.seen)
             view.problems.extend(part.problems)
             view.notices.extend(part.notices)
             for seen in part.seen:
-                samples = scoped.samples.get(seen.instance.instance_id)
-                view.series[seen.instance.instance_id] = busiest_per_period(samples, periods)
+                view.series[seen.instance.instance_id] = busiest_per_period(seen.samples, periods)
             self.app.call_from_thread(self._progress, index, max(1, len(adapters)))
         if not get_current_worker().is_cancelled:  # a newer refresh replaced this one
             self.app.call_from_thread(self._show, view)
@@ -287,9 +285,14 @@ class FleetScreen(Screen[None]):
         """The use case's dry run on this one instance: what it would do and why."""
         from gpuplan.usecases.stop_idle import run_stop_idle
 
-        scoped = ScopedProvider(seen.provider, only=frozenset({seen.instance.instance_id}))
         try:
-            result = run_stop_idle(policy, [scoped], apply=False, now=self.context.clock())
+            result = run_stop_idle(
+                policy,
+                [seen.provider],
+                apply=False,
+                now=self.context.clock(),
+                instance_ids={seen.instance.instance_id},
+            )
         except GpuplanError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
@@ -317,17 +320,17 @@ class FleetScreen(Screen[None]):
         from gpuplan.usecases.stop_idle import run_lock, run_stop_idle
 
         db = self.context.ledger_path or ledger_path()
-        scoped = ScopedProvider(seen.provider, only=frozenset({seen.instance.instance_id}))
         url = policy.notify.webhook_url
         try:
             with run_lock(db.with_name(db.name + ".lock"), 5.0), Ledger(db) as ledger:
                 result = run_stop_idle(
                     policy,
-                    [scoped],
+                    [seen.provider],
                     apply=live,
                     now=self.context.clock(),
                     ledger=ledger,
                     notifier=None if url is None else self._notifier(url),
+                    instance_ids={seen.instance.instance_id},
                 )
         except GpuplanError as exc:
             self.app.call_from_thread(self._failed, str(exc))

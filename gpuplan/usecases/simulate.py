@@ -29,18 +29,16 @@ SWEEP_INTERVALS = (5, 10, 15, 30)
 
 
 def idle_rule(policy: Policy | None) -> IdleRule:
-    """The idle rule of ``policy`` (the documented defaults when None)."""
+    """The idle rule of ``policy`` (the documented defaults when None).
+
+    The policy's ``match_labels`` are dropped: simulated traces carry no labels, and the
+    question is what the idle rule saves, not which instances are in scope.
+    """
     if policy is None:
         return IdleRule()
-    idle = policy.idle
-    return IdleRule(
-        threshold_percent=idle.threshold_percent,
-        window_minutes=idle.window_minutes,
-        period_minutes=idle.period_minutes,
-        min_coverage_percent=idle.min_coverage_percent,
-        grace_minutes=idle.grace_minutes,
-        exempt_tag=idle.exempt_tag,
-    )
+    from gpuplan.usecases.fleet import idle_rule as policy_rule
+
+    return replace(policy_rule(policy), match_labels={})
 
 
 def catalog_prices(catalog: Catalog) -> Callable[[str], Decimal | None]:
