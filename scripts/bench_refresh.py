@@ -172,7 +172,8 @@ def render(figures: Figures) -> list[str]:
     lines = [
         "# `gpuplan catalog refresh`: benchmark",
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
+        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
+        f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, {platform.system()}. Written by "
         "`scripts/bench_refresh.py`; medians of "
         f"{RUNS} runs (refresh, cold CLI) and {LOADS} runs (in-process load).",

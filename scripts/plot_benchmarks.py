@@ -193,7 +193,21 @@ def fleet_core() -> None:
 
 
 COPIED = {"cli.md": "wall s", "planner_scaling.md": "offers", "fleet_core.md": "phase"}
+SECTIONS = {"planner_scaling.md": "How cost grows"}
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def section(text: str, heading: str) -> list[str]:
+    """The lines under ``## heading`` up to the next heading, verbatim."""
+    out: list[str] = []
+    inside = False
+    for line in text.splitlines():
+        if line.startswith("#"):
+            inside = line.lstrip("#").strip() == heading
+            continue
+        if inside and line.strip():
+            out.append(line)
+    return out
 
 
 def raw_tables(text: str) -> list[tuple[str, list[str]]]:
@@ -234,6 +248,8 @@ def results_block() -> str:
         for heading, lines in raw_tables(text):
             if COPIED[path.name] in lines[0] or any(COPIED[path.name] in x for x in lines):
                 copied += ["", f"*{heading}*", "", *lines]
+        if path.name in SECTIONS:
+            copied += ["", f"*{SECTIONS[path.name]}*", "", *section(text, SECTIONS[path.name])]
     return "\n".join([*out, *copied, "", END])
 
 
@@ -250,10 +266,16 @@ def refresh_docs() -> None:
 
 
 def main() -> int:
+    failed = 0
     for plot in (planner_scaling, api_calls, cli, fleet_core):
-        plot()
+        try:
+            plot()
+        except (KeyError, StopIteration, ValueError, IndexError) as exc:
+            # A results file whose tables changed shape: say which plot, keep the rest.
+            print(f"skipped {plot.__name__}: cannot read its table ({exc!r})", file=sys.stderr)
+            failed += 1
     refresh_docs()
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from gpuplan.cli import catalog_refresh_cmd
 from gpuplan.cli.common import (
@@ -14,8 +15,11 @@ from gpuplan.cli.common import (
     split_list,
 )
 from gpuplan.cli.render import format_cell, format_count, print_csv, print_json, render_table
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.offers import Offer, PricingModel
+
+if TYPE_CHECKING:
+    # Type names only: the models (and pydantic) load in the handler, not at start-up.
+    from gpuplan.core.catalog import Catalog
+    from gpuplan.core.offers import Offer
 
 CSV_COLUMNS = (
     "provider",
@@ -107,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         print_csv((*CSV_COLUMNS, "origin") if args.source else CSV_COLUMNS, records)
         return 0
+    from gpuplan.core.offers import PricingModel
+
     shown = pricing or PricingModel.ON_DEMAND
     headers = [
         "provider",
