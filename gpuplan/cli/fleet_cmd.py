@@ -80,7 +80,7 @@ def _print(records: list[dict[str, Any]]) -> None:
             r["state"],
             f"{format_count(r['gpu_count'])}x {r['gpu'] or '?'}",
             format_cell(r["hourly_usd"], money=True),
-            format_cell(r["max_percent"], digits=0),
+            format_cell(r["max_percent"], digits=1),
             format_cell(r["mean_percent"], digits=1),
             format_cell(r["idle_minutes"]),
             r["verdict"],

@@ -99,5 +99,24 @@ def print_plan(record: dict[str, Any]) -> None:
     right = [False] * 4 + [True] + [False] * 4
     print(render_table(HEADERS, rows, align_right=right))
     mode = "dry run: nothing was changed (use --apply to act)" if record["dry_run"] else "applied"
-    counts = ", ".join(f"{v} {k}" for k, v in sorted(record["summary"].items()))
-    print(f"\nPolicy {record['policy']}, {mode}. {counts or 'no instances'}.")
+    print(f"\nPolicy {record['policy']}, {mode}. {_counts(record) or 'No instances'}.")
+
+
+def _counts(record: dict[str, Any]) -> str:
+    """``Verdicts: 1 busy, 1 idle; planned: 1 stop; done: 1 stopped`` (empty parts left out)."""
+    from collections import Counter
+
+    decisions = record["decisions"]
+    parts = [
+        ("Verdicts", Counter(d["verdict"] for d in decisions)),
+        (
+            "planned",
+            Counter(d["planned_action"] for d in decisions if d["planned_action"] != "none"),
+        ),
+        ("done", Counter(d["action"] for d in decisions if d["action"] != "none")),
+    ]
+    return "; ".join(
+        f"{label}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items()))
+        for label, c in parts
+        if c
+    )
