@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 import shutil
+import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,6 +62,28 @@ def write_catalog(
     ):
         (root / name).write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
     return root
+
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self: socket.socket, address: Any) -> Any:
+    """``socket.connect`` that refuses anything but this machine (unix sockets pass)."""
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        host = address[0]
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        if not loopback:
+            raise OSError(f"test tried to reach {address!r}: only loopback is allowed")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _loopback_network_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reaches a real cloud: a fake that is not wired in fails loudly instead."""
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only)
 
 
 @pytest.fixture(autouse=True)

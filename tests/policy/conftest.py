@@ -20,22 +20,6 @@ idle:
   threshold_percent: 5
 """
 
-_real_connect = socket.socket.connect
-
-
-@pytest.fixture(autouse=True)
-def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any connection that is not to this machine fails loudly."""
-
-    def connect(self: socket.socket, address: Any) -> Any:
-        host = address[0] if isinstance(address, tuple) else address
-        remote = isinstance(host, str) and host not in ("127.0.0.1", "::1", "localhost")
-        if remote and self.family in (socket.AF_INET, socket.AF_INET6):
-            raise OSError(f"test tried to reach {host}; only loopback is allowed")
-        return _real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-
 
 @pytest.fixture
 def write_policy(tmp_path: Path) -> Callable[[str | bytes, str], Path]:

@@ -18,7 +18,7 @@ from azure.core.credentials import AccessToken
 from gpuplan.core.catalog import Catalog
 from gpuplan.providers.azure.provider import AzureProvider
 from tests.cloudfakes.azure_arm import AzureFake
-from tests.cloudfakes.fixtures import ca_file, catalog, no_network, test_ca  # noqa: F401
+from tests.cloudfakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
 from tests.cloudfakes.http import serve
 from tests.cloudfakes.scenarios import Case, samples_of
 

@@ -12,7 +12,7 @@ from google.auth.credentials import AnonymousCredentials
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.providers.gcp.provider import GcpProvider
-from tests.cloudfakes.fixtures import ca_file, catalog, no_network, test_ca  # noqa: F401
+from tests.cloudfakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
 from tests.cloudfakes.gcp_compute import GcpComputeFake
 from tests.cloudfakes.gcp_monitoring import MonitoringFake, serve_monitoring
 from tests.cloudfakes.http import serve

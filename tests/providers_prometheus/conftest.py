@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.cloudfakes.fixtures import no_network  # noqa: F401
 from tests.cloudfakes.http import serve
 from tests.cloudfakes.prometheus import PrometheusFake
 
