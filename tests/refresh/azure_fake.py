@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from gpuplan.core.offers import Offer, PricingModel
+from tests.refresh.http_pages import serve_pages
 
 
 @dataclass
@@ -71,28 +70,9 @@ class AzureRetailFake:
 
 @contextmanager
 def serve(fake: AzureRetailFake) -> Iterator[AzureRetailFake]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            status, body = fake.page(self.path)
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.endpoint = f"http://127.0.0.1:{server.server_address[1]}/api/retail/prices"
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with serve_pages(fake.page) as base:
+        fake.endpoint = base + "/api/retail/prices"
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def _item(offer: Offer, price: Decimal, **extra: Any) -> dict[str, Any]:

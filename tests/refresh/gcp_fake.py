@@ -10,19 +10,18 @@ refresh must ignore.
 
 from __future__ import annotations
 
-import threading
 import urllib.parse
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from google.cloud import billing_v1
 
 from gpuplan.core.offers import Offer, PricingModel
 from gpuplan.providers.pricing.gcp import FAMILIES, N1_GPUS
+from tests.refresh.http_pages import serve_pages
 
 USAGE = {
     PricingModel.ON_DEMAND: ("OnDemand", ""),
@@ -66,28 +65,9 @@ class BillingFake:
 
 @contextmanager
 def serve(fake: BillingFake) -> Iterator[BillingFake]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            status, body = fake.page(self.path)
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
+    with serve_pages(fake.page) as base:
+        fake.endpoint = base
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def sku(
