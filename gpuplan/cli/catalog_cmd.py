@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from datetime import date
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -56,10 +58,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--region", action="append", help="region (repeatable, comma list)")
     p.add_argument(
         "--pricing",
-        help="on_demand (default), spot, reserved_1y, reserved_3y: keep offers sold that way "
-        "and price them so",
+        help="on_demand (default), spot, reserved_1y, reserved_3y, capacity_block, flex_start, "
+        "dws_calendar: keep offers sold that way and price them so",
     )
     p.add_argument("--max-hourly", metavar="USD", help="at most this much per instance-hour")
+    p.add_argument(
+        "--max-age",
+        metavar="AGE",
+        help="only offers whose price is at most this old, e.g. 30d, 6w (days when bare)",
+    )
     p.add_argument(
         "--sort",
         choices=["price", "price-per-gpu", "tflops-per-dollar"],
@@ -80,13 +87,15 @@ def run(args: argparse.Namespace) -> int:
     acted = catalog_refresh_cmd.dispatch(args)
     if acted is not None:
         return acted
-    from gpuplan.usecases.catalog import find_offers, offer_record, parse_pricing
+    from gpuplan.usecases.catalog import find_offers, offer_record, parse_max_age, parse_pricing
 
     pricing = parse_pricing(args.pricing) if args.pricing else None
     max_hourly: Decimal | None = (
         parse_money(args.max_hourly, "--max-hourly") if args.max_hourly else None
     )
+    max_age = parse_max_age(args.max_age) if args.max_age else None
     catalog = load_catalog_for(args)
+    today = date.today()
     offers = find_offers(
         catalog,
         providers=split_list(args.provider),
@@ -97,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
         pricing=pricing,
         max_hourly=max_hourly,
         sort=args.sort,
+        max_age=max_age,
+        today=today,
     )
     records = [offer_record(o, catalog) for o in offers]
     if args.source:
@@ -125,8 +136,9 @@ def run(args: argparse.Namespace) -> int:
         "3y $/h",
         f"$/GPU-h ({shown.value})",
         "TFLOP/s/$",
+        "as of",
     ]
-    from gpuplan.core.catalog import tflops_per_dollar
+    from gpuplan.core.catalog import is_old, tflops_per_dollar
 
     rows = []
     for o in offers:
@@ -143,13 +155,28 @@ def run(args: argparse.Namespace) -> int:
                 format_cell(o.reserved_3y_hourly, money=True),
                 format_cell(o.price_per_gpu_hour(shown), money=True),
                 format_cell(tflops_per_dollar(o, catalog.gpus, shown), digits=0),
+                o.as_of.isoformat() + (" *" if is_old(o, today) else ""),
             ]
         )
-    right = [False] * 4 + [True] * 6
+    right = [False] * 4 + [True] * 6 + [False]
     print(render_table(headers, rows, align_right=right))
-    as_of = catalog.as_of.isoformat() if catalog.as_of else "unknown"
-    print(f"\n{len(offers)} offer(s); prices in USD per hour, list prices as of {as_of}.")
+    print("\n" + freshness_footer(offers, today))
     return 0
+
+
+def freshness_footer(offers: Sequence[Offer], today: date) -> str:
+    """The table's closing line: count, the range of price dates, and the old-row marker."""
+    from gpuplan.core.catalog import OLD_ROW_AFTER, as_of_range, is_old
+
+    span = as_of_range(offers)
+    if span is None:
+        return "0 offers."
+    dates = span[0].isoformat() + ("" if span[0] == span[1] else f" to {span[1].isoformat()}")
+    text = f"{len(offers)} offer(s); prices in USD per hour, as of {dates}"
+    old = sum(is_old(o, today) for o in offers)
+    if old:
+        text += f"; * = price older than {OLD_ROW_AFTER.days} days ({old} row(s))"
+    return text + "."
 
 
 def _memory_note(offer: Offer, catalog: Catalog) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
@@ -137,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         constraints, note = plan_constraints(
             args.policy, db=args.db, now=datetime.now(UTC), gpus=catalog.gpus
         )
-    result = estimate(catalog, values, constraints)
+    result = estimate(catalog, values, constraints, today=date.today())
     if note is not None:
         result = replace(result, notes=(*result.notes, note))
     if args.json:

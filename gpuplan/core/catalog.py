@@ -16,6 +16,8 @@ from gpuplan.core.gpus import GpuTable, Precision
 from gpuplan.core.offers import Offer, PricingModel, Provider
 
 STALE_AFTER = timedelta(days=90)
+OLD_ROW_AFTER = timedelta(days=30)
+"""A row whose price is older than this at the time asked is marked in the table."""
 
 
 class SortKey(StrEnum):
@@ -38,6 +40,10 @@ class OfferQuery:
     """Keep only offers sold under this model; also the price that sorting uses."""
     max_hourly: Decimal | None = None
     sort: SortKey | None = None
+    max_age: timedelta | None = None
+    """Keep only offers whose price is at most this old at ``today``."""
+    today: date | None = None
+    """The date ``max_age`` is measured from (the clock is the caller's)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,29 @@ class Catalog:
     def as_of(self) -> date | None:
         """The oldest ``as_of`` of any offer: how current the catalog is at worst."""
         return min((o.as_of for o in self.offers), default=None)
+
+
+def as_of_range(offers: Iterable[Offer]) -> tuple[date, date] | None:
+    """(oldest, newest) ``as_of`` of these offers, None when there are none."""
+    dates = [o.as_of for o in offers]
+    return (min(dates), max(dates)) if dates else None
+
+
+def is_old(offer: Offer, today: date, after: timedelta = OLD_ROW_AFTER) -> bool:
+    """True when the offer's price was read more than ``after`` before ``today``."""
+    return today - offer.as_of > after
+
+
+def oldest_price_note(offers: Iterable[Offer], today: date | None) -> str | None:
+    """The assumption line naming the oldest price a result rests on."""
+    oldest = min(offers, key=lambda o: (o.as_of, o.key), default=None)
+    if oldest is None:
+        return None
+    age = "" if today is None else f", {(today - oldest.as_of).days} days old"
+    return (
+        f"prices: the oldest used is {oldest.instance_type} in {oldest.region} "
+        f"({oldest.provider.value}), as_of {oldest.as_of.isoformat()}{age}"
+    )
 
 
 def tflops_per_dollar(offer: Offer, gpus: GpuTable, pricing: PricingModel) -> float | None:
@@ -87,6 +116,12 @@ def _matches(offer: Offer, query: OfferQuery) -> bool:
     if query.regions and offer.region not in query.regions:
         return False
     if query.pricing is not None and offer.price(query.pricing) is None:
+        return False
+    if (
+        query.max_age is not None
+        and query.today is not None
+        and is_old(offer, query.today, query.max_age)
+    ):
         return False
     if query.max_hourly is not None:
         hourly = offer.price(query.pricing or PricingModel.ON_DEMAND)

@@ -1,10 +1,12 @@
 """Reads the per-provider catalog CSVs in ``pricing/`` into validated offers.
 
 File format (one file per provider, ``aws.csv``, ``gcp.csv``, ``azure.csv``): a header
-row, then one offer per row. Price columns are ``<model>_hourly`` for the four pricing
-models; a provider that bills host and GPUs apart (GCP) gives ``host_<model>_hourly``
-and ``gpu_<model>_hourly`` instead, and the offer's price is their sum. An empty price
-cell means "not sold that way here".
+row, then one offer per row. Price columns are ``<model>_hourly`` for each pricing
+model (on_demand, spot, reserved_1y, reserved_3y, and the block-sold capacity_block,
+flex_start, dws_calendar; absent columns mean "not sold that way"); a provider that bills
+host and GPUs apart (GCP) gives ``host_<model>_hourly`` and ``gpu_<model>_hourly``
+instead, and the offer's price is their sum; a row may still give the total alone where
+only that is published. An empty price cell means "not sold that way here".
 
 Rejected on load, with file, line and field: zero, negative or placeholder prices,
 duplicate (provider, instance_type, region), unknown GPU names, unparsable cells.
@@ -165,8 +167,14 @@ def _offer(name: str, line: int, row: dict[str, str], provider: Provider, gpus: 
     parts: dict[PricingModel, PriceParts] = {}
     for pricing in PricingModel:
         total_col, host_col, gpu_col = price_columns(pricing)
-        if total_col in row:
-            values[total_col] = _price(name, line, total_col, row[total_col])
+        total = _price(name, line, total_col, row.get(total_col, ""))
+        if total is not None and (row.get(host_col, "").strip() or row.get(gpu_col, "").strip()):
+            why = "give the total or the host and GPU parts, not both"
+            raise DataError(name, why, line=line, field=total_col)
+        if total is not None or host_col not in row:
+            # A total cell wins; a file may mix totals and parts (a price sold as one figure,
+            # e.g. a commitment rate published only for the whole machine).
+            values[total_col] = total
             continue
         host = _price(name, line, host_col, row.get(host_col, ""))
         gpu = _price(name, line, gpu_col, row.get(gpu_col, ""))

@@ -5,8 +5,10 @@ renamed over the old one, so a reader sees the old file or the new one, never ha
 What is written reads back through :func:`gpuplan.loaders.catalog_files.load_provider_file`
 to the same offers (prices are written exactly as the Decimals they are).
 
-GCP files carry ``host_`` and ``gpu_`` price parts when every offer has them, as the
-bundled file does; otherwise (and for AWS and Azure) one total column per pricing model.
+GCP files carry ``host_`` and ``gpu_`` price parts where offers have them, as the
+bundled file does, and a total column for a pricing model where some offer has only the
+total (AWS and Azure: totals only). Block-sold pricing models (capacity blocks, DWS) get
+columns only when an offer is sold that way.
 """
 
 from __future__ import annotations
@@ -38,27 +40,51 @@ FILE_NAMES = {Provider.AWS: "aws.csv", Provider.GCP: "gcp.csv", Provider.AZURE: 
 
 def provider_csv(offers: Sequence[Offer]) -> str:
     """The CSV text for one provider's offers, sorted by instance type then region."""
-    with_parts = bool(offers) and all(_fully_parted(o) for o in offers)
+    layout = _layout(offers)
     price_cols: list[str] = []
-    for model in PricingModel:
-        if with_parts:
+    for model, (parted, whole) in layout.items():
+        if parted:
             price_cols += [f"host_{model.value}_hourly", f"gpu_{model.value}_hourly"]
-        else:
+        if whole:
             price_cols.append(f"{model.value}_hourly")
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([*SHAPE_COLUMNS, *price_cols, *TAIL_COLUMNS])
     for offer in sorted(offers, key=lambda o: (o.instance_type, o.region)):
-        writer.writerow(_row(offer, with_parts))
+        writer.writerow(_row(offer, layout))
     return out.getvalue()
 
 
-def _fully_parted(offer: Offer) -> bool:
-    parts = offer.parts or {}
-    return bool(parts) and all(offer.price(m) is None or m in parts for m in PricingModel)
+BASE_MODELS = (
+    PricingModel.ON_DEMAND,
+    PricingModel.SPOT,
+    PricingModel.RESERVED_1Y,
+    PricingModel.RESERVED_3Y,
+)
 
 
-def _row(offer: Offer, with_parts: bool) -> list[str]:
+def _layout(offers: Sequence[Offer]) -> dict[PricingModel, tuple[bool, bool]]:
+    """Per pricing model written: (host and GPU part columns, a total column).
+
+    The four base models are always written; block-sold ones only when an offer has them.
+    Parts are written where offers carry them; a total column where some priced offer has
+    no parts (or nothing has parts), so every price reads back the same.
+    """
+    layout: dict[PricingModel, tuple[bool, bool]] = {}
+    any_parts = any(o.parts for o in offers)
+    for model in PricingModel:
+        priced = [o for o in offers if o.price(model) is not None]
+        if not priced:
+            if model in BASE_MODELS:  # an unsold base model keeps the file's usual columns
+                layout[model] = (any_parts, not any_parts)
+            continue
+        parted = any(model in (o.parts or {}) for o in priced)
+        whole = not parted or any(model not in (o.parts or {}) for o in priced)
+        layout[model] = (parted, whole)
+    return layout
+
+
+def _row(offer: Offer, layout: dict[PricingModel, tuple[bool, bool]]) -> list[str]:
     cells = [
         offer.instance_type,
         offer.region,
@@ -70,15 +96,15 @@ def _row(offer: Offer, with_parts: bool) -> list[str]:
         offer.interconnect,
         "" if offer.network_gbps is None else _number(offer.network_gbps),
     ]
-    for model in PricingModel:
-        if with_parts:
-            part = (offer.parts or {}).get(model)
+    for model, (parted, whole) in layout.items():
+        part = (offer.parts or {}).get(model)
+        if parted:
             cells += [
                 _money(part.host if part else None),
                 _money(part.accelerators if part else None),
             ]
-        else:
-            cells.append(_money(offer.price(model)))
+        if whole:
+            cells.append(_money(None if part and parted else offer.price(model)))
     cells += [offer.spot_zone or "", offer.as_of.isoformat(), offer.source]
     return cells
 

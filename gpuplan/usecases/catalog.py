@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import date, timedelta
 from decimal import Decimal
 
 from gpuplan.core.catalog import Catalog, OfferQuery, SortKey, query_offers
@@ -40,6 +41,8 @@ def find_offers(
     pricing: str | PricingModel | None = None,
     max_hourly: Decimal | float | None = None,
     sort: str | SortKey | None = None,
+    max_age: timedelta | None = None,
+    today: date | None = None,
 ) -> list[Offer]:
     """Offers matching user-level words; raises :class:`InputError` for unknown names."""
     model = pricing if isinstance(pricing, PricingModel) or pricing is None else None
@@ -60,8 +63,23 @@ def find_offers(
         pricing=model,
         max_hourly=None if max_hourly is None else Decimal(str(max_hourly)),
         sort=sort_key,
+        max_age=max_age,
+        today=today,
     )
     return query_offers(catalog, query)
+
+
+_AGE_UNITS = {"d": 1, "w": 7}
+
+
+def parse_max_age(text: str) -> timedelta:
+    """``30d``, ``6w`` or a bare number of days -> a timedelta; InputError otherwise."""
+    raw = text.strip().lower()
+    unit = raw[-1:] if raw[-1:] in _AGE_UNITS else "d"
+    number = raw[:-1] if raw[-1:] in _AGE_UNITS else raw
+    if not number.isdigit():
+        raise InputError(f"--max-age: expected days like 30d or 6w, got {text!r}")
+    return timedelta(days=int(number) * _AGE_UNITS[unit])
 
 
 def offer_record(offer: Offer, catalog: Catalog) -> dict[str, object]:

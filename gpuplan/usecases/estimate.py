@@ -9,12 +9,13 @@ the public JSON shape.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog import Catalog, oldest_price_note
 from gpuplan.core.errors import DataError, InputError
 from gpuplan.core.gpus import Precision
 from gpuplan.core.planner.constraints import PlanConstraints
@@ -77,11 +78,27 @@ class EstimateArgs:
 
 
 def estimate(
-    catalog: Catalog, args: EstimateArgs, constraints: PlanConstraints | None = None
+    catalog: Catalog,
+    args: EstimateArgs,
+    constraints: PlanConstraints | None = None,
+    today: date | None = None,
 ) -> PlanResult:
     """Parse ``args``, plan on ``catalog`` within ``constraints``; InputError on bad input."""
     request = build_request(catalog, args, constraints)
-    return plan(catalog, request, parse_objective(args.objective))
+    result = plan(catalog, request, parse_objective(args.objective))
+    return with_price_age(result, catalog, today)
+
+
+def with_price_age(result: PlanResult, catalog: Catalog, today: date | None) -> PlanResult:
+    """Add the assumption naming the oldest catalog price the feasible options use."""
+    keys = {
+        (o.provider.value, o.instance_type, o.region)
+        for o in result.options
+        if o.provider is not None and o.instance_type and o.region
+    }
+    used = [o for o in catalog.offers if o.key in keys]
+    note = oldest_price_note(used, today)
+    return result if note is None else replace(result, notes=(*result.notes, note))
 
 
 def parse_objective(text: str | None) -> Objective:

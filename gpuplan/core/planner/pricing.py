@@ -60,6 +60,10 @@ def price_option(
             extra = _spot(base.nodes, offer, request, hours, hourly)
         elif model.term_hours is not None:
             extra = _reserved(model, offer, request, hours, hourly, base.nodes)
+        elif model.rules is not None:  # sold in blocks (capacity blocks, DWS): see core.offers
+            billed = model.rules.billed_hours(hours)
+            note = f"{model.value}: {billed:,} h billed ({model.rules.summary})"
+            extra = {"hours": hours, "cost_usd": hours_cost(hourly, billed), "notes": (note,)}
         else:
             extra = {"hours": hours, "cost_usd": hours_cost(hourly, hours), "notes": ()}
         extra["notes"] = (*notes, *extra["notes"])
