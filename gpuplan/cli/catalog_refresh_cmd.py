@@ -68,17 +68,32 @@ def _refresh_parser(r: argparse.ArgumentParser) -> None:
     )
     r.add_argument("--provider", action="append", help="aws, gcp, azure (default: all)")
     r.add_argument("--region", action="append", help="only these regions (repeatable)")
-    r.add_argument("--dry-run", action="store_true", help="fetch and report; write nothing")
+    r.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="fetch and report (price changes, new and vanished types); write nothing",
+    )
     r.add_argument(
         "--force", action="store_true", help="replace data even if >20%% of offers vanish"
+    )
+    r.add_argument(
+        "--no-discover",
+        action="store_true",
+        help="price the catalog's known instance types only; skip the listing APIs",
     )
     r.add_argument("--json", action="store_true", help="print the report as JSON")
     _add_target_dir(r)
     r.epilog = (
-        "Credentials: AWS needs pricing:GetProducts and ec2:DescribeSpotPriceHistory (the "
-        "usual boto3 chain); GCP needs Application Default Credentials and the Cloud Billing "
-        "API; Azure's Retail Prices API is public. Endpoints: AWS_ENDPOINT_URL, "
-        "GPUPLAN_GCP_BILLING_ENDPOINT, GPUPLAN_AZURE_PRICES_ENDPOINT. " + OVERLAY_HELP
+        "New GPU instance types are discovered from each provider's listing API and priced "
+        "when their GPU is in the spec table (unknown GPUs are reported, not added). "
+        "Credentials: AWS needs pricing:GetProducts, ec2:DescribeSpotPriceHistory, "
+        "ec2:DescribeInstanceTypes and ec2:DescribeInstanceTypeOfferings (the usual boto3 "
+        "chain); GCP needs Application Default Credentials and the Cloud Billing API, and "
+        "for discovery GPUPLAN_GCP_PROJECT (compute.machineTypes.list, "
+        "compute.acceleratorTypes.list); Azure's Retail Prices API is public, discovery "
+        "needs AZURE_SUBSCRIPTION_ID (Microsoft.Compute/skus/read). Endpoints: "
+        "AWS_ENDPOINT_URL, GPUPLAN_GCP_BILLING_ENDPOINT, GPUPLAN_GCP_COMPUTE_ENDPOINT, "
+        "GPUPLAN_AZURE_PRICES_ENDPOINT, GPUPLAN_AZURE_ARM_ENDPOINT. " + OVERLAY_HELP
     )
     r.set_defaults(handler=run_refresh)
 
@@ -141,6 +156,7 @@ def run_refresh(args: argparse.Namespace) -> int:
         catalog_dir=args.catalog_dir,
         dry_run=args.dry_run,
         force=args.force,
+        discover=not args.no_discover,
         progress=_progress,
     )
     return _print_report(report, args.json)
@@ -201,6 +217,16 @@ def report_record(report: RefreshReport) -> dict[str, object]:
                     for m in o.diff.changed
                 ],
                 "unchanged": o.diff.unchanged,
+                "new_types": o.new_types,
+                "vanished_types": o.vanished_types,
+                "unknown_gpus": [
+                    {
+                        "gpu": u.name,
+                        "instance_types": list(u.instance_types),
+                        "regions": list(u.regions),
+                    }
+                    for u in o.unknown_gpus
+                ],
                 "problems": [
                     {"severity": p.severity.value, "region": p.region, "message": p.message}
                     for p in o.problems
@@ -226,6 +252,11 @@ def _outcome_lines(o: ProviderOutcome, dry_run: bool) -> list[str]:
     elif dry_run and o.regions:
         head += "; dry run, nothing written"
     lines = [head]
+    for name in o.new_types:
+        where = sorted({x.region for x in d.added if x.instance_type == name})
+        shape = next(x for x in d.added if x.instance_type == name)
+        lines.append(f"  new type: {name} ({shape.gpu_count:g}x {shape.gpu}) in {', '.join(where)}")
+    lines.extend(f"  vanished type: {name}" for name in o.vanished_types)
     for move in d.largest_moves(5):
         pct = f"{(move.change or 0) * 100:+.1f}%"
         lines.append(

@@ -49,6 +49,12 @@ class PricingModel(StrEnum):
         return None
 
 
+BASE_MODELS = frozenset(
+    {PricingModel.ON_DEMAND, PricingModel.SPOT, PricingModel.RESERVED_1Y, PricingModel.RESERVED_3Y}
+)
+"""The models every price API refresh reads; block-sold ones are curated in the bundle."""
+
+
 @dataclass(frozen=True)
 class ReservationRules:
     """The buying rules of a pricing model sold in blocks rather than by the hour.

@@ -26,7 +26,7 @@ from decimal import Decimal
 from enum import StrEnum
 from statistics import median
 
-from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
+from gpuplan.core.offers import BASE_MODELS, Offer, PriceParts, PricingModel, Provider
 
 # Same limits as the catalog loader: no GPU instance lists above this per hour.
 MAX_PLAUSIBLE_HOURLY = Decimal(1000)
@@ -286,6 +286,34 @@ def vanish_problem(
     )
 
 
+def carry_unread(
+    old: Iterable[Offer], fresh: Mapping[str, Sequence[Offer]], read: frozenset[PricingModel]
+) -> dict[str, list[Offer]]:
+    """Keep prices under models the price API does not read (capacity blocks, DWS).
+
+    A refreshed offer gets the old offer's unread prices, with a note in its source; an old
+    offer that the refresh did not rebuild is kept as it was (its own ``as_of``) when it has
+    such prices, so a family sold only in blocks does not vanish on every refresh.
+    """
+    out = {region: list(offers) for region, offers in fresh.items()}
+    for offer in old:
+        if offer.region not in out:
+            continue
+        unread = {m: offer.price(m) for m in PricingModel if m not in read and offer.price(m)}
+        if not unread:
+            continue
+        offers = out[offer.region]
+        index = next((i for i, o in enumerate(offers) if o.key == offer.key), None)
+        if index is None:
+            offers.append(offer)
+            continue
+        names = ", ".join(m.value for m in unread)
+        source = f"{offers[index].source}; {names} carried from as_of {offer.as_of.isoformat()}"
+        update = {f"{m.value}_hourly": v for m, v in unread.items()} | {"source": source}
+        offers[index] = offers[index].model_copy(update=update)
+    return out
+
+
 def merge_regions(old: Iterable[Offer], fresh: Mapping[str, Sequence[Offer]]) -> list[Offer]:
     """Old offers outside the refreshed regions, plus everything refreshed."""
     kept = [o for o in old if o.region not in fresh]
@@ -307,3 +335,5 @@ class FetchResult:
     """Region (or "" for the whole provider) -> why it could not be read."""
     notes: list[str] = field(default_factory=list)
     """Informative lines for the report (e.g. spot medians)."""
+    models: frozenset[PricingModel] = BASE_MODELS
+    """The pricing models this API reads; the others are carried forward."""

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.offers import BASE_MODELS, Offer, PricingModel, Provider
 
 SHAPE_COLUMNS = (
     "instance_type",
@@ -53,14 +53,6 @@ def provider_csv(offers: Sequence[Offer]) -> str:
     for offer in sorted(offers, key=lambda o: (o.instance_type, o.region)):
         writer.writerow(_row(offer, layout))
     return out.getvalue()
-
-
-BASE_MODELS = (
-    PricingModel.ON_DEMAND,
-    PricingModel.SPOT,
-    PricingModel.RESERVED_1Y,
-    PricingModel.RESERVED_3Y,
-)
 
 
 def _layout(offers: Sequence[Offer]) -> dict[PricingModel, tuple[bool, bool]]:

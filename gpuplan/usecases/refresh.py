@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog import Catalog
+from gpuplan.core.discovery import NewShapes, UnknownGpu, new_shapes
+from gpuplan.core.offers import BASE_MODELS, Offer, PricingModel, Provider
 from gpuplan.core.refresh import (
     FetchResult,
     OfferDiff,
@@ -24,6 +26,7 @@ from gpuplan.core.refresh import (
     Quote,
     Severity,
     build_offers,
+    carry_unread,
     diff_offers,
     merge_regions,
     shapes_by_type,
@@ -32,6 +35,12 @@ from gpuplan.core.refresh import (
 from gpuplan.loaders.catalog import load_catalog, user_catalog_dir
 from gpuplan.loaders.catalog_writer import write_provider_file
 from gpuplan.providers.pricing import Progress, no_progress
+from gpuplan.usecases.refresh_discovery import (
+    Discoverer,
+    default_discoverers,
+    discover,
+    report_discovery,
+)
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,11 @@ class ProviderOutcome:
     notes: list[str] = field(default_factory=list)
     written: Path | None = None
     refused: bool = False
+    new_types: list[str] = field(default_factory=list)
+    """Instance types the refresh adds that the catalog did not have."""
+    vanished_types: list[str] = field(default_factory=list)
+    """Instance types the catalog had that are gone after the refresh."""
+    unknown_gpus: list[UnknownGpu] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -122,6 +136,16 @@ def default_fetchers() -> dict[Provider, Fetcher]:
     return {Provider.AWS: aws, Provider.AZURE: azure, Provider.GCP: gcp}
 
 
+@dataclass(frozen=True)
+class _Run:
+    catalog: Catalog
+    target: Target
+    now: datetime
+    fetchers: Mapping[Provider, Fetcher]
+    discoverers: Mapping[Provider, Discoverer]
+    progress: Progress
+
+
 def refresh_catalog(
     *,
     now: datetime,
@@ -131,39 +155,75 @@ def refresh_catalog(
     dry_run: bool = False,
     force: bool = False,
     fetchers: Mapping[Provider, Fetcher] | None = None,
+    discoverers: Mapping[Provider, Discoverer] | None = None,
+    discover: bool = True,
     progress: Progress = no_progress,
 ) -> RefreshReport:
-    """Fetch, check, diff and (unless ``dry_run``) write each provider's prices."""
-    target = Target(user_catalog_dir(catalog_dir), dry_run, force)
-    catalog = load_catalog(catalog_dir)
-    table = fetchers if fetchers is not None else default_fetchers()
+    """Discover, fetch, check, diff and (unless ``dry_run``) write each provider's prices.
+
+    Without ``discoverers``, the default listing APIs run only when ``fetchers`` are the
+    default ones too (injected fetchers are a test or an import: nothing else is called).
+    """
+    if discoverers is None:
+        discoverers = default_discoverers() if fetchers is None else {}
+    run = _Run(
+        catalog=load_catalog(catalog_dir),
+        target=Target(user_catalog_dir(catalog_dir), dry_run, force),
+        now=now,
+        fetchers=fetchers if fetchers is not None else default_fetchers(),
+        discoverers=discoverers if discover else {},
+        progress=progress,
+    )
     wanted = tuple(sorted({r.strip() for r in regions if r.strip()}))
-    outcomes = []
-    for provider in providers:
-        current = [o for o in catalog.offers if o.provider is provider]
-        scope = wanted or tuple(sorted({o.region for o in current}))
-        try:
-            fetched = table[provider](_request(current, scope, now, progress))
-        except Exception as exc:  # any SDK or network failure: report it, keep the old data
-            outcomes.append(ProviderOutcome(provider, failures={"": _describe(exc)}))
-            progress(f"{provider.value}: failed: {outcomes[-1].failures['']}")
-            continue
-        outcomes.append(apply_quotes(provider, current, fetched, target, as_of=now.date()))
-    return RefreshReport(outcomes=outcomes, directory=target.directory, dry_run=dry_run)
+    outcomes = [_refresh_provider(run, provider, wanted) for provider in providers]
+    return RefreshReport(outcomes=outcomes, directory=run.target.directory, dry_run=dry_run)
+
+
+def _refresh_provider(run: _Run, provider: Provider, wanted: tuple[str, ...]) -> ProviderOutcome:
+    current = [o for o in run.catalog.offers if o.provider is provider]
+    scope = wanted or tuple(sorted({o.region for o in current}))
+    known = shapes_by_type(current)
+    found, problems = discover(run.discoverers.get(provider), provider, scope, run.progress)
+    extra = new_shapes(provider, found.found, run.catalog.gpus, known) if found else NewShapes()
+    shapes = {**extra.shapes, **known}
+    try:
+        fetched = run.fetchers[provider](_request(current, scope, run, shapes, extra))
+    except Exception as exc:  # any SDK or network failure: report it, keep the old data
+        outcome = ProviderOutcome(provider, failures={"": _describe(exc)}, problems=problems)
+        run.progress(f"{provider.value}: failed: {outcome.failures['']}")
+        return outcome
+    # A new type is priced only where the listing offers it.
+    fetched.quotes = [
+        q
+        for q in fetched.quotes
+        if q.instance_type not in extra.seen or q.region in extra.seen[q.instance_type]
+    ]
+    outcome = apply_quotes(
+        provider, current, fetched, run.target, as_of=run.now.date(), shapes=shapes
+    )
+    outcome.problems[:0] = problems
+    if found is not None:
+        report_discovery(outcome, found, extra, current)
+    return outcome
 
 
 def _request(
-    current: Sequence[Offer], scope: tuple[str, ...], now: datetime, progress: Progress
+    current: Sequence[Offer],
+    scope: tuple[str, ...],
+    run: _Run,
+    shapes: Mapping[str, Offer],
+    extra: NewShapes,
 ) -> FetchRequest:
-    shapes = shapes_by_type(current)
     known = {
         (o.instance_type, o.region): frozenset(m for m in PricingModel if o.price(m))
         for o in current
     }
-    if current:
-        name = current[0].provider.value
-        progress(f"{name}: fetching {len(shapes)} type(s) in {len(scope)} region(s)")
-    return FetchRequest(scope, tuple(sorted(shapes)), shapes, now, progress, known)
+    for name, regions in extra.seen.items():
+        known.update({(name, region): BASE_MODELS for region in regions})
+    if current or shapes:
+        name = next(iter(shapes.values())).provider.value if shapes else current[0].provider.value
+        run.progress(f"{name}: fetching {len(shapes)} type(s) in {len(scope)} region(s)")
+    return FetchRequest(scope, tuple(sorted(shapes)), shapes, run.now, run.progress, known)
 
 
 def apply_quotes(
@@ -189,6 +249,7 @@ def apply_quotes(
     )
     rejected = {p.region for p in problems if p.severity is Severity.ERROR}
     fresh = {r: built.get(r, []) for r in fetched.regions if r not in rejected}
+    fresh = carry_unread(current, fresh, fetched.models)
     outcome = ProviderOutcome(
         provider,
         problems=problems,
@@ -198,6 +259,8 @@ def apply_quotes(
     )
     merged = merge_regions(current, fresh)
     outcome.diff = diff_offers(current, merged)
+    before, after = {o.instance_type for o in current}, {o.instance_type for o in merged}
+    outcome.new_types, outcome.vanished_types = sorted(after - before), sorted(before - after)
     old_scope = [o for o in current if o.region in fresh]
     vanish = vanish_problem(
         provider, old_scope, [o for v in fresh.values() for o in v], force=target.force

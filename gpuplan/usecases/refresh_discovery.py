@@ -1,0 +1,108 @@
+"""Instance-type discovery for ``catalog refresh``: which listing APIs run, and the report.
+
+The listings themselves are in ``gpuplan.providers.pricing.*_discovery`` and the matching
+to the GPU table in :mod:`gpuplan.core.discovery`; this module chooses the listings that
+are configured, runs one without letting its failure stop the price refresh, and adds
+what it found to a provider's outcome: unknown GPUs, new types left without a price, and
+catalog types the API no longer lists.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from gpuplan.core.discovery import Discovery, NewShapes, missing_types
+from gpuplan.core.offers import Offer, Provider
+from gpuplan.core.refresh import Problem, Severity
+from gpuplan.providers.pricing import Progress
+
+if TYPE_CHECKING:
+    from gpuplan.usecases.refresh import ProviderOutcome
+
+Discoverer = Callable[[tuple[str, ...], Progress], Discovery]
+"""Lists the GPU instance types of the given regions."""
+
+
+def default_discoverers() -> dict[Provider, Discoverer]:
+    """The providers' own listing APIs, where configured; each imports its SDK when called.
+
+    AWS always (the boto3 credential chain); GCP when ``GPUPLAN_GCP_PROJECT`` names a
+    project; Azure when ``AZURE_SUBSCRIPTION_ID`` names a subscription.
+    """
+    from gpuplan.providers.pricing import discovery_config as config
+
+    found: dict[Provider, Discoverer] = {}
+
+    def aws(regions: tuple[str, ...], progress: Progress) -> Discovery:
+        from gpuplan.providers.pricing.aws_discovery import discover_aws_types
+
+        return discover_aws_types(regions, progress=progress)
+
+    found[Provider.AWS] = aws
+    project = os.environ.get(config.GCP_PROJECT_ENV)
+    if project:
+
+        def gcp(regions: tuple[str, ...], progress: Progress) -> Discovery:
+            from gpuplan.providers.pricing.gcp_discovery import discover_gcp_types
+
+            endpoint = os.environ.get(config.GCP_COMPUTE_ENDPOINT_ENV) or None
+            return discover_gcp_types(project, regions, endpoint=endpoint, progress=progress)
+
+        found[Provider.GCP] = gcp
+    subscription = os.environ.get(config.AZURE_SUBSCRIPTION_ENV)
+    if subscription:
+
+        def azure(regions: tuple[str, ...], progress: Progress) -> Discovery:
+            from gpuplan.providers.pricing.azure_discovery import discover_azure_types
+
+            endpoint = os.environ.get(config.AZURE_ARM_ENDPOINT_ENV) or None
+            return discover_azure_types(subscription, regions, endpoint=endpoint, progress=progress)
+
+        found[Provider.AZURE] = azure
+    return found
+
+
+def discover(
+    discoverer: Discoverer | None, provider: Provider, scope: tuple[str, ...], progress: Progress
+) -> tuple[Discovery | None, list[Problem]]:
+    """The provider's listing, or None (with a warning) when it is off or fails."""
+    if discoverer is None:
+        return None, []
+    try:
+        found = discoverer(scope, progress)
+    except Exception as exc:  # a failed listing must not stop the price refresh
+        why = f"instance-type discovery failed ({_describe(exc)}); known types priced only"
+        return None, [Problem(provider, None, Severity.WARNING, why)]
+    problems = [
+        Problem(provider, region, Severity.WARNING, f"instance-type discovery failed: {why}")
+        for region, why in sorted(found.failures.items())
+    ]
+    return found, problems
+
+
+def report_discovery(
+    outcome: ProviderOutcome, found: Discovery, extra: NewShapes, current: Sequence[Offer]
+) -> None:
+    """Unknown GPUs, new types left unpriced, and catalog types the listing omits."""
+    outcome.unknown_gpus = list(extra.unknown)
+    for unknown in extra.unknown:
+        outcome.problems.append(
+            Problem(outcome.provider, None, Severity.WARNING, unknown.message())
+        )
+    added = {o.instance_type for o in outcome.diff.added}
+    for name, shape in sorted(extra.shapes.items()):
+        if name not in added:
+            where = ", ".join(sorted(extra.seen[name]))
+            text = f"new type {name} ({shape.gpu_count:g}x {shape.gpu}) in {where}: "
+            text += "no price found; not added"
+            outcome.problems.append(Problem(outcome.provider, None, Severity.WARNING, text))
+    for instance_type, region in missing_types(current, found.found, found.regions):
+        outcome.notes.append(f"{instance_type} in {region}: in the catalog, not listed by the API")
+    outcome.notes.extend(found.notes)
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
