@@ -11,7 +11,8 @@ from gpuplan.loaders.paths import bundled_pricing_dir
 
 CANONICAL = [
     "P100", "T4", "V100-16GB", "V100-32GB", "A10G", "A10", "L4", "L40S", "A100-40GB",
-    "A100-80GB", "H100", "H100-PCIe", "H100-NVL", "H200", "B200", "GB200", "MI300X", "H800",
+    "A100-80GB", "H100", "H100-PCIe", "H100-NVL", "H200", "B200", "B300", "GB200", "GB300",
+    "MI300X", "H800",
 ]  # fmt: skip
 
 
