@@ -84,6 +84,19 @@ def _b300(region: str, zone: str) -> Offer:
     )
 
 
+CALLS: set[str] = set()
+"""IAM actions of the AWS calls the refresh made (recorded from botocore's events)."""
+
+
+def _client(service: str, region: str, endpoint: str) -> Any:
+    client = boto3.client(service, region_name=region, endpoint_url=endpoint, **KEYS)
+    prefix = client.meta.service_model.signing_name
+    client.meta.events.register(
+        "before-call", lambda model, **_: CALLS.add(f"{prefix}:{model.name}")
+    )
+    return client
+
+
 def _refresh(directory: Path, moto: str, *, dry_run: bool = False) -> RefreshReport:
     current = [o for o in load_catalog(directory).offers if o.provider is Provider.AWS]
     current = [o for o in current if o.instance_type != "p3.2xlarge"]  # gone from the API
@@ -96,20 +109,14 @@ def _refresh(directory: Path, moto: str, *, dry_run: bool = False) -> RefreshRep
                 req.regions,
                 req.instance_types,
                 now=req.now,
-                pricing_client=boto3.client(
-                    "pricing", region_name="us-east-1", endpoint_url=prices, **KEYS
-                ),
-                ec2_client_for=lambda r: boto3.client(
-                    "ec2", region_name=r, endpoint_url=prices, **KEYS
-                ),
+                pricing_client=_client("pricing", "us-east-1", prices),
+                ec2_client_for=lambda r: _client("ec2", r, prices),
             )
 
         def listing(regions: tuple[str, ...], progress: Progress) -> Discovery:
             return discover_aws_types(
                 regions,
-                ec2_client_for=lambda r: boto3.client(
-                    "ec2", region_name=r, endpoint_url=moto, **KEYS
-                ),
+                ec2_client_for=lambda r: _client("ec2", r, moto),
                 progress=progress,
             )
 
@@ -201,3 +208,12 @@ def test_dry_run_shows_new_and_vanished_types_and_writes_nothing(
     assert "  new type: p6-b300.48xlarge (8x B300) in us-west-2" in out
     assert "  vanished type: p3.2xlarge" in out
     assert "dry run, nothing written" in out
+
+
+@pytest.mark.usefixtures("b300_in_oregon_only")
+def test_the_refresh_policy_grants_exactly_the_calls_made(aws_dir: Path, moto_ec2: str) -> None:
+    CALLS.clear()
+    _refresh(aws_dir, moto_ec2)
+    policy = Path(__file__).resolve().parents[2] / "deploy" / "aws-catalog-refresh-policy.json"
+    (statement,) = json.loads(policy.read_text(encoding="utf-8"))["Statement"]
+    assert set(statement["Action"]) == CALLS

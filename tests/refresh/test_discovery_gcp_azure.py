@@ -9,6 +9,7 @@ azure-mgmt-compute lists resource SKUs from the ARM fake in tests/cloudfakes ove
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,7 +29,7 @@ from gpuplan.providers.pricing.azure_discovery import discover_azure_types, gpu_
 from gpuplan.providers.pricing.gcp import fetch_gcp_prices
 from gpuplan.providers.pricing.gcp_discovery import discover_gcp_types
 from gpuplan.usecases.refresh import FetchRequest, refresh_catalog
-from tests.cloudfakes.azure_arm import AzureFake
+from tests.cloudfakes.azure_arm import ACTIONS, AzureFake
 from tests.cloudfakes.fixtures import ca_file, test_ca  # noqa: F401
 from tests.cloudfakes.http import FakeApi, Reply, Request, serve
 from tests.conftest import SMALL_AZURE, SMALL_GCP, write_catalog
@@ -148,6 +149,22 @@ def test_gcp_refresh_adds_a4_and_reports_an_unknown_accelerator(tmp_path: Path) 
     assert not any("a4x" in p.message for p in gcp.problems)
     assert "a2-ultragpu-1g in us-central1: in the catalog, not listed by the API" in gcp.notes
     assert compute.calls["machineTypes.aggregatedList"] == 1
+    # The role file grants exactly what these calls need.
+    needed = {PERMISSIONS[name] for name in compute.calls}
+    assert needed == _role_permissions(ROLE)
+
+
+ROLE = Path(__file__).resolve().parents[2] / "deploy" / "gcp-catalog-refresh-role.yaml"
+PERMISSIONS = {
+    "machineTypes.aggregatedList": "compute.machineTypes.list",
+    "acceleratorTypes.aggregatedList": "compute.acceleratorTypes.list",
+}
+
+
+def _role_permissions(path: Path) -> set[str]:
+    import yaml
+
+    return set(yaml.safe_load(path.read_text(encoding="utf-8"))["includedPermissions"])
 
 
 @pytest.mark.parametrize(
@@ -252,3 +269,5 @@ def test_azure_refresh_adds_gb200_and_reports_unnamed_and_ambiguous_gpus(
     ]
     assert not any("H200" in p.message for p in azure.problems)  # restricted: not offered
     assert fake.calls["skus.list"] == 1 and fake.tokens
+    role = json.loads((ROLE.parent / "azure-role-definition.json").read_text(encoding="utf-8"))
+    assert ACTIONS["skus.list"] in role["Actions"]  # the one ARM call discovery makes
