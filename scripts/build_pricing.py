@@ -42,10 +42,14 @@ AWS_AZURE_HEADER = (
     _COMMON + "on_demand_hourly,spot_hourly,spot_zone,reserved_1y_hourly,reserved_3y_hourly,"
     "as_of,source"
 ).split(",")
+# AWS rows may carry a Capacity Block rate; GCP rows sold only as a whole-machine
+# commitment or DWS reservation (added_offers.csv) carry totals beside the parts.
+AWS_HEADER = [*AWS_AZURE_HEADER[:-2], "capacity_block_hourly", "as_of", "source"]
 GCP_HEADER = (
     _COMMON + "host_on_demand_hourly,gpu_on_demand_hourly,host_spot_hourly,gpu_spot_hourly,"
     "host_reserved_1y_hourly,gpu_reserved_1y_hourly,host_reserved_3y_hourly,"
-    "gpu_reserved_3y_hourly,spot_zone,as_of,source"
+    "gpu_reserved_3y_hourly,reserved_1y_hourly,reserved_3y_hourly,dws_calendar_hourly,"
+    "spot_zone,as_of,source"
 ).split(",")
 
 # --- Data files beside the catalog (each figure with its source; README explains) -----
@@ -57,9 +61,14 @@ GCP_HEADER = (
 #   gcp_gpu_list - GCP list price per GPU where the reference holds a discounted SKU
 #                  (empty = no list price found: on-demand left empty);
 #   aws_ri_1y    - one AWS 1-year RI rate per family and region (instances.vantage.sh);
-#                  its ratio to on-demand holds for every size of the family there.
+#                  its ratio to on-demand holds for every size of the family there;
+#   aws_capacity_block - an AWS Capacity Block rate for a (type, region) the reference has.
+# An azure_offer's as_of (the day its price was read) becomes its row's as_of.
+# added_offers.csv: whole rows for families the reference lacks (shape, prices, as_of,
+# source), appended as they are where the reference has no row for them.
 SPECS_FILE = REPO / "pricing" / "instance_specs.csv"
 SUPPLEMENTS_FILE = REPO / "pricing" / "supplements.csv"
+ADDED_FILE = REPO / "pricing" / "added_offers.csv"
 # GCP GPU limits per N1 size: GPU in the reference -> canonical name, {count: max vCPUs}.
 N1_GPUS = {
     "T4": ("T4", {1: 48, 2: 48, 4: 96}),
@@ -86,7 +95,7 @@ AWS_NO_RI_NOTE = "reserved: none listed (README)"
 AZURE_RI: Ratios = (D("0.63"), D("0.43"))
 AZURE_RI_NOTE = "reserved: estimate, -37%/-57% (README)"
 Money = Decimal | None
-AzurePrice = tuple[Money, Money, Money, Money, str]  # on-demand, spot, 1y, 3y, source
+AzurePrice = tuple[Money, Money, Money, Money, str, str]  # od, spot, 1y, 3y, source, as_of
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,7 @@ class Supplements:
     azure: dict[tuple[str, str], AzurePrice]
     gcp_gpu: dict[tuple[str, str], tuple[Decimal | None, str]]
     aws_ri_1y: dict[tuple[str, str], Decimal]
+    aws_cb: dict[tuple[str, str], tuple[Decimal, str]]  # rate, "source (as_of)"
 
 
 CAPPED: list[str] = []
@@ -147,18 +157,21 @@ def specs(provider: str) -> dict[str, tuple[str, Spec]]:
 @cache
 def supplements() -> Supplements:
     """The price facts of supplements.csv, by kind (see the comment at the top)."""
-    sup = Supplements({}, {}, {})
+    sup = Supplements({}, {}, {}, {})
     for r in read_rows(SUPPLEMENTS_FILE):
         key, on_demand = (r["name"], r["region"]), dec(r["on_demand_hourly"])
         if r["kind"] == "azure_offer":
             spot, one_year, three_years = (
                 dec(r[f"{c}_hourly"]) for c in ("spot", "reserved_1y", "reserved_3y")
             )
-            sup.azure[key] = (on_demand, spot, one_year, three_years, r["source"])
+            sup.azure[key] = (on_demand, spot, one_year, three_years, r["source"], r["as_of"])
         elif r["kind"] == "gcp_gpu_list":
             sup.gcp_gpu[key] = (on_demand, r["source"])
         elif r["kind"] == "aws_ri_1y" and on_demand is not None:
             sup.aws_ri_1y[key] = D(r["reserved_1y_hourly"]) / on_demand
+        elif r["kind"] == "aws_capacity_block" and r["capacity_block_hourly"]:
+            note = f"capacity block: {r['source']} (as_of {r['as_of']})"
+            sup.aws_cb[key] = (D(r["capacity_block_hourly"]), note)
         else:
             raise ValueError(f"{SUPPLEMENTS_FILE}: unknown or incomplete row {r}")
     return sup
@@ -270,6 +283,9 @@ def aws_offer(itype: str, region: str, refs: list[Row]) -> Row:
     source = f"{REF.format('v8 aws/vms.csv')}; {ri_note}"
     if on_demand is None:
         source += "; on-demand not in source (gap, README)"
+    block, block_note = supplements().aws_cb.get((itype, region), (None, ""))
+    if block_note:
+        source += f"; {block_note}"
     first = refs[0]
     return {
         "instance_type": itype,
@@ -282,6 +298,7 @@ def aws_offer(itype: str, region: str, refs: list[Row]) -> Row:
         "spot_zone": zone if spot is not None else "",
         "reserved_1y_hourly": scaled(on_demand, ratios[0], "0.000001"),
         "reserved_3y_hourly": scaled(on_demand, ratios[1]),
+        "capacity_block_hourly": money(block),
         "as_of": AS_OF,
         "source": source,
     }
@@ -396,7 +413,7 @@ def azure_rows(reference: Path) -> list[Row]:
         key = (ref["InstanceType"], ref["Region"])
         if key[0] in specs("azure") and key not in found:
             on_demand, spot = dec(ref["Price"]), dec(ref["SpotPrice"])
-            found[key] = (on_demand, spot, None, None, REF.format("v6 azure/vms.csv"))
+            found[key] = (on_demand, spot, None, None, REF.format("v6 azure/vms.csv"), AS_OF)
     for key, extra in supplements().azure.items():
         found.setdefault(key, extra)
     rows = [azure_offer(t, r, price) for (t, r), price in found.items()]
@@ -404,7 +421,7 @@ def azure_rows(reference: Path) -> list[Row]:
 
 
 def azure_offer(itype: str, region: str, price: AzurePrice) -> Row:
-    on_demand, spot, one_year, three_years, source = price
+    on_demand, spot, one_year, three_years, source, as_of = price
     spot = drop_capped(f"azure {itype} {region}", spot, on_demand)
     if one_year is not None and three_years is not None:
         reserved = (money(one_year, "0.0001"), money(three_years, "0.0001"))
@@ -420,9 +437,20 @@ def azure_offer(itype: str, region: str, price: AzurePrice) -> Row:
         "spot_hourly": money(spot),
         "reserved_1y_hourly": reserved[0],
         "reserved_3y_hourly": reserved[1],
-        "as_of": AS_OF,
+        "as_of": as_of,
         "source": f"{source}; {note}",
     }
+
+
+def with_added(provider: str, rows: list[Row]) -> list[Row]:
+    """The reference rows plus added_offers.csv rows for keys the reference lacks."""
+    have = {(r["instance_type"], r["region"]) for r in rows}
+    extra = [
+        {k: v for k, v in r.items() if k != "provider" and v}  # a stray price column raises
+        for r in read_rows(ADDED_FILE)
+        if r["provider"] == provider and (r["instance_type"], r["region"]) not in have
+    ]
+    return sorted(rows + extra, key=sort_key)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -435,9 +463,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{ref}: expected aws.csv, gcp.csv and azure.csv reference rows")
     out: Path = args.out
     written = {
-        "aws.csv": write_csv(out / "aws.csv", AWS_AZURE_HEADER, aws_rows(ref)),
-        "gcp.csv": write_csv(out / "gcp.csv", GCP_HEADER, gcp_rows(ref)),
-        "azure.csv": write_csv(out / "azure.csv", AWS_AZURE_HEADER, azure_rows(ref)),
+        "aws.csv": write_csv(out / "aws.csv", AWS_HEADER, with_added("aws", aws_rows(ref))),
+        "gcp.csv": write_csv(out / "gcp.csv", GCP_HEADER, with_added("gcp", gcp_rows(ref))),
+        "azure.csv": write_csv(
+            out / "azure.csv", AWS_AZURE_HEADER, with_added("azure", azure_rows(ref))
+        ),
     }
     for name, count in written.items():
         print(f"{out / name}: {count} offers")

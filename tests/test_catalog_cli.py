@@ -136,7 +136,7 @@ def test_nonsense_flag_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_gpus_listing(capsys: pytest.CaptureFixture[str]) -> None:
     specs = run_json(capsys, "gpus", "--json")
-    assert len(specs) == 18
+    assert len(specs) == 20
     h100 = next(s for s in specs if s["name"] == "H100")
     assert h100["bf16_tflops"] == pytest.approx(989.4)
     assert main(["gpus", "--gpu", "nvidia-tesla-a100"]) == 0

@@ -111,7 +111,6 @@ GAPS: dict[tuple[str, str, str], str] = {
     ("aws", "p4de", "eu-west-1"): ALL,
     ("aws", "g6e", "eu-west-1"): ALL,
     ("aws", "g6", "eu-west-1"): ALL,
-    ("gcp", "a4-highgpu", "us-central1"): ALL,
     ("gcp", "a4-highgpu", "us-east4"): ALL,
     ("gcp", "a4-highgpu", "europe-west4"): ALL,
     ("gcp", "a2-highgpu", "us-east4"): ALL,
@@ -132,6 +131,7 @@ NO_ON_DEMAND = (
     ("gcp", r"a3-highgpu-[124]g", r".*"),
     ("gcp", r"a3-(high|edge|mega)gpu-8g", r"asia-northeast1"),
     ("gcp", r"a3-ultragpu-8g", r"europe-west4"),
+    ("gcp", r"a4-highgpu-8g", r"us-central1"),  # DWS calendar mode and CUDs only
 )
 README = Path(__file__).resolve().parent.parent / "pricing" / "README.md"
 
@@ -156,12 +156,18 @@ def _only(catalog: Catalog, instance_type: str, region: str | None = None) -> li
     ]
 
 
-def test_bundled_catalog_loads_with_no_notices(catalog: Catalog) -> None:
-    assert catalog.notices == ()
+def test_bundled_catalog_notices_name_only_the_old_azure_rows(catalog: Catalog) -> None:
+    # Prices read from the 2023-12 Retail Prices snapshot carry that date (README).
+    (notice,) = catalog.notices
+    assert "azure.csv: 30 of 153 offers have prices over 90 days old" in notice
+    assert "oldest as_of 2023-12-18" in notice
     assert len(catalog.offers) > 500
-    assert {o.as_of.isoformat() for o in catalog.offers} == {"2026-12-02"}
+    # Each row is dated by the reading of its on-demand (else its only) price.
+    dates = {o.as_of.isoformat() for o in catalog.offers}
+    assert dates == {"2023-12-18", "2024-09-01", "2026-09-27", "2026-12-02"}
     assert all(o.source.strip() for o in catalog.offers)
-    assert load_catalog(now=datetime(2027, 2, 1, tzinfo=UTC)).notices == ()
+    later = load_catalog(now=datetime(2027, 2, 1, tzinfo=UTC)).notices
+    assert all("azure.csv" in n or "gcp.csv: 1 of" in n for n in later), later
 
 
 def test_the_files_are_the_bundled_ones(catalog: Catalog) -> None:
@@ -204,7 +210,8 @@ def test_every_offer_has_on_demand_or_is_a_documented_gap(catalog: Catalog) -> N
             and re.fullmatch(r, offer.region)
             for p, t, r in NO_ON_DEMAND
         ), offer.key
-        assert offer.spot_hourly is not None
+        sold = (PricingModel.SPOT, PricingModel.CAPACITY_BLOCK, PricingModel.DWS_CALENDAR)
+        assert any(offer.price(m) is not None for m in sold), offer.key
 
 
 def test_no_spot_at_or_above_on_demand(catalog: Catalog) -> None:
@@ -217,8 +224,11 @@ def test_commitments_cost_less_than_on_demand(catalog: Catalog) -> None:
     for offer in catalog.offers:
         one, three = offer.reserved_1y_hourly, offer.reserved_3y_hourly
         if one is not None and three is not None:
-            assert offer.on_demand_hourly is not None
-            assert three < one < offer.on_demand_hourly, offer.key
+            # Without on-demand (sold by reservation only) the dearest block price is the
+            # reference: a commitment must undercut it.
+            ceiling = offer.on_demand_hourly or offer.dws_calendar_hourly
+            assert ceiling is not None, offer.key
+            assert three < one < ceiling, offer.key
 
 
 def test_spot_names_a_zone_and_never_a_local_zone(catalog: Catalog) -> None:
@@ -332,12 +342,20 @@ def test_supplements_name_a_source_and_known_sizes() -> None:
         known = {(r["provider"], r["instance_type"]) for r in csv.DictReader(handle)}
     with (root / "supplements.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    assert {r["kind"] for r in rows} == {"azure_offer", "gcp_gpu_list", "aws_ri_1y"}
+    assert {r["kind"] for r in rows} == {
+        "azure_offer",
+        "gcp_gpu_list",
+        "aws_ri_1y",
+        "aws_capacity_block",
+    }
     for row in rows:
         assert row["source"].strip(), row
         if row["kind"] == "azure_offer":
             assert ("azure", row["name"]) in known, row
             assert Decimal(row["on_demand_hourly"]) > 0, row
+            assert row["as_of"], row  # the day its price was read: the row's as_of
+        if row["kind"] == "aws_capacity_block":
+            assert Decimal(row["capacity_block_hourly"]) > 0 and row["as_of"], row
 
 
 # --- The generator, on a tiny synthetic reference (it never needs the real one) ------
@@ -404,7 +422,9 @@ def _build(tmp_path: Path) -> Catalog:
 
 def test_generator_applies_the_rules(tmp_path: Path) -> None:
     built = _build(tmp_path)
-    assert built.notices == ()
+    # Only the supplements' 2023-12 Azure rows are old; their own date travels with them.
+    (notice,) = built.notices
+    assert "azure.csv: 30 of 35 offers have prices over 90 days old" in notice
     offers = {(o.instance_type, o.region): o for o in built.offers}
     g5 = offers[("g5.xlarge", "us-west-2")]
     assert (g5.spot_hourly, g5.spot_zone) == (Decimal("0.4246"), "usw2-az2")
@@ -413,7 +433,11 @@ def test_generator_applies_the_rules(tmp_path: Path) -> None:
     assert p5.spot_hourly is None and p5.reserved_1y_hourly is None
     a2 = offers[("a2-highgpu-1g", "us-central1")]
     assert a2.on_demand_hourly == Decimal("3.67339")
-    assert ("a4-highgpu-8g", "us-central1") not in offers
+    # The reference's 0.0 placeholder never becomes a price; the added row (DWS calendar
+    # mode and commitments only) is appended with its own date.
+    a4 = offers[("a4-highgpu-8g", "us-central1")]
+    assert (a4.on_demand_hourly, a4.spot_hourly) == (None, None)
+    assert (a4.dws_calendar_hourly, a4.as_of.isoformat()) == (Decimal("90.22"), "2026-09-27")
     nd = offers[("Standard_ND96isr_H100_v5", "eastus")]
     assert (nd.gpu_count, nd.spot_hourly) == (8.0, None)
     assert ("Standard_NC12_Promo", "westus2") not in offers

@@ -141,17 +141,22 @@ def _sort_value(
     return (1, 0.0) if price is None else (0, float(price))
 
 
-def stale_notice(as_of: date | None, now: datetime, source: str) -> str | None:
-    """A notice when data is older than 90 days at ``now`` (the clock is an argument)."""
-    if as_of is None:
+def stale_notice(offers: Sequence[Offer], now: datetime, source: str) -> str | None:
+    """A notice when some offers' prices are older than 90 days at ``now`` (an argument).
+
+    It counts them, so a file with a few old rows does not read as old throughout.
+    """
+    today = now.date()
+    old = [o for o in offers if is_old(o, today, STALE_AFTER)]
+    if not old:
         return None
-    age = now.date() - as_of
-    if age > STALE_AFTER:
-        return (
-            f"{source}: prices are {age.days} days old (as_of {as_of.isoformat()}); "
-            "run 'gpuplan catalog refresh' or check current list prices"
-        )
-    return None
+    oldest = min(o.as_of for o in old)
+    share = "all" if len(old) == len(offers) else f"{len(old)} of {len(offers)}"
+    return (
+        f"{source}: {share} offers have prices over {STALE_AFTER.days} days old (oldest "
+        f"as_of {oldest.isoformat()}, {(today - oldest).days} days old); run "
+        "'gpuplan catalog refresh' or check current list prices"
+    )
 
 
 def distinct(values: Iterable[str]) -> Sequence[str]:

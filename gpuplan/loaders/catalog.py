@@ -93,16 +93,18 @@ def load_catalog(
         offers.extend(o.model_copy(update={"origin": origin}) for o in loaded.offers)
         notices.extend(loaded.notices)
         if origin != BUNDLED and default_dir:
-            notices.extend(_older_than_bundle(path, loaded.as_of, bundled / path.name))
+            newest = max((o.as_of for o in loaded.offers), default=None)
+            notices.extend(_older_than_bundle(path, newest, bundled / path.name))
         if now is not None:
-            stale = stale_notice(loaded.as_of, now, str(path))
+            stale = stale_notice(loaded.offers, now, str(path))
             if stale:
                 notices.append(stale)
     return Catalog(offers=tuple(offers), gpus=gpus, notices=tuple(notices))
 
 
 def _older_than_bundle(path: Path, as_of: date | None, bundled: Path) -> list[str]:
-    """A notice when the bundled file is newer than the user file that hides it."""
+    """A notice when the bundled file is newer than the user file that hides it (their
+    newest prices compared: rows of a file carry their own dates)."""
     newest = _newest_as_of(bundled)
     if as_of is None or newest is None or newest <= as_of:
         return []

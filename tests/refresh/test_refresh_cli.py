@@ -4,6 +4,7 @@ and start-up staying free of cloud SDKs."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from datetime import date
@@ -159,10 +160,9 @@ def test_user_file_older_than_the_bundle_gets_a_notice(tmp_path: Path) -> None:
     user = user_catalog_dir()  # the default folder (XDG_DATA_HOME points into tmp_path)
     user.mkdir(parents=True)
     text = bundled.read_text(encoding="utf-8")
-    newest = max(
-        o.as_of for o in load_catalog(bundled.parent).offers if o.provider.value == "azure"
-    )
-    (user / "azure.csv").write_text(text.replace(newest.isoformat(), "2025-01-15"), "utf-8")
+    # Every row's as_of cell (rows carry their own dates) set to one older day.
+    older = re.sub(r",\d{4}-\d{2}-\d{2},", ",2025-01-15,", text)
+    (user / "azure.csv").write_text(older, "utf-8")
     notices = load_catalog().notices
     assert any("as_of 2025-01-15 hide newer bundled ones" in n for n in notices), notices
     # Named on purpose, the same folder is what the user wants: no notice.
