@@ -58,14 +58,6 @@ def moto_ec2() -> Iterator[str]:
         server.stop()
 
 
-@pytest.fixture
-def b300_in_oregon_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    east = INSTANCE_TYPE_OFFERINGS["region"]["us-east-1"]
-    trimmed = [o for o in east if o["InstanceType"] != "p6-b300.48xlarge"]
-    assert len(trimmed) == len(east) - 1  # moto's data does offer it there
-    monkeypatch.setitem(INSTANCE_TYPE_OFFERINGS["region"], "us-east-1", trimmed)
-
-
 def _b300(region: str, zone: str) -> Offer:
     return Offer(
         provider=Provider.AWS,
@@ -97,7 +89,21 @@ def _client(service: str, region: str, endpoint: str) -> Any:
     return client
 
 
-def _refresh(directory: Path, moto: str, *, dry_run: bool = False) -> RefreshReport:
+@pytest.fixture(scope="module")
+def listing(moto_ec2: str) -> Discovery:
+    """moto's EC2 listing of both regions, read once for the module (it is slow), with
+    B300 offered in us-west-2 only (moto's offering table edited for it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        east = INSTANCE_TYPE_OFFERINGS["region"]["us-east-1"]
+        trimmed = [o for o in east if o["InstanceType"] != "p6-b300.48xlarge"]
+        assert len(trimmed) == len(east) - 1  # moto's data does offer it there
+        patch.setitem(INSTANCE_TYPE_OFFERINGS["region"], "us-east-1", trimmed)
+        return discover_aws_types(
+            ("us-east-1", "us-west-2"), ec2_client_for=lambda r: _client("ec2", r, moto_ec2)
+        )
+
+
+def _refresh(directory: Path, found: Discovery, *, dry_run: bool = False) -> RefreshReport:
     current = [o for o in load_catalog(directory).offers if o.provider is Provider.AWS]
     current = [o for o in current if o.instance_type != "p3.2xlarge"]  # gone from the API
     priced = [*current, _b300("us-west-2", "usw2-az3"), _b300("us-east-1", "use1-az1")]
@@ -113,12 +119,9 @@ def _refresh(directory: Path, moto: str, *, dry_run: bool = False) -> RefreshRep
                 ec2_client_for=lambda r: _client("ec2", r, prices),
             )
 
-        def listing(regions: tuple[str, ...], progress: Progress) -> Discovery:
-            return discover_aws_types(
-                regions,
-                ec2_client_for=lambda r: _client("ec2", r, moto),
-                progress=progress,
-            )
+        def listed(regions: tuple[str, ...], progress: Progress) -> Discovery:
+            assert set(regions) == found.regions
+            return found
 
         return refresh_catalog(
             now=NOW,
@@ -126,7 +129,7 @@ def _refresh(directory: Path, moto: str, *, dry_run: bool = False) -> RefreshRep
             catalog_dir=directory,
             dry_run=dry_run,
             fetchers={Provider.AWS: fetch},
-            discoverers={Provider.AWS: listing},
+            discoverers={Provider.AWS: listed},
         )
 
 
@@ -135,11 +138,10 @@ def aws_dir(tmp_path: Path) -> Path:
     return write_catalog(tmp_path / "catalog", aws=[*SMALL_AWS, OREGON, P3])
 
 
-@pytest.mark.usefixtures("b300_in_oregon_only")
 def test_new_b300_type_is_added_where_listed_and_reaches_catalog_and_estimate(
-    aws_dir: Path, moto_ec2: str, capsys: pytest.CaptureFixture[str]
+    aws_dir: Path, listing: Discovery, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    report = _refresh(aws_dir, moto_ec2)
+    report = _refresh(aws_dir, listing)
     (aws,) = report.outcomes
     assert [o.key for o in aws.diff.added] == [("aws", "p6-b300.48xlarge", "us-west-2")]
     assert aws.new_types == ["p6-b300.48xlarge"]
@@ -160,9 +162,10 @@ def test_new_b300_type_is_added_where_listed_and_reaches_catalog_and_estimate(
     assert options and {o["instance_type"] for o in options} == {"p6-b300.48xlarge"}
 
 
-@pytest.mark.usefixtures("b300_in_oregon_only")
-def test_unknown_gpus_are_reported_by_name_and_never_added(aws_dir: Path, moto_ec2: str) -> None:
-    report = _refresh(aws_dir, moto_ec2)
+def test_unknown_gpus_are_reported_by_name_and_never_added(
+    aws_dir: Path, listing: Discovery
+) -> None:
+    report = _refresh(aws_dir, listing)
     (aws,) = report.outcomes
     unknown = {u.name: u for u in aws.unknown_gpus}
     # GPUs AWS lists that the spec table does not have: Graviton's T4g, RTX PRO parts.
@@ -181,25 +184,23 @@ def test_unknown_gpus_are_reported_by_name_and_never_added(aws_dir: Path, moto_e
     assert {"T4g", "RTX PRO Server 6000"} <= gpus
 
 
-@pytest.mark.usefixtures("b300_in_oregon_only")
-def test_b300_is_unknown_without_its_spec_row(aws_dir: Path, moto_ec2: str) -> None:
+def test_b300_is_unknown_without_its_spec_row(aws_dir: Path, listing: Discovery) -> None:
     table = aws_dir / "gpus.toml"
     text = table.read_text(encoding="utf-8")
     start = text.index('[[gpu]]\nname = "B300"')
     end = text.index("[[gpu]]", start + 1)
     table.write_text(text[:start] + text[end:], encoding="utf-8")
-    (aws,) = _refresh(aws_dir, moto_ec2).outcomes
+    (aws,) = _refresh(aws_dir, listing).outcomes
     assert not aws.diff.added
     (b300,) = [u for u in aws.unknown_gpus if u.name == "B300"]
     assert b300.instance_types == ("p6-b300.48xlarge",) and b300.regions == ("us-west-2",)
 
 
-@pytest.mark.usefixtures("b300_in_oregon_only")
 def test_dry_run_shows_new_and_vanished_types_and_writes_nothing(
-    aws_dir: Path, moto_ec2: str, capsys: pytest.CaptureFixture[str]
+    aws_dir: Path, listing: Discovery, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = (aws_dir / "aws.csv").read_bytes()
-    report = _refresh(aws_dir, moto_ec2, dry_run=True)
+    report = _refresh(aws_dir, listing, dry_run=True)
     assert (aws_dir / "aws.csv").read_bytes() == before
     from gpuplan.cli.catalog_refresh_cmd import _print_report
 
@@ -210,10 +211,10 @@ def test_dry_run_shows_new_and_vanished_types_and_writes_nothing(
     assert "dry run, nothing written" in out
 
 
-@pytest.mark.usefixtures("b300_in_oregon_only")
-def test_the_refresh_policy_grants_exactly_the_calls_made(aws_dir: Path, moto_ec2: str) -> None:
-    CALLS.clear()
-    _refresh(aws_dir, moto_ec2)
+def test_the_refresh_policy_grants_exactly_the_calls_made(
+    aws_dir: Path, listing: Discovery
+) -> None:
+    _refresh(aws_dir, listing)  # the listing's calls were recorded by its fixture
     policy = Path(__file__).resolve().parents[2] / "deploy" / "aws-catalog-refresh-policy.json"
     (statement,) = json.loads(policy.read_text(encoding="utf-8"))["Statement"]
     assert set(statement["Action"]) == CALLS
