@@ -100,7 +100,7 @@ def report_discovery(
             outcome.problems.append(Problem(outcome.provider, None, Severity.WARNING, text))
     for instance_type, region in missing_types(current, found.found, found.regions):
         outcome.notes.append(f"{instance_type} in {region}: in the catalog, not listed by the API")
-    outcome.notes.extend(found.notes)
+    outcome.notes.extend(dict.fromkeys(found.notes))  # once each, not per region
 
 
 def _describe(exc: Exception) -> str:
