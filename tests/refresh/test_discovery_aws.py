@@ -218,3 +218,26 @@ def test_the_refresh_policy_grants_exactly_the_calls_made(
     policy = Path(__file__).resolve().parents[2] / "deploy" / "aws-catalog-refresh-policy.json"
     (statement,) = json.loads(policy.read_text(encoding="utf-8"))["Statement"]
     assert set(statement["Action"]) == CALLS
+
+
+def test_default_listings_follow_the_environment(
+    moto_ec2: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuplan.providers.pricing import no_progress
+    from gpuplan.usecases.refresh_discovery import default_discoverers
+
+    for name in ("GPUPLAN_GCP_PROJECT", "AZURE_SUBSCRIPTION_ID"):
+        monkeypatch.delenv(name, raising=False)
+    assert set(default_discoverers()) == {Provider.AWS}  # GCP and Azure need a scope
+    monkeypatch.setenv("GPUPLAN_GCP_PROJECT", "research")
+    monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", "00000000-0000-0000-0000-0000000000c3")
+    assert set(default_discoverers()) == set(Provider)
+    # The AWS listing is plain boto3: the endpoint and keys come from the environment.
+    monkeypatch.setenv("AWS_ENDPOINT_URL_EC2", moto_ec2)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    found = default_discoverers()[Provider.AWS](("eu-west-1",), no_progress)
+    assert found.regions == {"eu-west-1"} and not found.failures
+    listed = {f.instance_type for f in found.found}
+    assert {"p4d.24xlarge", "g5.xlarge"} <= listed
+    assert "p5.48xlarge" not in listed  # not offered in eu-west-1 (the reference agrees)
