@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
@@ -59,9 +60,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     work.add_argument("--flops-per-sample", help="training FLOPs per sample (fwd+bwd)")
     work.add_argument("--throughput", help="measured tokens (or samples)/s per GPU")
     work.add_argument("--measured-on", metavar="GPU", help="GPU the throughput was measured on")
-    shape = p.add_argument_group("shape (inferred from --params when absent)")
+    shape = p.add_argument_group("shape (inferred from the active parameters when absent)")
     for flag in ("--seq-len", "--layers", "--hidden", "--heads", "--vocab"):
         shape.add_argument(flag)
+    shape.add_argument("--experts", help="experts per layer (mixture-of-experts)")
+    shape.add_argument("--top-k", help="routed experts per token (default 2 for MoE)")
     setup = p.add_argument_group("training setup")
     setup.add_argument("--precision", help="fp32, tf32, bf16 (default), fp16, fp8")
     setup.add_argument("--optimizer", help="adamw (default), sgd, adafactor, 8bit-adam")
@@ -72,7 +75,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     setup.add_argument("--global-batch", help="sequences per optimizer step")
     _choices(p)
     out = p.add_argument_group("output")
-    out.add_argument("--top", help="show N options (default 10 in the table, all in JSON)")
+    out.add_argument(
+        "--top", help="show N options (default 10 rows; JSON lists what the table shows)"
+    )
+    out.add_argument("--all", action="store_true", help="JSON/CSV: every feasible option")
     out.add_argument("--show-infeasible", action="store_true", help="list left-out options")
     out.add_argument(
         "--explain", nargs="?", const="1", metavar="N", help="print the arithmetic of option N"
@@ -82,6 +88,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_output_format(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
+    # "-1T", "-inf" are values (then refused by the parser with the flag's name), not flags:
+    # `--tokens -1T` and `--tokens=-1T` get the same message.
+    p._negative_number_matcher = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
 def _choices(p: argparse.ArgumentParser) -> None:
@@ -113,7 +122,13 @@ def _choices(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli import estimate_render as render
-    from gpuplan.usecases.estimate import EstimateArgs, estimate, merge_job_file, read_job_file
+    from gpuplan.usecases.estimate import (
+        EstimateArgs,
+        estimate,
+        job_error,
+        merge_job_file,
+        read_job_file,
+    )
 
     values = EstimateArgs(
         **{k: getattr(args, k) for k in _SCALARS},
@@ -122,8 +137,11 @@ def run(args: argparse.Namespace) -> int:
         region=split_list(args.region),
         pricing=split_list(args.pricing),
     )
+    job_keys: set[str] = set()
     if args.job:
-        values = merge_job_file(values, read_job_file(args.job))
+        job = read_job_file(args.job)
+        job_keys = {k for k in job if getattr(values, k) in (None, [], False)}
+        values = merge_job_file(values, job)
     top = _positive_int(args.top, "--top")
     explain_rank = _positive_int(args.explain, "--explain")
     fx = _fx(args.currency, args.fx)
@@ -137,7 +155,10 @@ def run(args: argparse.Namespace) -> int:
         constraints, note = plan_constraints(
             args.policy, db=args.db, now=datetime.now(UTC), gpus=catalog.gpus
         )
-    result = estimate(catalog, values, constraints)
+    try:
+        result = estimate(catalog, values, constraints)
+    except InputError as exc:
+        raise job_error(exc, args.job, job_keys) if args.job else exc from None
     if note is not None:
         result = replace(result, notes=(*result.notes, note))
     if args.json:
@@ -167,6 +188,8 @@ _SCALARS = (
     "hidden",
     "heads",
     "vocab",
+    "experts",
+    "top_k",
     "precision",
     "optimizer",
     "zero",

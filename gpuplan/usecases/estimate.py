@@ -54,6 +54,8 @@ class EstimateArgs:
     hidden: str | None = None
     heads: str | None = None
     vocab: str | None = None
+    experts: str | None = None
+    top_k: str | None = None
     precision: str | None = None
     optimizer: str | None = None
     zero: str | None = None
@@ -80,8 +82,42 @@ def estimate(
     catalog: Catalog, args: EstimateArgs, constraints: PlanConstraints | None = None
 ) -> PlanResult:
     """Parse ``args``, plan on ``catalog`` within ``constraints``; InputError on bad input."""
+    check_contradictions(args)
     request = build_request(catalog, args, constraints)
     return plan(catalog, request, parse_objective(args.objective))
+
+
+def check_contradictions(args: EstimateArgs) -> None:
+    """Flags that cannot both hold: InputError naming both, before any planning."""
+    for work in ("params", "active_params", "tokens"):
+        for other in ("samples", "flops_per_sample"):
+            if getattr(args, work) is not None and getattr(args, other) is not None:
+                raise InputError(
+                    f"{_flag(work)} contradicts {_flag(other)}: give --params with --tokens, "
+                    "or --samples with --flops-per-sample, not both"
+                )
+    if args.fsdp and args.zero is not None and str(args.zero).strip() != "3":
+        raise InputError(
+            f"--fsdp contradicts --zero {args.zero}: FSDP full sharding is ZeRO-3 "
+            "(drop one of them)"
+        )
+    pricing = {p.strip().lower().replace("-", "_") for p in args.pricing}
+    if args.reuse_commitment and pricing and not any(p.startswith("reserved") for p in pricing):
+        raise InputError(
+            f"--reuse-commitment contradicts --pricing {','.join(sorted(pricing))}: "
+            "it applies to reserved pricing only"
+        )
+    if args.mfu is not None and args.throughput is not None:
+        raise InputError("--mfu contradicts --throughput: both set the MFU; give one")
+    if args.measured_on and args.throughput is None:
+        raise InputError("--measured-on needs --throughput (the rate measured there)")
+    if (args.experts is not None or args.top_k is not None) and args.active_params is None:
+        which = "--experts" if args.experts is not None else "--top-k"
+        raise InputError(f"{which} needs --active-params (the parameters each token uses)")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
 def parse_objective(text: str | None) -> Objective:
@@ -96,6 +132,13 @@ def build_request(
 ) -> PlanRequest:
     workload = build_workload(args)
     gpus = tuple(catalog.gpus.resolve_many(args.gpu)) if args.gpu else ()
+    if workload.setup.precision is Precision.FP8:
+        for name in gpus:
+            if not catalog.gpus.get(name).peak_tflops(Precision.FP8):
+                raise InputError(
+                    f"--precision fp8 contradicts --gpu {name}: it has no FP8 tensor cores "
+                    "(use bf16, or an H100/H200/B200-class GPU)"
+                )
     throughput = None
     if args.throughput is not None:
         if not args.measured_on:
@@ -137,13 +180,17 @@ def build_workload(args: EstimateArgs) -> Workload:
     params = _amount(args.params, "--params")
     active = _amount(args.active_params, "--active-params")
     if active is not None and params is not None and active > params:
-        raise InputError("--active-params: cannot exceed --params")
+        raise InputError("--active-params contradicts --params: active cannot exceed total")
     if params is None and active is not None:
         params = active
+    experts, top_k = _int(args.experts, "--experts"), _int(args.top_k, "--top-k")
+    if experts is not None and top_k is not None and top_k > experts:
+        raise InputError(f"--top-k {top_k} contradicts --experts {experts}: k <= experts")
     shape = None
     if params is not None:
+        # Attention and width follow the active model; memory counts every parameter.
         shape = infer_shape(
-            params,
+            active if active is not None else params,
             seq_len=_int(args.seq_len, "--seq-len"),
             layers=_int(args.layers, "--layers"),
             hidden=_int(args.hidden, "--hidden"),
@@ -166,7 +213,22 @@ def build_workload(args: EstimateArgs) -> Workload:
         flops_per_sample=_amount(args.flops_per_sample, "--flops-per-sample"),
         shape=shape,
         setup=setup,
+        experts=experts,
+        top_k=top_k,
     )
+    if (
+        shape is not None
+        and shape.hidden % shape.heads
+        and not shape.inferred
+        & {
+            "hidden",
+            "heads",
+        }
+    ):
+        raise InputError(
+            f"--hidden {shape.hidden} contradicts --heads {shape.heads}: "
+            "the width must be a whole number of heads"
+        )
     if workload.samples is None and workload.flops_per_sample is None:
         if params is None:
             raise InputError("--params is required (or --samples with --flops-per-sample)")
@@ -224,7 +286,13 @@ def _money(text: str | None, flag: str) -> Decimal | None:
         raise InputError(f"{flag}: expected an amount in USD, got {text!r}") from None
     if not value.is_finite() or value < 0:
         raise InputError(f"{flag}: expected a non-negative amount in USD, got {text!r}")
+    if value > MAX_USD:
+        raise InputError(f"{flag}: {str(text)[:24]} is absurdly large (at most {MAX_USD:,})")
     return value
+
+
+MAX_USD = Decimal("1e12")
+"""A trillion dollars: above any training budget, below what overflows the arithmetic."""
 
 
 def read_job_file(path: str) -> dict[str, Any]:
@@ -255,6 +323,15 @@ def read_job_file(path: str) -> dict[str, Any]:
             raise DataError(path, f"unknown key {key!r}", field=str(key))
         out[name] = value
     return out
+
+
+def job_error(exc: InputError, path: str, keys: set[str]) -> InputError:
+    """An error about a flag the job file set, re-said with the file and the key."""
+    for key in keys:
+        flag = _flag(key)
+        if exc.message.startswith(flag + ":") or exc.message.startswith(flag + " "):
+            return DataError(path, exc.message, field=key.replace("_", "-"))
+    return exc
 
 
 def merge_job_file(args: EstimateArgs, job: dict[str, Any]) -> EstimateArgs:

@@ -78,6 +78,13 @@ class Option:
     notes: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     pareto: bool = False
+    hours_low: float | None = None
+    hours_high: float | None = None
+    """Range around ``hours`` from the cross-validated residuals (calibration)."""
+    cost_usd_low: Decimal | None = None
+    cost_usd_high: Decimal | None = None
+    spot_outlier: str | None = None
+    """Why this option's spot price is far below the same instance elsewhere; None if not."""
 
     @property
     def feasible(self) -> bool:
@@ -86,6 +93,14 @@ class Option:
     @property
     def gpu_hours(self) -> float | None:
         return None if self.hours is None else self.hours * self.gpus
+
+    @property
+    def gpu_hours_low(self) -> float | None:
+        return None if self.hours_low is None else self.hours_low * self.gpus
+
+    @property
+    def gpu_hours_high(self) -> float | None:
+        return None if self.hours_high is None else self.hours_high * self.gpus
 
     @property
     def mfu(self) -> float | None:

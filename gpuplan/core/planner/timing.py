@@ -93,9 +93,9 @@ def compute_for(
         mfu = estimate_mfu(
             spec,
             used,
-            workload.compute_params,
+            workload.params if workload.params is not None else workload.compute_params,
             cluster,
-            moe=workload.is_moe,
+            moe_top_k=workload.routed_experts,
             full_recompute=full,
             override=mfu_override,
         )
