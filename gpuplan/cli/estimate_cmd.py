@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _choices(p)
     out = p.add_argument_group("output")
     out.add_argument(
-        "--top", help="show N options (default 10 rows; JSON lists what the table shows)"
+        "--top", help="show N rows (default 10, all for one GPU at one count); JSON lists the same"
     )
     out.add_argument("--all", action="store_true", help="JSON/CSV: every feasible option")
     out.add_argument("--show-infeasible", action="store_true", help="list left-out options")
@@ -161,12 +161,13 @@ def run(args: argparse.Namespace) -> int:
         raise job_error(exc, args.job, job_keys) if args.job else exc from None
     if note is not None:
         result = replace(result, notes=(*result.notes, note))
+    top = top or _default_top(result)
     if args.json:
-        render.print_plan_json(result, top, fx)
+        render.print_plan_json(result, top, fx, every=args.all)
     elif args.csv:
-        render.print_plan_csv(result, top, fx)
+        render.print_plan_csv(result, top, fx, every=args.all)
     else:
-        render.print_plan_table(result, top or 10, fx, show_infeasible=args.show_infeasible)
+        render.print_plan_table(result, top, fx, show_infeasible=args.show_infeasible)
     if explain_rank is not None:
         render.print_explain(result, explain_rank)
     if not result.options:
@@ -209,11 +210,20 @@ _SCALARS = (
 )
 
 
+def _default_top(result: PlanResult) -> int:
+    """10 rows; every row when one GPU at one count is asked for (a dozen at most: one per
+    provider, instance and pricing model)."""
+    if len({(o.gpu, o.gpus) for o in result.options}) <= 1:
+        return max(1, len(result.options))
+    return 10
+
+
 def _print_reasons(result: PlanResult) -> None:
-    reasons: dict[str, int] = {}
-    for option in result.infeasible:
-        for reason in option.reasons:
-            reasons[reason] = reasons.get(reason, 0) + 1
+    from gpuplan.core.planner.records import reason_counts
+
+    reasons = reason_counts(result)
+    if not reasons:
+        reasons = {"no option matched the --gpu/--provider/--region/--pricing filters": 1}
     print("gpuplan: nothing feasible; reasons:", file=sys.stderr)
     for reason, count in list(reasons.items())[:15]:
         print(f"  {reason}" + (f" ({count} options)" if count > 1 else ""), file=sys.stderr)
@@ -224,12 +234,19 @@ def _print_reasons(result: PlanResult) -> None:
             print(f"  {tip}", file=sys.stderr)
 
 
+MAX_FX = Decimal(1_000_000)
+"""No currency trades above a million units per USD (the largest are ~10^5)."""
+MAX_ROWS = 1_000_000
+
+
 def _positive_int(text: str | None, flag: str) -> int | None:
     if text is None:
         return None
-    if not text.strip().isdigit() or int(text) < 1:
-        raise InputError(f"{flag}: expected a whole number of 1 or more, got {text!r}")
-    return int(text)
+    raw = text.strip()
+    if not raw.isdigit() or len(raw) > 7 or int(raw) < 1 or int(raw) > MAX_ROWS:
+        shown = raw if len(raw) <= 24 else f"{raw[:12]}...({len(raw)} characters)"
+        raise InputError(f"{flag}: expected a whole number from 1 to {MAX_ROWS:,}, got {shown!r}")
+    return int(raw)
 
 
 def _fx(code: str | None, rate: str | None) -> tuple[str, Decimal] | None:
@@ -245,4 +262,6 @@ def _fx(code: str | None, rate: str | None) -> tuple[str, Decimal] | None:
         raise InputError(f"--fx: expected a rate such as 0.92, got {rate!r}") from None
     if not value.is_finite() or value <= 0:
         raise InputError(f"--fx: expected a positive rate, got {rate!r}")
+    if value > MAX_FX:
+        raise InputError(f"--fx: {rate[:24]} is absurdly large (at most {MAX_FX:,} per USD)")
     return code.upper(), value

@@ -149,12 +149,14 @@ def build_request(
             catalog.gpus.resolve(args.measured_on),
             unit,
         )
+    regions = frozenset(r.strip() for r in args.region if r.strip())
+    _check_regions(catalog, regions)
     return PlanRequest(
         workload=workload,
         gpus=gpus,
         counts=parse_gpu_counts(args.gpus) if args.gpus else None,
         providers=frozenset(parse_provider(p) for p in args.provider),
-        regions=frozenset(r.strip() for r in args.region if r.strip()),
+        regions=regions,
         pricing=frozenset(parse_pricing(p) for p in args.pricing),
         mfu=parse_fraction(args.mfu, "--mfu") if args.mfu is not None else None,
         goodput=(
@@ -174,6 +176,19 @@ def build_request(
         throughput=throughput,
         constraints=constraints,
     )
+
+
+def _check_regions(catalog: Catalog, regions: frozenset[str]) -> None:
+    """A region no catalog offer is in is a typo or another planet: exit 2 with near names."""
+    if not regions:
+        return
+    known = {o.region for o in catalog.offers}
+    for region in sorted(regions - known):
+        import difflib
+
+        near = difflib.get_close_matches(region, sorted(known), n=3, cutoff=0.6)
+        hint = f"did you mean {', '.join(near)}?" if near else f"{len(known)} regions are known"
+        raise InputError(f"--region {region}: no catalog offer is in this region ({hint})")
 
 
 def build_workload(args: EstimateArgs) -> Workload:
@@ -287,7 +302,7 @@ def _money(text: str | None, flag: str) -> Decimal | None:
     if not value.is_finite() or value < 0:
         raise InputError(f"{flag}: expected a non-negative amount in USD, got {text!r}")
     if value > MAX_USD:
-        raise InputError(f"{flag}: {str(text)[:24]} is absurdly large (at most {MAX_USD:,})")
+        raise InputError(f"{flag}: {str(text)[:24]} is absurdly large (at most $1,000,000,000,000)")
     return value
 
 

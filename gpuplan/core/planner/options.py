@@ -17,12 +17,14 @@ from decimal import Decimal
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.gpus import GpuSpec
 from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.planner.calibration import RESIDUAL_LOW
 from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.efficiency import Factor
 from gpuplan.core.planner.flops import Flops, training_flops
 from gpuplan.core.planner.memory import MemoryEstimate
 from gpuplan.core.planner.pricing import price_option
 from gpuplan.core.planner.spot import DEFAULT_CHECKPOINT_HOURS, SpotOverhead
+from gpuplan.core.planner.spot_realism import OutlierKey, spot_outliers
 from gpuplan.core.planner.timing import Compute, Throughput, compute_for
 from gpuplan.core.planner.workload import Workload
 
@@ -125,6 +127,8 @@ class PlanResult:
     default_counts: bool
     goodput: float
     notes: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = field(default=())
+    """What the reader must not miss: option 1 resting on a suspect spot price."""
 
 
 @dataclass(frozen=True)
@@ -141,18 +145,49 @@ def enumerate_options(catalog: Catalog, request: PlanRequest) -> tuple[list[Opti
     flops = training_flops(request.workload)
     counts = request.counts or DEFAULT_COUNTS
     cache: dict[tuple[str, float, float, int, float | None], Compute] = {}
+    outliers = spot_outliers(catalog.offers)
     out: list[Option] = []
     for spec in _specs(catalog, request):
         offers = [o for o in catalog.offers if o.gpu == spec.name and _wanted(o, request)]
         sold = any(o.gpu == spec.name for o in catalog.offers)
+        if sold and not offers and request.price_per_gpu_hour is None:
+            out.append(_unsold_here(spec.name, request))
+            continue
         for count in counts:
             for placement, rejected in _placements(spec, count, offers, sold, request):
                 if rejected:
                     out.append(rejected)
                     continue
                 assert placement is not None
-                out.extend(_priced(placement, request, flops, cache))
+                out.extend(_flag(_priced(placement, request, flops, cache), outliers))
     return out, flops
+
+
+def _flag(options: list[Option], outliers: dict[OutlierKey, str]) -> list[Option]:
+    """Mark spot options whose price is far below the same instance elsewhere."""
+    if not outliers:
+        return options
+    out = []
+    for option in options:
+        key = (
+            option.provider.value if option.provider else "",
+            option.instance_type or "",
+            option.region or "",
+        )
+        if option.pricing == PricingModel.SPOT.value and key in outliers:
+            option = _replace(option, spot_outlier=outliers[key])
+        out.append(option)
+    return out
+
+
+def _unsold_here(gpu: str, request: PlanRequest) -> Option:
+    where = []
+    if request.providers:
+        where.append("provider " + ", ".join(sorted(p.value for p in request.providers)))
+    if request.regions:
+        where.append("region " + ", ".join(sorted(request.regions)))
+    why = f"{gpu}: no catalog offer in {' and '.join(where) or 'the catalog'}"
+    return Option(gpu, 0, 0, 0, None, None, None, None, reasons=(why,))
 
 
 def _specs(catalog: Catalog, request: PlanRequest) -> list[GpuSpec]:
@@ -283,42 +318,77 @@ def _priced(
         compute=compute,
     )
     hours = compute.compute_hours / request.goodput
-    early = _early_reasons(compute, hours, request)
+    early = _early_reasons(compute, hours, request, base)
     if early:
         # Infeasible under every pricing model: one record for the placement, not one each.
         notes = compute.notes + compute.suggestions
         return [_replace(base, hours=hours, notes=notes, reasons=tuple(early))]
-    return [_finish(option, request) for option in price_option(base, offer, request, hours)]
+    priced = price_option(base, offer, request, hours)
+    if not priced:
+        wanted = ", ".join(sorted(p.value for p in request.pricing)) or "any pricing"
+        why = f"{_who(base)} on {base.instance_type} in {base.region}: no {wanted} price"
+        return [_replace(base, hours=hours, reasons=(why,))]
+    return [_finish(option, request) for option in priced]
 
 
-def _early_reasons(compute: Compute, hours: float, request: PlanRequest) -> list[str]:
+def _early_reasons(
+    compute: Compute, hours: float, request: PlanRequest, option: Option
+) -> list[str]:
     """Reasons that hold whatever the pricing: memory, and time before spot stretches it."""
     reasons: list[str] = []
     memory = compute.memory
     if memory is not None and not memory.fits:
         reasons.append(
-            f"memory: needs {memory.gib(memory.total):.1f} GB per GPU, "
+            f"memory: {_who(option)} needs {memory.gib(memory.total):.1f} GB per GPU, "
             f"has {memory.gib(memory.capacity):.0f} GB"
         )
-    reasons.extend(_time_reasons(hours, request))
+    reasons.extend(_time_reasons(hours, request, option))
     return reasons
 
 
-def _time_reasons(hours: float, request: PlanRequest) -> list[str]:
-    if request.deadline_hours is not None and hours > request.deadline_hours:
-        return [f"takes {_days(hours)}, past the deadline of {_days(request.deadline_hours)}"]
-    if request.deadline_hours is None and request.counts is None and hours > DEFAULT_MAX_HOURS:
+def _who(option: Option) -> str:
+    return f"{option.gpus:g} x {option.gpu}"
+
+
+def _time_reasons(hours: float, request: PlanRequest, option: Option) -> list[str]:
+    limit = request.deadline_hours
+    if limit is None and request.counts is None:
+        limit = DEFAULT_MAX_HOURS
+    if limit is None or hours <= limit:
+        return []
+    fits = _count_for(option, hours, limit)
+    if request.deadline_hours is not None:
+        low = hours * RESIDUAL_LOW
+        only_low = f" (met only at the low end of the range, {_days(low)})" if low <= limit else ""
         return [
-            f"takes {_days(hours)}: over {_days(DEFAULT_MAX_HOURS)} (without --gpus or "
-            "--deadline longer options are left out)"
+            f"{_who(option)} take {_days(hours)}, past the deadline of {_days(limit)}"
+            f"{only_low}; {fits} meet {_days(limit)}"
         ]
-    return []
+    return [
+        f"{_who(option)} take {_days(hours)}: over {_days(limit)} (without --gpus or "
+        f"--deadline longer options are left out); {fits} meet {_days(limit)}"
+    ]
+
+
+def _count_for(option: Option, hours: float, limit: float) -> str:
+    """GPUs of this kind that would meet ``limit`` at the same MFU (time ~ 1 / GPUs)."""
+    step = max(1.0, option.gpus_per_node or 1.0)
+    need = math.ceil(option.gpus * hours / limit / step) * step
+    return f"{need:g} x {option.gpu}"
 
 
 def _finish(option: Option, request: PlanRequest) -> Option:
     """Attach the reasons an option is infeasible: memory, deadline, budget, constraints."""
     reasons: list[str] = list(option.reasons)
-    reasons.extend(_time_reasons(option.hours or 0.0, request))
+    reasons.extend(_time_reasons(option.hours or 0.0, request, option))
+    high = option.hours_high
+    deadline = request.deadline_hours
+    if not reasons and deadline is not None and high is not None and high > deadline:
+        note = (
+            "deadline: met at the central estimate, not at the high end of the range "
+            f"({_days(high)})"
+        )
+        option = _replace(option, notes=(*option.notes, note))
     if request.budget_usd is not None and (
         option.cost_usd is None or option.cost_usd > request.budget_usd
     ):

@@ -111,16 +111,42 @@ def _memory_record(option: Option) -> dict[str, Any]:
 
 
 def plan_record(
-    result: PlanResult, *, top: int | None = None, assumptions: list[str] | None = None
+    result: PlanResult,
+    *,
+    top: int | None = None,
+    assumptions: list[str] | None = None,
+    shown: tuple[Option, ...] | None = None,
+    every_infeasible: bool = True,
 ) -> dict[str, Any]:
-    """``{"workload", "assumptions", "options", "infeasible"}``; ``top`` limits options."""
-    shown = result.options if top is None else result.options[:top]
-    return {
+    """``{"workload", "assumptions", "warnings", "options", "infeasible", ...}``.
+
+    ``shown`` (default: every option, ``top`` of them) are the options listed; without
+    ``every_infeasible`` the left-out options are summed up by reason.
+    """
+    if shown is None:
+        shown = result.options if top is None else result.options[:top]
+    ranks = {id(o): i + 1 for i, o in enumerate(result.options)}
+    record: dict[str, Any] = {
         "workload": workload_record(result),
         "assumptions": assumptions or [],
-        "options": [option_record(o, i + 1) for i, o in enumerate(shown)],
-        "infeasible": [infeasible_record(o) for o in result.infeasible],
+        "warnings": list(result.warnings),
+        "feasible_count": len(result.options),
+        "options": [option_record(o, ranks.get(id(o))) for o in shown],
+        "infeasible_count": len(result.infeasible),
+        "infeasible_reasons": reason_counts(result),
     }
+    if every_infeasible:
+        record["infeasible"] = [infeasible_record(o) for o in result.infeasible]
+    return record
+
+
+def reason_counts(result: PlanResult) -> dict[str, int]:
+    """Each reason an option was left out, with how many options it left out."""
+    counts: dict[str, int] = {}
+    for option in result.infeasible:
+        for reason in option.reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts
 
 
 def infeasible_record(option: Option) -> dict[str, Any]:

@@ -113,7 +113,7 @@ def _memory(
     est = choose_plan(workload, workload.shape, count, per_node, capacity, nvlink=nvlink)
     if est.fits:
         return est, []
-    return est, suggestions(workload, workload.shape, count, capacity, est)
+    return est, suggestions(workload, workload.shape, count, capacity, est, spec.name)
 
 
 def _memory_note(memory: MemoryEstimate, workload: Workload, count: float) -> str:
