@@ -28,8 +28,8 @@ def price_option(
     """``base`` (a placement with its compute) under every wanted pricing model."""
     notes = base.compute.notes + base.compute.suggestions if base.compute else ()
     low, high = hours * RESIDUAL_LOW, hours * RESIDUAL_HIGH
-    base = replace(base, hours_low=low, hours_high=high)
     if offer is None:
+        base = replace(base, hours_low=low, hours_high=high)
         rate = request.price_per_gpu_hour
         if rate is None:
             return [
