@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         result = replace(result, notes=(*result.notes, note))
     top = top or _default_top(result)
     if args.json:
-        render.print_plan_json(result, top, fx, every=args.all)
+        render.print_plan_json(result, top, fx, every=args.all, left_out=args.show_infeasible)
     elif args.csv:
         render.print_plan_csv(result, top, fx, every=args.all)
     else:

@@ -39,12 +39,16 @@ def _group_key(option: Option) -> tuple[Any, ...]:
     return (option.gpu, option.gpus, option.provider, option.instance_type, option.pricing)
 
 
-def print_plan_json(result: PlanResult, top: int | None, fx: Fx, *, every: bool = False) -> None:
+def print_plan_json(
+    result: PlanResult, top: int | None, fx: Fx, *, every: bool = False, left_out: bool = False
+) -> None:
+    """``left_out`` (--show-infeasible), ``every`` (--all) or nothing feasible: the left-out
+    options in full under ``infeasible``; otherwise summed by reason."""
     record = plan_record(
         result,
         assumptions=assumption_lines(result),
         shown=shown_options(result, top, every),
-        every_infeasible=every or not result.options,
+        every_infeasible=every or left_out or not result.options,
     )
     if fx is not None:
         record["currency"] = {"code": fx[0], "fx_per_usd": fx[1], "display_only": True}
