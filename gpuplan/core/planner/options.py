@@ -17,9 +17,9 @@ from decimal import Decimal
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.gpus import GpuSpec
 from gpuplan.core.offers import Offer, PricingModel, Provider
-from gpuplan.core.planner.calibration import RESIDUAL_LOW
 from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.efficiency import Factor
+from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS, early_reasons, finish, who
 from gpuplan.core.planner.flops import Flops, training_flops
 from gpuplan.core.planner.memory import MemoryEstimate
 from gpuplan.core.planner.pricing import price_option
@@ -28,10 +28,19 @@ from gpuplan.core.planner.spot_realism import OutlierKey, spot_outliers
 from gpuplan.core.planner.timing import Compute, Throughput, compute_for
 from gpuplan.core.planner.workload import Workload
 
+__all__ = [
+    "DEFAULT_COUNTS",
+    "DEFAULT_GOODPUT",
+    "DEFAULT_MAX_HOURS",
+    "UNSOLD_GPUS_PER_NODE",
+    "Option",
+    "PlanRequest",
+    "PlanResult",
+    "enumerate_options",
+]
+
 DEFAULT_COUNTS = tuple(float(2**k) for k in range(11))
 """Without ``--gpus``: 1, 2, 4 ... 1024 GPUs."""
-DEFAULT_MAX_HOURS = 90 * 24.0
-"""Without ``--gpus`` or ``--deadline``, options over 90 days are left out as impractical."""
 DEFAULT_GOODPUT = 0.9
 """Llama 3 paper Sec 3.3.4: >90% effective training time at 16K GPUs; model cards sit
 0-25% above steady state (DOMAIN notes)."""
@@ -318,7 +327,7 @@ def _priced(
         compute=compute,
     )
     hours = compute.compute_hours / request.goodput
-    early = _early_reasons(compute, hours, request, base)
+    early = early_reasons(compute, hours, request, base)
     if early:
         # Infeasible under every pricing model: one record for the placement, not one each.
         notes = compute.notes + compute.suggestions
@@ -326,98 +335,10 @@ def _priced(
     priced = price_option(base, offer, request, hours)
     if not priced:
         wanted = ", ".join(sorted(p.value for p in request.pricing)) or "any pricing"
-        why = f"{_who(base)} on {base.instance_type} in {base.region}: no {wanted} price"
+        why = f"{who(base)} on {base.instance_type} in {base.region}: no {wanted} price"
         return [_replace(base, hours=hours, reasons=(why,))]
-    return [_finish(option, request) for option in priced]
-
-
-def _early_reasons(
-    compute: Compute, hours: float, request: PlanRequest, option: Option
-) -> list[str]:
-    """Reasons that hold whatever the pricing: memory, and time before spot stretches it."""
-    reasons: list[str] = []
-    memory = compute.memory
-    if memory is not None and not memory.fits:
-        reasons.append(
-            f"memory: {_who(option)} needs {memory.gib(memory.total):.1f} GB per GPU, "
-            f"has {memory.gib(memory.capacity):.0f} GB"
-        )
-    reasons.extend(_time_reasons(hours, request, option))
-    return reasons
-
-
-def _who(option: Option) -> str:
-    return f"{option.gpus:g} x {option.gpu}"
-
-
-def _time_reasons(hours: float, request: PlanRequest, option: Option) -> list[str]:
-    limit = request.deadline_hours
-    if limit is None and request.counts is None:
-        limit = DEFAULT_MAX_HOURS
-    if limit is None or hours <= limit:
-        return []
-    fits = _count_for(option, hours, limit)
-    if request.deadline_hours is not None:
-        low = hours * RESIDUAL_LOW
-        only_low = f" (met only at the low end of the range, {_days(low)})" if low <= limit else ""
-        return [
-            f"{_who(option)} take {_days(hours)}, past the deadline of {_days(limit)}"
-            f"{only_low}; {fits} meet {_days(limit)}"
-        ]
-    return [
-        f"{_who(option)} take {_days(hours)}: over {_days(limit)} (without --gpus or "
-        f"--deadline longer options are left out); {fits} meet {_days(limit)}"
-    ]
-
-
-def _count_for(option: Option, hours: float, limit: float) -> str:
-    """GPUs of this kind that would meet ``limit`` at the same MFU (time ~ 1 / GPUs)."""
-    step = max(1.0, option.gpus_per_node or 1.0)
-    need = math.ceil(option.gpus * hours / limit / step) * step
-    return f"{need:g} x {option.gpu}"
-
-
-def _finish(option: Option, request: PlanRequest) -> Option:
-    """Attach the reasons an option is infeasible: memory, deadline, budget, constraints."""
-    reasons: list[str] = list(option.reasons)
-    reasons.extend(_time_reasons(option.hours or 0.0, request, option))
-    high = option.hours_high
-    deadline = request.deadline_hours
-    if not reasons and deadline is not None and high is not None and high > deadline:
-        note = (
-            "deadline: met at the central estimate, not at the high end of the range "
-            f"({_days(high)})"
-        )
-        option = _replace(option, notes=(*option.notes, note))
-    if request.budget_usd is not None and (
-        option.cost_usd is None or option.cost_usd > request.budget_usd
-    ):
-        shown = "unknown" if option.cost_usd is None else f"${option.cost_usd:,.2f}"
-        reasons.append(f"cost {shown} is over the budget of ${request.budget_usd:,.2f}")
-    if request.constraints is not None:
-        pricing = PricingModel(option.pricing) if option.pricing in _MODELS else None
-        reasons.extend(
-            request.constraints.violations(
-                gpu=option.gpu,
-                pricing=pricing,
-                region=option.region,
-                hourly_usd=option.hourly_usd,
-                cost_usd=option.cost_usd,
-            )
-        )
-    if reasons == list(option.reasons):
-        return option
-    return _replace(option, reasons=tuple(reasons))
-
-
-_MODELS = frozenset(p.value for p in PricingModel)
+    return [finish(option, request) for option in priced]
 
 
 def _replace(option: Option, **changes: object) -> Option:
     return replace(option, **changes)  # type: ignore[arg-type]
-
-
-def _days(hours: float) -> str:
-    if hours < 48:
-        return f"{hours:,.1f} h"
-    return f"{hours / 24:,.1f} days"
