@@ -220,6 +220,11 @@ def build_workload(args: EstimateArgs) -> Workload:
         micro_batch=_int(args.micro_batch, "--micro-batch") or 1,
         global_batch=_int(args.global_batch, "--global-batch"),
     )
+    if setup.global_batch is not None and setup.micro_batch > setup.global_batch:
+        raise InputError(
+            f"--micro-batch {setup.micro_batch} contradicts --global-batch "
+            f"{setup.global_batch}: a step holds at least one micro-batch"
+        )
     workload = Workload(
         params=params,
         active_params=active,

@@ -51,6 +51,7 @@ CONTRADICTIONS = [
     ((*WORK, "--active-params", "1B", "--experts", "8", "--top-k", "9"),
      ("--top-k 9", "--experts 8")),
     ((*WORK, "--top-k", "2"), ("--top-k", "--active-params")),
+    ((*WORK, "--micro-batch", "8", "--global-batch", "4"), ("--micro-batch 8", "--global-batch 4")),
 ]  # fmt: skip
 
 
