@@ -91,7 +91,7 @@ def medians(argv: list[str], gpus: float) -> tuple[float, float, float, float]:
     options = [o for o in json.loads(out.getvalue())["options"] if o["gpus"] == gpus]
     factors = [o["mfu_factors"] for o in options]
     calibrated = statistics.median(
-        f.get("base (bf16, one node)", 1.0) * f.get("model scale", 1.0) for f in factors
+        f.get("base (end to end)", 1.0) * f.get("model scale", 1.0) for f in factors
     )
     return (
         float(statistics.median(o["gpu_hours"] for o in options)),

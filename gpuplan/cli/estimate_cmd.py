@@ -31,9 +31,15 @@ CSV_COLUMNS = (
     "region",
     "pricing",
     "hours",
+    "hours_low",
+    "hours_high",
     "days",
     "gpu_hours",
+    "gpu_hours_low",
+    "gpu_hours_high",
     "cost_usd",
+    "cost_usd_low",
+    "cost_usd_high",
     "hourly_usd",
     "commitment_usd",
     "break_even_utilization",
@@ -41,6 +47,7 @@ CSV_COLUMNS = (
     "fits_memory",
     "memory_per_gpu_gb",
     "pareto",
+    "spot_outlier",
 )
 
 

@@ -118,7 +118,7 @@ def estimate_mfu(
             override, (Factor("--mfu", override, "given on the command line"),), True
         )
     value, why = base_mfu(spec)
-    factors = [Factor("base (bf16, one node)", value, why)]
+    factors = [Factor("base (end to end)", value, why)]
     factors.append(_precision_factor(spec, precision))
     if params is not None:
         factors.append(_scale_factor(spec, params))
