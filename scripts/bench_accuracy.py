@@ -43,9 +43,11 @@ TABLE = ROOT / "tests/planner/published_runs.csv"
 RESULTS = ROOT / "benchmarks/results/accuracy.md"
 DOC = ROOT / "docs/estimating.md"
 BEGIN, END = "<!-- accuracy:begin -->", "<!-- accuracy:end -->"
-SLOPES = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
-REFERENCES = (1e9, 3e9, 1e10, 3e10)
+SLOPES = tuple(k / 40 for k in range(14))
+"""0 to 0.325 in steps of 0.025."""
+REFERENCES = (1e9, 2e9, 3e9, 5e9, 1e10, 2e10, 3e10)
 EXPONENTS = (0, 1, 2, 3)
+"""Whole exponents: how the reference size grows with the GPU's peak."""
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ def _hours(hours: float | None) -> str:
 
 
 def _span(option: Option) -> str:
-    """Central wall time with its range, compactly: ``68.4 d (56-100)``."""
+    """Central wall time with its range, compactly: ``65.9 d (55-97)``."""
     hours, low, high = option.hours, option.hours_low, option.hours_high
     if hours is None:
         return "-"

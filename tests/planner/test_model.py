@@ -68,7 +68,8 @@ def test_mfu_depends_on_generation_size_and_scale(gpu_table: GpuTable) -> None:
     assert _mfu(gpu_table, "H100", 8, params=125e6) < _mfu(gpu_table, "H100", 8, params=7e9)
     assert _mfu(gpu_table, "H100", 8, params=7e9) < _mfu(gpu_table, "H100", 8, params=405e9)
     # A 70B model fills an A100 end to end, not yet an H100 (fitted model scale).
-    assert _mfu(gpu_table, "A100-80GB", 8, params=7e9) < _mfu(gpu_table, "A100-80GB", 8)
+    assert _mfu(gpu_table, "A100-80GB", 8, params=1e9) < _mfu(gpu_table, "A100-80GB", 8)
+    assert _mfu(gpu_table, "H100", 8) < _mfu(gpu_table, "H100", 8, params=405e9)
     top1 = _mfu(gpu_table, "H100", 64, moe_top_k=1)
     top8 = _mfu(gpu_table, "H100", 64, moe_top_k=8)
     assert top8 < top1 < _mfu(gpu_table, "H100", 64)

@@ -88,7 +88,7 @@ def test_range_is_the_calibrated_band_and_explain_says_where_it_comes_from(
 def test_deadline_met_only_at_the_low_end_is_said(capsys: pytest.CaptureFixture[str]) -> None:
     base = ["estimate", "--params", "7B", "--tokens", "1T", "--gpu", "H100", "--gpus", "64",
             "--pricing", "on_demand"]  # fmt: skip
-    data = _json(capsys, *base[1:], "--deadline", "40d")
+    data = _json(capsys, *base[1:])
     hours = data["options"][0]["hours"]  # type: ignore[index]
     low = hours * RESIDUAL_LOW
     # A deadline between the low end and the central figure: infeasible, said so.

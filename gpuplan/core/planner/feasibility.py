@@ -1,7 +1,7 @@
 """Why an option is (not) feasible: memory, deadline, budget and policy constraints.
 
 Every reason names the GPUs it is about and, for time, how many of them would meet the
-limit ("64 x H100 take 37.9 days, past the deadline of 14.0 days; 176 x H100 meet 14.0
+limit ("64 x H100 take 40.3 days, past the deadline of 14.0 days; 192 x H100 meet 14.0
 days"). Ranking and deadline checks use the central estimate; the range only adds words
 ("met only at the low end of the range").
 """
