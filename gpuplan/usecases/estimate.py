@@ -236,19 +236,6 @@ def build_workload(args: EstimateArgs) -> Workload:
         experts=experts,
         top_k=top_k,
     )
-    if (
-        shape is not None
-        and shape.hidden % shape.heads
-        and not shape.inferred
-        & {
-            "hidden",
-            "heads",
-        }
-    ):
-        raise InputError(
-            f"--hidden {shape.hidden} contradicts --heads {shape.heads}: "
-            "the width must be a whole number of heads"
-        )
     if workload.samples is None and workload.flops_per_sample is None:
         if params is None:
             raise InputError("--params is required (or --samples with --flops-per-sample)")

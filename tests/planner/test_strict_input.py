@@ -47,7 +47,6 @@ CONTRADICTIONS = [
      ("--mfu", "--throughput")),
     ((*WORK, "--measured-on", "H100"), ("--measured-on", "--throughput")),
     ((*WORK, "--active-params", "9B"), ("--active-params", "--params")),
-    ((*WORK, "--hidden", "4096", "--heads", "33"), ("--hidden 4096", "--heads 33")),
     ((*WORK, "--active-params", "1B", "--experts", "8", "--top-k", "9"),
      ("--top-k 9", "--experts 8")),
     ((*WORK, "--top-k", "2"), ("--top-k", "--active-params")),
@@ -176,3 +175,15 @@ def test_a_fresh_process_prints_one_line_and_no_traceback() -> None:
     )
     assert done.returncode == 2
     assert _one_line(done.stderr).startswith("gpuplan: error: --params")
+
+
+def test_a_width_that_is_not_heads_times_128_is_not_a_contradiction(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Models set the head size on its own (Gemma 7B: 16 heads x 256 on a 3,072 width)."""
+    code, _ = _run(capsys, *WORK, "--hidden", "3072", "--heads", "16", "--layers", "28",
+                   "--gpu", "H100", "--gpus", "64", "--json")  # fmt: skip
+    assert code == 0
+    code, _ = _run(capsys, *WORK, "--hidden", "4544", "--heads", "33", "--gpu", "H100",
+                   "--gpus", "64", "--json")  # fmt: skip
+    assert code == 0
