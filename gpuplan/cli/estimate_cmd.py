@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import replace
 from datetime import date
@@ -31,9 +32,15 @@ CSV_COLUMNS = (
     "region",
     "pricing",
     "hours",
+    "hours_low",
+    "hours_high",
     "days",
     "gpu_hours",
+    "gpu_hours_low",
+    "gpu_hours_high",
     "cost_usd",
+    "cost_usd_low",
+    "cost_usd_high",
     "hourly_usd",
     "commitment_usd",
     "break_even_utilization",
@@ -41,6 +48,7 @@ CSV_COLUMNS = (
     "fits_memory",
     "memory_per_gpu_gb",
     "pareto",
+    "spot_outlier",
 )
 
 
@@ -60,9 +68,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     work.add_argument("--flops-per-sample", help="training FLOPs per sample (fwd+bwd)")
     work.add_argument("--throughput", help="measured tokens (or samples)/s per GPU")
     work.add_argument("--measured-on", metavar="GPU", help="GPU the throughput was measured on")
-    shape = p.add_argument_group("shape (inferred from --params when absent)")
+    shape = p.add_argument_group("shape (inferred from the active parameters when absent)")
     for flag in ("--seq-len", "--layers", "--hidden", "--heads", "--vocab"):
         shape.add_argument(flag)
+    shape.add_argument("--experts", help="experts per layer (mixture-of-experts)")
+    shape.add_argument("--top-k", help="routed experts per token (default 2 for MoE)")
     setup = p.add_argument_group("training setup")
     setup.add_argument("--precision", help="fp32, tf32, bf16 (default), fp16, fp8")
     setup.add_argument("--optimizer", help="adamw (default), sgd, adafactor, 8bit-adam")
@@ -73,7 +83,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     setup.add_argument("--global-batch", help="sequences per optimizer step")
     _choices(p)
     out = p.add_argument_group("output")
-    out.add_argument("--top", help="show N options (default 10 in the table, all in JSON)")
+    out.add_argument(
+        "--top", help="show N rows (default 10, all for one GPU at one count); JSON lists the same"
+    )
+    out.add_argument("--all", action="store_true", help="JSON/CSV: every feasible option")
     out.add_argument("--show-infeasible", action="store_true", help="list left-out options")
     out.add_argument(
         "--explain", nargs="?", const="1", metavar="N", help="print the arithmetic of option N"
@@ -83,6 +96,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_output_format(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
+    # "-1T", "-inf" are values (then refused by the parser with the flag's name), not flags:
+    # `--tokens -1T` and `--tokens=-1T` get the same message.
+    p._negative_number_matcher = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
 def _choices(p: argparse.ArgumentParser) -> None:
@@ -114,7 +130,13 @@ def _choices(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli import estimate_render as render
-    from gpuplan.usecases.estimate import EstimateArgs, estimate, merge_job_file, read_job_file
+    from gpuplan.usecases.estimate import (
+        EstimateArgs,
+        estimate,
+        job_error,
+        merge_job_file,
+        read_job_file,
+    )
 
     values = EstimateArgs(
         **{k: getattr(args, k) for k in _SCALARS},
@@ -123,8 +145,11 @@ def run(args: argparse.Namespace) -> int:
         region=split_list(args.region),
         pricing=split_list(args.pricing),
     )
+    job_keys: set[str] = set()
     if args.job:
-        values = merge_job_file(values, read_job_file(args.job))
+        job = read_job_file(args.job)
+        job_keys = {k for k in job if getattr(values, k) in (None, [], False)}
+        values = merge_job_file(values, job)
     top = _positive_int(args.top, "--top")
     explain_rank = _positive_int(args.explain, "--explain")
     fx = _fx(args.currency, args.fx)
@@ -138,15 +163,19 @@ def run(args: argparse.Namespace) -> int:
         constraints, note = plan_constraints(
             args.policy, db=args.db, now=datetime.now(UTC), gpus=catalog.gpus
         )
-    result = estimate(catalog, values, constraints, today=date.today())
+    try:
+        result = estimate(catalog, values, constraints, today=date.today())
+    except InputError as exc:
+        raise job_error(exc, args.job, job_keys) if args.job else exc from None
     if note is not None:
         result = replace(result, notes=(*result.notes, note))
+    top = top or _default_top(result)
     if args.json:
-        render.print_plan_json(result, top, fx)
+        render.print_plan_json(result, top, fx, every=args.all, left_out=args.show_infeasible)
     elif args.csv:
-        render.print_plan_csv(result, top, fx)
+        render.print_plan_csv(result, top, fx, every=args.all)
     else:
-        render.print_plan_table(result, top or 10, fx, show_infeasible=args.show_infeasible)
+        render.print_plan_table(result, top, fx, show_infeasible=args.show_infeasible)
     if explain_rank is not None:
         render.print_explain(result, explain_rank)
     if not result.options:
@@ -168,6 +197,8 @@ _SCALARS = (
     "hidden",
     "heads",
     "vocab",
+    "experts",
+    "top_k",
     "precision",
     "optimizer",
     "zero",
@@ -187,11 +218,20 @@ _SCALARS = (
 )
 
 
+def _default_top(result: PlanResult) -> int:
+    """10 rows; every row when one GPU at one count is asked for (a dozen at most: one per
+    provider, instance and pricing model)."""
+    if len({(o.gpu, o.gpus) for o in result.options}) <= 1:
+        return max(1, len(result.options))
+    return 10
+
+
 def _print_reasons(result: PlanResult) -> None:
-    reasons: dict[str, int] = {}
-    for option in result.infeasible:
-        for reason in option.reasons:
-            reasons[reason] = reasons.get(reason, 0) + 1
+    from gpuplan.core.planner.records import reason_counts
+
+    reasons = reason_counts(result)
+    if not reasons:
+        reasons = {"no option matched the --gpu/--provider/--region/--pricing filters": 1}
     print("gpuplan: nothing feasible; reasons:", file=sys.stderr)
     for reason, count in list(reasons.items())[:15]:
         print(f"  {reason}" + (f" ({count} options)" if count > 1 else ""), file=sys.stderr)
@@ -202,12 +242,19 @@ def _print_reasons(result: PlanResult) -> None:
             print(f"  {tip}", file=sys.stderr)
 
 
+MAX_FX = Decimal(1_000_000)
+"""No currency trades above a million units per USD (the largest are ~10^5)."""
+MAX_ROWS = 1_000_000
+
+
 def _positive_int(text: str | None, flag: str) -> int | None:
     if text is None:
         return None
-    if not text.strip().isdigit() or int(text) < 1:
-        raise InputError(f"{flag}: expected a whole number of 1 or more, got {text!r}")
-    return int(text)
+    raw = text.strip()
+    if not raw.isdigit() or len(raw) > 7 or int(raw) < 1 or int(raw) > MAX_ROWS:
+        shown = raw if len(raw) <= 24 else f"{raw[:12]}...({len(raw)} characters)"
+        raise InputError(f"{flag}: expected a whole number from 1 to {MAX_ROWS:,}, got {shown!r}")
+    return int(raw)
 
 
 def _fx(code: str | None, rate: str | None) -> tuple[str, Decimal] | None:
@@ -223,4 +270,6 @@ def _fx(code: str | None, rate: str | None) -> tuple[str, Decimal] | None:
         raise InputError(f"--fx: expected a rate such as 0.92, got {rate!r}") from None
     if not value.is_finite() or value <= 0:
         raise InputError(f"--fx: expected a positive rate, got {rate!r}")
+    if value > MAX_FX:
+        raise InputError(f"--fx: {rate[:24]} is absurdly large (at most {MAX_FX:,} per USD)")
     return code.upper(), value

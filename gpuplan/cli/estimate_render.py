@@ -1,7 +1,8 @@
 """Renders an estimate: the ranked table with its assumptions, JSON, CSV, explanations.
 
 The table shows the best region per (GPU count, instance type, pricing) so that one
-instance sold in ten regions does not fill the screen; JSON and CSV list every option.
+instance sold in ten regions does not fill the screen; JSON and CSV list the same rows
+with their other regions spelled out, or every option with ``--all``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,30 @@ def _local(value: Decimal | None, fx: Fx) -> Decimal | None:
     return (value * fx[1]).quantize(Decimal("0.01"))
 
 
-def print_plan_json(result: PlanResult, top: int | None, fx: Fx) -> None:
-    record = plan_record(result, top=top, assumptions=assumption_lines(result))
+def shown_options(result: PlanResult, top: int | None, every: bool) -> tuple[Option, ...]:
+    """What JSON/CSV list: the table's rows with each row's other regions spelled out (the
+    ``(+n)``), or every feasible option with ``--all``."""
+    if every:
+        return result.options if top is None else result.options[:top]
+    keys = {_group_key(o) for o, _ in _grouped(result.options)[: top or 10]}
+    return tuple(o for o in result.options if _group_key(o) in keys)
+
+
+def _group_key(option: Option) -> tuple[Any, ...]:
+    return (option.gpu, option.gpus, option.provider, option.instance_type, option.pricing)
+
+
+def print_plan_json(
+    result: PlanResult, top: int | None, fx: Fx, *, every: bool = False, left_out: bool = False
+) -> None:
+    """``left_out`` (--show-infeasible), ``every`` (--all) or nothing feasible: the left-out
+    options in full under ``infeasible``; otherwise summed by reason."""
+    record = plan_record(
+        result,
+        assumptions=assumption_lines(result),
+        shown=shown_options(result, top, every),
+        every_infeasible=every or left_out or not result.options,
+    )
     if fx is not None:
         record["currency"] = {"code": fx[0], "fx_per_usd": fx[1], "display_only": True}
         for option in record["options"]:
@@ -36,10 +59,10 @@ def print_plan_json(result: PlanResult, top: int | None, fx: Fx) -> None:
     sys.stdout.write(json.dumps(to_jsonable(record), indent=2) + "\n")
 
 
-def print_plan_csv(result: PlanResult, top: int | None, fx: Fx) -> None:
+def print_plan_csv(result: PlanResult, top: int | None, fx: Fx, *, every: bool = False) -> None:
     from gpuplan.cli.estimate_cmd import CSV_COLUMNS
 
-    shown = result.options if top is None else result.options[:top]
+    shown = shown_options(result, top, every)
     rows = [option_record(o, i + 1) for i, o in enumerate(shown)]
     columns = list(CSV_COLUMNS)
     if fx is not None:
@@ -55,7 +78,7 @@ def _grouped(options: tuple[Option, ...]) -> list[tuple[Option, int]]:
     seen: dict[tuple[Any, ...], int] = {}
     out: list[tuple[Option, int]] = []
     for option in options:
-        key = (option.gpu, option.gpus, option.provider, option.instance_type, option.pricing)
+        key = _group_key(option)
         if key in seen:
             index = seen[key]
             out[index] = (out[index][0], out[index][1] + 1)
@@ -71,6 +94,19 @@ def _hours(hours: float | None) -> str:
     if hours < 48:
         return f"{hours:,.1f} h"
     return f"{hours:,.0f} h ({hours / 24:,.1f} d)"
+
+
+def _span(option: Option) -> str:
+    """Central wall time with its range, compactly: ``65.9 d (55-97)``."""
+    hours, low, high = option.hours, option.hours_low, option.hours_high
+    if hours is None:
+        return "-"
+    unit, scale = ("h", 1.0) if hours < 48 else ("d", 24.0)
+    central = f"{hours / scale:,.1f} {unit}"
+    if low is None or high is None:
+        return central
+    digits = 1 if high / scale < 10 else 0
+    return f"{central} ({low / scale:,.{digits}f}-{high / scale:,.{digits}f})"
 
 
 def _money(value: Decimal | None, fx: Fx) -> str:
@@ -90,8 +126,8 @@ def _row(rank: int, option: Option, regions: int, fx: Fx) -> list[str]:
         instance,
         option.provider.value if option.provider else "-",
         where,
-        option.pricing or "-",
-        _hours(option.hours),
+        (option.pricing or "-") + ("!" if option.spot_outlier else ""),
+        _span(option),
         f"{option.gpu_hours:,.0f}" if option.gpu_hours is not None else "-",
         _money(option.cost_usd, fx),
         _money(option.hourly_usd, fx),
@@ -104,7 +140,8 @@ def _row(rank: int, option: Option, regions: int, fx: Fx) -> list[str]:
 def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: bool) -> None:
     code = fx[0] if fx else "USD"
     headers = [
-        "#", "GPU x count", "nodes x instance", "provider", "region", "pricing", "wall time",
+        "#", "GPU x count", "nodes x instance", "provider", "region", "pricing",
+        "wall time (range)",
         "GPU-h", f"cost {code}", f"{code}/h", "MFU", "mem GB/GPU", "P",
     ]  # fmt: skip
     groups = _grouped(result.options)
@@ -118,9 +155,17 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
             f"\n{len(result.options)} feasible option(s){more}. P * = Pareto frontier "
             "(nothing else is both faster and cheaper); (+n) = same option in n more regions."
         )
+        print(
+            "Range: where ~85% of published runs fell against a held-out estimate "
+            "(--explain N says more); ranking and deadlines use the central figure."
+        )
+        if any(o.spot_outlier for o, _ in groups[:top]):
+            print("spot! = spot price under half the same instance's price in other regions.")
         _fastest_line(result, fx)
     else:
         print("No feasible option.")
+    for warning in result.warnings:
+        print(f"Warning: {warning}")
     if fx is not None:
         print(f"Money in {fx[0]} at {fx[1]} per USD (display only; the plan is in USD).")
     print("Assumptions:")

@@ -142,18 +142,18 @@ def _sort_value(
 
 
 def stale_notice(offers: Sequence[Offer], now: datetime, source: str) -> str | None:
-    """A notice when some offers' prices are older than 90 days at ``now`` (an argument).
+    """A notice when every offer of a file is older than 90 days at ``now`` (an argument).
 
-    It counts them, so a file with a few old rows does not read as old throughout.
+    A file with only some old rows gets no notice on every command: each row's age shows
+    in the catalog table's as-of column and the planner names the oldest price it used.
     """
     today = now.date()
     old = [o for o in offers if is_old(o, today, STALE_AFTER)]
-    if not old:
+    if not old or len(old) < len(offers):
         return None
     oldest = min(o.as_of for o in old)
-    share = "all" if len(old) == len(offers) else f"{len(old)} of {len(offers)}"
     return (
-        f"{source}: {share} offers have prices over {STALE_AFTER.days} days old (oldest "
+        f"{source}: all offers have prices over {STALE_AFTER.days} days old (oldest "
         f"as_of {oldest.isoformat()}, {(today - oldest).days} days old); run "
         "'gpuplan catalog refresh' or check current list prices"
     )

@@ -55,6 +55,8 @@ class EstimateArgs:
     hidden: str | None = None
     heads: str | None = None
     vocab: str | None = None
+    experts: str | None = None
+    top_k: str | None = None
     precision: str | None = None
     optimizer: str | None = None
     zero: str | None = None
@@ -84,6 +86,7 @@ def estimate(
     today: date | None = None,
 ) -> PlanResult:
     """Parse ``args``, plan on ``catalog`` within ``constraints``; InputError on bad input."""
+    check_contradictions(args)
     request = build_request(catalog, args, constraints)
     result = plan(catalog, request, parse_objective(args.objective))
     return with_price_age(result, catalog, today)
@@ -101,6 +104,39 @@ def with_price_age(result: PlanResult, catalog: Catalog, today: date | None) -> 
     return result if note is None else replace(result, notes=(*result.notes, note))
 
 
+def check_contradictions(args: EstimateArgs) -> None:
+    """Flags that cannot both hold: InputError naming both, before any planning."""
+    for work in ("params", "active_params", "tokens"):
+        for other in ("samples", "flops_per_sample"):
+            if getattr(args, work) is not None and getattr(args, other) is not None:
+                raise InputError(
+                    f"{_flag(work)} contradicts {_flag(other)}: give --params with --tokens, "
+                    "or --samples with --flops-per-sample, not both"
+                )
+    if args.fsdp and args.zero is not None and str(args.zero).strip() != "3":
+        raise InputError(
+            f"--fsdp contradicts --zero {args.zero}: FSDP full sharding is ZeRO-3 "
+            "(drop one of them)"
+        )
+    pricing = {p.strip().lower().replace("-", "_") for p in args.pricing}
+    if args.reuse_commitment and pricing and not any(p.startswith("reserved") for p in pricing):
+        raise InputError(
+            f"--reuse-commitment contradicts --pricing {','.join(sorted(pricing))}: "
+            "it applies to reserved pricing only"
+        )
+    if args.mfu is not None and args.throughput is not None:
+        raise InputError("--mfu contradicts --throughput: both set the MFU; give one")
+    if args.measured_on and args.throughput is None:
+        raise InputError("--measured-on needs --throughput (the rate measured there)")
+    if (args.experts is not None or args.top_k is not None) and args.active_params is None:
+        which = "--experts" if args.experts is not None else "--top-k"
+        raise InputError(f"{which} needs --active-params (the parameters each token uses)")
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
 def parse_objective(text: str | None) -> Objective:
     try:
         return Objective((text or "cost").strip().lower())
@@ -113,6 +149,13 @@ def build_request(
 ) -> PlanRequest:
     workload = build_workload(args)
     gpus = tuple(catalog.gpus.resolve_many(args.gpu)) if args.gpu else ()
+    if workload.setup.precision is Precision.FP8:
+        for name in gpus:
+            if not catalog.gpus.get(name).peak_tflops(Precision.FP8):
+                raise InputError(
+                    f"--precision fp8 contradicts --gpu {name}: it has no FP8 tensor cores "
+                    "(use bf16, or an H100/H200/B200-class GPU)"
+                )
     throughput = None
     if args.throughput is not None:
         if not args.measured_on:
@@ -123,12 +166,14 @@ def build_request(
             catalog.gpus.resolve(args.measured_on),
             unit,
         )
+    regions = frozenset(r.strip() for r in args.region if r.strip())
+    _check_regions(catalog, regions)
     return PlanRequest(
         workload=workload,
         gpus=gpus,
         counts=parse_gpu_counts(args.gpus) if args.gpus else None,
         providers=frozenset(parse_provider(p) for p in args.provider),
-        regions=frozenset(r.strip() for r in args.region if r.strip()),
+        regions=regions,
         pricing=frozenset(parse_pricing(p) for p in args.pricing),
         mfu=parse_fraction(args.mfu, "--mfu") if args.mfu is not None else None,
         goodput=(
@@ -150,17 +195,34 @@ def build_request(
     )
 
 
+def _check_regions(catalog: Catalog, regions: frozenset[str]) -> None:
+    """A region no catalog offer is in is a typo or another planet: exit 2 with near names."""
+    if not regions:
+        return
+    known = {o.region for o in catalog.offers}
+    for region in sorted(regions - known):
+        import difflib
+
+        near = difflib.get_close_matches(region, sorted(known), n=3, cutoff=0.6)
+        hint = f"did you mean {', '.join(near)}?" if near else f"{len(known)} regions are known"
+        raise InputError(f"--region {region}: no catalog offer is in this region ({hint})")
+
+
 def build_workload(args: EstimateArgs) -> Workload:
     params = _amount(args.params, "--params")
     active = _amount(args.active_params, "--active-params")
     if active is not None and params is not None and active > params:
-        raise InputError("--active-params: cannot exceed --params")
+        raise InputError("--active-params contradicts --params: active cannot exceed total")
     if params is None and active is not None:
         params = active
+    experts, top_k = _int(args.experts, "--experts"), _int(args.top_k, "--top-k")
+    if experts is not None and top_k is not None and top_k > experts:
+        raise InputError(f"--top-k {top_k} contradicts --experts {experts}: k <= experts")
     shape = None
     if params is not None:
+        # Attention and width follow the active model; memory counts every parameter.
         shape = infer_shape(
-            params,
+            active if active is not None else params,
             seq_len=_int(args.seq_len, "--seq-len"),
             layers=_int(args.layers, "--layers"),
             hidden=_int(args.hidden, "--hidden"),
@@ -175,6 +237,11 @@ def build_workload(args: EstimateArgs) -> Workload:
         micro_batch=_int(args.micro_batch, "--micro-batch") or 1,
         global_batch=_int(args.global_batch, "--global-batch"),
     )
+    if setup.global_batch is not None and setup.micro_batch > setup.global_batch:
+        raise InputError(
+            f"--micro-batch {setup.micro_batch} contradicts --global-batch "
+            f"{setup.global_batch}: a step holds at least one micro-batch"
+        )
     workload = Workload(
         params=params,
         active_params=active,
@@ -183,6 +250,8 @@ def build_workload(args: EstimateArgs) -> Workload:
         flops_per_sample=_amount(args.flops_per_sample, "--flops-per-sample"),
         shape=shape,
         setup=setup,
+        experts=experts,
+        top_k=top_k,
     )
     if workload.samples is None and workload.flops_per_sample is None:
         if params is None:
@@ -241,7 +310,13 @@ def _money(text: str | None, flag: str) -> Decimal | None:
         raise InputError(f"{flag}: expected an amount in USD, got {text!r}") from None
     if not value.is_finite() or value < 0:
         raise InputError(f"{flag}: expected a non-negative amount in USD, got {text!r}")
+    if value > MAX_USD:
+        raise InputError(f"{flag}: {str(text)[:24]} is absurdly large (at most $1,000,000,000,000)")
     return value
+
+
+MAX_USD = Decimal("1e12")
+"""A trillion dollars: above any training budget, below what overflows the arithmetic."""
 
 
 def read_job_file(path: str) -> dict[str, Any]:
@@ -272,6 +347,15 @@ def read_job_file(path: str) -> dict[str, Any]:
             raise DataError(path, f"unknown key {key!r}", field=str(key))
         out[name] = value
     return out
+
+
+def job_error(exc: InputError, path: str, keys: set[str]) -> InputError:
+    """An error about a flag the job file set, re-said with the file and the key."""
+    for key in keys:
+        flag = _flag(key)
+        if exc.message.startswith(flag + ":") or exc.message.startswith(flag + " "):
+            return DataError(path, exc.message, field=key.replace("_", "-"))
+    return exc
 
 
 def merge_job_file(args: EstimateArgs, job: dict[str, Any]) -> EstimateArgs:

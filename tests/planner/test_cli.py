@@ -41,7 +41,13 @@ def test_json_shape_and_exact_gpu_count(
         assert option["gpu_hours"] == pytest.approx(option["hours"] * 64)
     pricing = {o["pricing"] for o in data["options"]}
     assert {"on_demand", "spot"} <= pricing
-    assert "infeasible" in data
+    assert "infeasible_reasons" in data and "infeasible" not in data
+    for option in data["options"]:
+        for key in ("hours", "gpu_hours", "cost_usd"):
+            low, high = option[f"{key}_low"], option[f"{key}_high"]
+            assert (low <= option[key] <= high and low < high) or key == "cost_usd", key
+        if option["commitment_usd"] is None:  # a whole reserved term costs the same either way
+            assert option["cost_usd_low"] < option["cost_usd"] < option["cost_usd_high"]
 
 
 def test_unsold_gpu_has_null_provider_and_cost(
@@ -104,8 +110,8 @@ def test_memory_misfit_says_what_would_fit(
         "--catalog-dir", str(catalog_dir),
     )  # fmt: skip
     assert code == 1
-    assert "memory: needs" in err and "has 24 GB" in err
-    assert "more GPUs: at least" in err
+    assert "memory: 1 x A10G needs" in err and "has 24 GB" in err
+    assert "more GPUs: at least 8 x A10G" in err
 
 
 def test_table_explain_and_currency(capsys: pytest.CaptureFixture[str], catalog_dir: Path) -> None:

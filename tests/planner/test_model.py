@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gpuplan.core.gpus import GpuTable, Precision
@@ -52,17 +54,25 @@ def test_inferred_shape_is_close_to_known_models() -> None:
 
 
 def _mfu(table: GpuTable, gpu: str, gpus: float, precision: Precision = Precision.BF16,
-         params: float = 70e9, **kw: bool) -> float:  # fmt: skip
+         params: float = 70e9, network: float | None = None, **kw: Any) -> float:  # fmt: skip
     per_node = min(gpus, 8)
-    cluster = Cluster(gpus, per_node, max(1, int(gpus // 8)), None)
+    cluster = Cluster(gpus, per_node, max(1, int(gpus // 8)), network)
     return estimate_mfu(table.get(gpu), precision, params, cluster, **kw).mfu
 
 
 def test_mfu_depends_on_generation_size_and_scale(gpu_table: GpuTable) -> None:
     assert _mfu(gpu_table, "A100-80GB", 8) > _mfu(gpu_table, "H100", 8)
-    assert _mfu(gpu_table, "H100", 8) > _mfu(gpu_table, "H100", 4096)
+    # End to end, node count costs nothing on a fast fabric; a slow one loses per doubling.
+    assert _mfu(gpu_table, "H100", 8) == _mfu(gpu_table, "H100", 4096)
+    assert _mfu(gpu_table, "H100", 4096, network=100.0) < _mfu(gpu_table, "H100", 4096)
     assert _mfu(gpu_table, "H100", 8, params=125e6) < _mfu(gpu_table, "H100", 8, params=7e9)
-    assert _mfu(gpu_table, "H100", 64, moe=True) < _mfu(gpu_table, "H100", 64)
+    assert _mfu(gpu_table, "H100", 8, params=7e9) < _mfu(gpu_table, "H100", 8, params=405e9)
+    # A 70B model fills an A100 end to end, not yet an H100 (fitted model scale).
+    assert _mfu(gpu_table, "A100-80GB", 8, params=1e9) < _mfu(gpu_table, "A100-80GB", 8)
+    assert _mfu(gpu_table, "H100", 8) < _mfu(gpu_table, "H100", 8, params=405e9)
+    top1 = _mfu(gpu_table, "H100", 64, moe_top_k=1)
+    top8 = _mfu(gpu_table, "H100", 64, moe_top_k=8)
+    assert top8 < top1 < _mfu(gpu_table, "H100", 64)
     assert _mfu(gpu_table, "L40S", 8) < _mfu(gpu_table, "H100", 8)  # PCIe, no NVLink
     assert _mfu(gpu_table, "L40S", 8) < _mfu(gpu_table, "L40S", 1)
 

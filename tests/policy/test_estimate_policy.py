@@ -20,7 +20,7 @@ EXAMPLES = sorted((REPO / "policies").glob("*.yaml"))
 
 
 def estimate_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
-    code = main(["estimate", "--params", "7B", "--tokens", "1T", *argv, "--json"])
+    code = main(["estimate", "--params", "7B", "--tokens", "500B", *argv, "--json"])
     return code, json.loads(capsys.readouterr().out)
 
 

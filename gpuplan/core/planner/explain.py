@@ -41,10 +41,27 @@ def explain(result: PlanResult, option: Option) -> list[str]:
         lines.append(
             f"GPU-hours = {option.gpus:g} x {option.hours:,.1f} h = {option.gpu_hours or 0:,.0f}"
         )
+    lines.extend(_range_lines(option))
     lines.extend(_cost_lines(option))
     if compute.memory is not None:
         lines.extend(memory_lines(compute.memory))
     lines.extend(f"note: {n}" for n in option.notes)
+    return lines
+
+
+def _range_lines(option: Option) -> list[str]:
+    from gpuplan.core.planner.calibration import RANGE_SOURCE, RESIDUAL_HIGH, RESIDUAL_LOW
+
+    lines = []
+    if option.hours_low is not None and option.hours_high is not None:
+        lines.append(
+            f"range = x{RESIDUAL_LOW:g} to x{RESIDUAL_HIGH:g} of the central figure: "
+            f"{option.hours_low:,.1f}-{option.hours_high:,.1f} h, "
+            f"{option.gpu_hours_low or 0:,.0f}-{option.gpu_hours_high or 0:,.0f} GPU-h"
+        )
+        lines.append(f"  width: {RANGE_SOURCE}")
+    if option.spot_outlier:
+        lines.append(f"spot outlier: {option.spot_outlier}")
     return lines
 
 
@@ -117,8 +134,9 @@ def assumption_lines(result: PlanResult) -> list[str]:
             )
         )
     lines.append(
-        "MFU: per GPU generation from published runs, x precision (fp8 ~1.3x bf16), model "
-        "size, in-node link, scale-out per node doubling, MoE (docs/estimating.md); --mfu overrides"
+        "MFU: end-to-end share per GPU generation fitted to published GPU-hours "
+        "(leave-one-out), x precision (fp8 ~1.3x bf16), model scale, in-node link, slow-fabric "
+        "scale-out, expert all-to-all (docs/estimating.md); --mfu overrides"
     )
     lines.append(
         f"goodput {result.goodput:.0%}: restarts, evaluation, checkpoint stalls "

@@ -169,7 +169,12 @@ def min_gpus_to_fit(workload: Workload, shape: Shape, capacity_gib: float) -> in
 
 
 def suggestions(
-    workload: Workload, shape: Shape, gpus: float, capacity_gib: float, est: MemoryEstimate
+    workload: Workload,
+    shape: Shape,
+    gpus: float,
+    capacity_gib: float,
+    est: MemoryEstimate,
+    gpu: str = "these GPUs",
 ) -> list[str]:
     """What would fit, most direct first."""
     out: list[str] = []
@@ -182,7 +187,7 @@ def suggestions(
         out.append("a smaller micro-batch with gradient accumulation (--micro-batch 1)")
     need = min_gpus_to_fit(workload, shape, capacity_gib)
     if need is not None and need > gpus:
-        out.append(f"more GPUs: at least {need} of these with ZeRO-3 and full recompute")
+        out.append(f"more GPUs: at least {need} x {gpu} with ZeRO-3 and full recompute")
     global_batch = workload.setup.global_batch
     if need is not None and global_batch:
         count = float(max(need, gpus))

@@ -19,17 +19,28 @@ from gpuplan.core.gpus import GpuSpec
 from gpuplan.core.offers import Offer, PricingModel, Provider
 from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.efficiency import Factor
+from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS, early_reasons, finish, who
 from gpuplan.core.planner.flops import Flops, training_flops
 from gpuplan.core.planner.memory import MemoryEstimate
 from gpuplan.core.planner.pricing import price_option
 from gpuplan.core.planner.spot import DEFAULT_CHECKPOINT_HOURS, SpotOverhead
+from gpuplan.core.planner.spot_realism import OutlierKey, spot_outliers
 from gpuplan.core.planner.timing import Compute, Throughput, compute_for
 from gpuplan.core.planner.workload import Workload
 
+__all__ = [
+    "DEFAULT_COUNTS",
+    "DEFAULT_GOODPUT",
+    "DEFAULT_MAX_HOURS",
+    "UNSOLD_GPUS_PER_NODE",
+    "Option",
+    "PlanRequest",
+    "PlanResult",
+    "enumerate_options",
+]
+
 DEFAULT_COUNTS = tuple(float(2**k) for k in range(11))
 """Without ``--gpus``: 1, 2, 4 ... 1024 GPUs."""
-DEFAULT_MAX_HOURS = 90 * 24.0
-"""Without ``--gpus`` or ``--deadline``, options over 90 days are left out as impractical."""
 DEFAULT_GOODPUT = 0.9
 """Llama 3 paper Sec 3.3.4: >90% effective training time at 16K GPUs; model cards sit
 0-25% above steady state (DOMAIN notes)."""
@@ -78,6 +89,13 @@ class Option:
     notes: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     pareto: bool = False
+    hours_low: float | None = None
+    hours_high: float | None = None
+    """Range around ``hours`` from the cross-validated residuals (calibration)."""
+    cost_usd_low: Decimal | None = None
+    cost_usd_high: Decimal | None = None
+    spot_outlier: str | None = None
+    """Why this option's spot price is far below the same instance elsewhere; None if not."""
 
     @property
     def feasible(self) -> bool:
@@ -86,6 +104,14 @@ class Option:
     @property
     def gpu_hours(self) -> float | None:
         return None if self.hours is None else self.hours * self.gpus
+
+    @property
+    def gpu_hours_low(self) -> float | None:
+        return None if self.hours_low is None else self.hours_low * self.gpus
+
+    @property
+    def gpu_hours_high(self) -> float | None:
+        return None if self.hours_high is None else self.hours_high * self.gpus
 
     @property
     def mfu(self) -> float | None:
@@ -110,6 +136,8 @@ class PlanResult:
     default_counts: bool
     goodput: float
     notes: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = field(default=())
+    """What the reader must not miss: option 1 resting on a suspect spot price."""
 
 
 @dataclass(frozen=True)
@@ -126,18 +154,49 @@ def enumerate_options(catalog: Catalog, request: PlanRequest) -> tuple[list[Opti
     flops = training_flops(request.workload)
     counts = request.counts or DEFAULT_COUNTS
     cache: dict[tuple[str, float, float, int, float | None], Compute] = {}
+    outliers = spot_outliers(catalog.offers)
     out: list[Option] = []
     for spec in _specs(catalog, request):
         offers = [o for o in catalog.offers if o.gpu == spec.name and _wanted(o, request)]
         sold = any(o.gpu == spec.name for o in catalog.offers)
+        if sold and not offers and request.price_per_gpu_hour is None:
+            out.append(_unsold_here(spec.name, request))
+            continue
         for count in counts:
             for placement, rejected in _placements(spec, count, offers, sold, request):
                 if rejected:
                     out.append(rejected)
                     continue
                 assert placement is not None
-                out.extend(_priced(placement, request, flops, cache))
+                out.extend(_flag(_priced(placement, request, flops, cache), outliers))
     return out, flops
+
+
+def _flag(options: list[Option], outliers: dict[OutlierKey, str]) -> list[Option]:
+    """Mark spot options whose price is far below the same instance elsewhere."""
+    if not outliers:
+        return options
+    out = []
+    for option in options:
+        key = (
+            option.provider.value if option.provider else "",
+            option.instance_type or "",
+            option.region or "",
+        )
+        if option.pricing == PricingModel.SPOT.value and key in outliers:
+            option = _replace(option, spot_outlier=outliers[key])
+        out.append(option)
+    return out
+
+
+def _unsold_here(gpu: str, request: PlanRequest) -> Option:
+    where = []
+    if request.providers:
+        where.append("provider " + ", ".join(sorted(p.value for p in request.providers)))
+    if request.regions:
+        where.append("region " + ", ".join(sorted(request.regions)))
+    why = f"{gpu}: no catalog offer in {' and '.join(where) or 'the catalog'}"
+    return Option(gpu, 0, 0, 0, None, None, None, None, reasons=(why,))
 
 
 def _specs(catalog: Catalog, request: PlanRequest) -> list[GpuSpec]:
@@ -268,71 +327,18 @@ def _priced(
         compute=compute,
     )
     hours = compute.compute_hours / request.goodput
-    early = _early_reasons(compute, hours, request)
+    early = early_reasons(compute, hours, request, base)
     if early:
         # Infeasible under every pricing model: one record for the placement, not one each.
         notes = compute.notes + compute.suggestions
         return [_replace(base, hours=hours, notes=notes, reasons=tuple(early))]
-    return [_finish(option, request) for option in price_option(base, offer, request, hours)]
-
-
-def _early_reasons(compute: Compute, hours: float, request: PlanRequest) -> list[str]:
-    """Reasons that hold whatever the pricing: memory, and time before spot stretches it."""
-    reasons: list[str] = []
-    memory = compute.memory
-    if memory is not None and not memory.fits:
-        reasons.append(
-            f"memory: needs {memory.gib(memory.total):.1f} GB per GPU, "
-            f"has {memory.gib(memory.capacity):.0f} GB"
-        )
-    reasons.extend(_time_reasons(hours, request))
-    return reasons
-
-
-def _time_reasons(hours: float, request: PlanRequest) -> list[str]:
-    if request.deadline_hours is not None and hours > request.deadline_hours:
-        return [f"takes {_days(hours)}, past the deadline of {_days(request.deadline_hours)}"]
-    if request.deadline_hours is None and request.counts is None and hours > DEFAULT_MAX_HOURS:
-        return [
-            f"takes {_days(hours)}: over {_days(DEFAULT_MAX_HOURS)} (without --gpus or "
-            "--deadline longer options are left out)"
-        ]
-    return []
-
-
-def _finish(option: Option, request: PlanRequest) -> Option:
-    """Attach the reasons an option is infeasible: memory, deadline, budget, constraints."""
-    reasons: list[str] = list(option.reasons)
-    reasons.extend(_time_reasons(option.hours or 0.0, request))
-    if request.budget_usd is not None and (
-        option.cost_usd is None or option.cost_usd > request.budget_usd
-    ):
-        shown = "unknown" if option.cost_usd is None else f"${option.cost_usd:,.2f}"
-        reasons.append(f"cost {shown} is over the budget of ${request.budget_usd:,.2f}")
-    if request.constraints is not None:
-        pricing = PricingModel(option.pricing) if option.pricing in _MODELS else None
-        reasons.extend(
-            request.constraints.violations(
-                gpu=option.gpu,
-                pricing=pricing,
-                region=option.region,
-                hourly_usd=option.hourly_usd,
-                cost_usd=option.cost_usd,
-            )
-        )
-    if reasons == list(option.reasons):
-        return option
-    return _replace(option, reasons=tuple(reasons))
-
-
-_MODELS = frozenset(p.value for p in PricingModel)
+    priced = price_option(base, offer, request, hours)
+    if not priced:
+        wanted = ", ".join(sorted(p.value for p in request.pricing)) or "any pricing"
+        why = f"{who(base)} on {base.instance_type} in {base.region}: no {wanted} price"
+        return [_replace(base, hours=hours, reasons=(why,))]
+    return [finish(option, request) for option in priced]
 
 
 def _replace(option: Option, **changes: object) -> Option:
     return replace(option, **changes)  # type: ignore[arg-type]
-
-
-def _days(hours: float) -> str:
-    if hours < 48:
-        return f"{hours:,.1f} h"
-    return f"{hours / 24:,.1f} days"

@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.offers import Offer, PricingModel
+from gpuplan.core.planner.calibration import RESIDUAL_HIGH, RESIDUAL_LOW
 from gpuplan.core.planner.reserved import hours_cost, reserved_cost
 from gpuplan.core.planner.spot import spot_overhead
 
@@ -26,7 +27,9 @@ def price_option(
 ) -> list[Option]:
     """``base`` (a placement with its compute) under every wanted pricing model."""
     notes = base.compute.notes + base.compute.suggestions if base.compute else ()
+    low, high = hours * RESIDUAL_LOW, hours * RESIDUAL_HIGH
     if offer is None:
+        base = replace(base, hours_low=low, hours_high=high)
         rate = request.price_per_gpu_hour
         if rate is None:
             return [
@@ -45,12 +48,15 @@ def price_option(
                 hours=hours,
                 hourly_usd=hourly,
                 cost_usd=hours_cost(hourly, hours),
+                cost_usd_low=hours_cost(hourly, low),
+                cost_usd_high=hours_cost(hourly, high),
                 notes=(*notes, note),
             )
         ]
     out: list[Option] = []
     nodes = Decimal(base.nodes)
     common = {f: getattr(base, f) for f in _PLACEMENT_FIELDS}
+    common["hours_low"], common["hours_high"] = low, high
     for model in request.pricing or PricingModel:
         price = offer.price(model)
         if price is None:
@@ -63,9 +69,21 @@ def price_option(
         elif model.rules is not None:  # sold in blocks (capacity blocks, DWS): see core.offers
             billed = model.rules.billed_hours(hours)
             note = f"{model.value}: {billed:,} h billed ({model.rules.summary})"
-            extra = {"hours": hours, "cost_usd": hours_cost(hourly, billed), "notes": (note,)}
+            extra = {
+                "hours": hours,
+                "cost_usd": hours_cost(hourly, billed),
+                "cost_usd_low": hours_cost(hourly, model.rules.billed_hours(low)),
+                "cost_usd_high": hours_cost(hourly, model.rules.billed_hours(high)),
+                "notes": (note,),
+            }
         else:
-            extra = {"hours": hours, "cost_usd": hours_cost(hourly, hours), "notes": ()}
+            extra = {
+                "hours": hours,
+                "cost_usd": hours_cost(hourly, hours),
+                "cost_usd_low": hours_cost(hourly, low),
+                "cost_usd_high": hours_cost(hourly, high),
+                "notes": (),
+            }
         extra["notes"] = (*notes, *extra["notes"])
         out.append(_option(common, pricing=model.value, hourly_usd=hourly, **extra))
     return out
@@ -79,7 +97,7 @@ _PLACEMENT_FIELDS = (
 def _option(common: dict[str, Any], **values: Any) -> Option:
     from gpuplan.core.planner.options import Option
 
-    return Option(**common, **values)
+    return Option(**{**common, **values})
 
 
 def _spot(
@@ -87,13 +105,23 @@ def _spot(
 ) -> dict[str, Any]:
     spot = spot_overhead(offer.provider, offer.gpu, nodes, request.checkpoint_hours)
     wall = hours * spot.factor
+    low, high = wall * RESIDUAL_LOW, wall * RESIDUAL_HIGH
     note = (
         f"spot: +{spot.factor - 1:.1%} wall time: {spot.job_rate_per_hour:.3g} interruptions/h "
         f"({spot.rate_per_instance_hour:g}/instance-h assumed x {nodes} nodes) x "
         f"{spot.lost_hours_per_interruption:g} h lost each (half the "
         f"{request.checkpoint_hours:g} h checkpoint interval + restart)"
     )
-    return {"hours": wall, "spot": spot, "cost_usd": hours_cost(hourly, wall), "notes": (note,)}
+    return {
+        "hours": wall,
+        "hours_low": low,
+        "hours_high": high,
+        "spot": spot,
+        "cost_usd": hours_cost(hourly, wall),
+        "cost_usd_low": hours_cost(hourly, low),
+        "cost_usd_high": hours_cost(hourly, high),
+        "notes": (note,),
+    }
 
 
 def _reserved(
@@ -126,9 +154,18 @@ def _reserved(
         note += (
             f"; pays off against on-demand when busy >= {rc.break_even_utilization:.0%} of the term"
         )
+
+    def cost_at(h: float) -> Decimal:
+        od_hourly = None if od is None else od * Decimal(nodes)
+        return reserved_cost(
+            hourly, h, term_hours, on_demand_hourly=od_hourly, reuse=request.reuse_commitment
+        ).cost
+
     return {
         "hours": hours,
         "cost_usd": rc.cost,
+        "cost_usd_low": cost_at(hours * RESIDUAL_LOW),
+        "cost_usd_high": cost_at(hours * RESIDUAL_HIGH),
         "commitment_usd": rc.commitment,
         "break_even_utilization": rc.break_even_utilization,
         "notes": (note,),

@@ -15,18 +15,73 @@ _SUFFIX = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15
 _NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmbgtp]?)\s*$", re.IGNORECASE)
 _DURATION = {"m": 1 / 60, "min": 1 / 60, "h": 1.0, "d": 24.0, "w": 168.0}
 
+LIMITS: dict[str, float] = {
+    "--params": 1e15,
+    "--active-params": 1e15,
+    "--tokens": 1e18,
+    "--samples": 1e18,
+    "--flops-per-sample": 1e24,
+    "--throughput": 1e12,
+    "--seq-len": 1e9,
+    "--layers": 1e6,
+    "--hidden": 1e8,
+    "--heads": 1e7,
+    "--vocab": 1e9,
+    "--experts": 1e6,
+    "--top-k": 1e6,
+    "--micro-batch": 1e9,
+    "--global-batch": 1e12,
+    "--gpus": 1e7,
+}
+"""Largest value accepted per flag: far above any real run (1 quadrillion parameters,
+10 million GPUs), far below what overflows the arithmetic downstream."""
+DEFAULT_LIMIT = 1e18
+MAX_HOURS = 100 * 365 * 24.0
+"""Durations over a century are refused."""
+
+
+def check_finite(value: float, flag: str, *, maximum: float | None = None) -> float:
+    """``value`` if finite and at most ``maximum`` (default: the flag's limit); else InputError.
+
+    Pure and reusable: the CLI, job files, the TUI form and policy files all refuse
+    ``nan``, ``inf``, ``1e308`` and ``10**400`` with the same one line.
+    """
+    limit = LIMITS.get(flag, DEFAULT_LIMIT) if maximum is None else maximum
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):
+        raise InputError(f"{flag}: expected a finite number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise InputError(f"{flag}: expected a finite number, got {value!r}")
+    if abs(number) > limit:
+        raise InputError(f"{flag}: {_short(value)} is absurdly large (at most {limit:g})")
+    return number
+
+
+def _short(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:12]}...({len(text)} characters)"
+
 
 def parse_amount(text: str, flag: str, *, allow_zero: bool = False) -> float:
-    """``7B`` -> 7e9, ``2T`` -> 2e12, ``1.5e9`` -> 1.5e9; positive and finite."""
+    """``7B`` -> 7e9, ``2T`` -> 2e12, ``1.5e9`` -> 1.5e9; positive, finite, within limits."""
     if text.strip().startswith("-"):
         raise InputError(f"{flag}: expected a positive number, got {text!r}")
+    if text.strip().lower().lstrip("+") in ("inf", "infinity", "nan"):
+        raise InputError(f"{flag}: expected a finite number, got {text!r}")
     match = _NUMBER.match(text.replace("_", "").replace(",", ""))
     if not match:
         raise InputError(
             f"{flag}: expected a number such as 7e9 or 7B (suffixes K, M, B, T), got {text!r}"
         )
-    value = float(match.group(1)) * _SUFFIX[match.group(2).lower()]
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+    try:
+        value = float(match.group(1)) * _SUFFIX[match.group(2).lower()]
+    except OverflowError:
+        value = math.inf
+    if not math.isfinite(value):
+        raise InputError(f"{flag}: expected a finite number, got {_short(text)!r}")
+    check_finite(value, flag)
+    if value < 0 or (value == 0 and not allow_zero):
         raise InputError(f"{flag}: expected a positive number, got {text!r}")
     return value
 
@@ -59,6 +114,8 @@ def parse_duration_hours(text: str, flag: str) -> float:
     hours = float(match.group(1)) * _DURATION[unit]
     if hours <= 0:
         raise InputError(f"{flag}: expected a positive duration, got {text!r}")
+    if not math.isfinite(hours) or hours > MAX_HOURS:
+        raise InputError(f"{flag}: {_short(text)} is absurdly long (at most 100 years)")
     return hours
 
 
@@ -90,7 +147,8 @@ def _count(text: str, flag: str) -> float:
     except ValueError:
         raise InputError(f"{flag}: expected a GPU count such as 64, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:
-        raise InputError(f"{flag}: GPU counts must be positive, got {text!r}")
+        raise InputError(f"{flag}: GPU counts must be positive and finite, got {text!r}")
+    check_finite(value, "--gpus")
     if value >= 1 and value != int(value):
         raise InputError(f"{flag}: whole GPUs only above 1, got {text!r}")
     return value

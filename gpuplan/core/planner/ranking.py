@@ -17,6 +17,7 @@ from gpuplan.core.planner.options import (
     PlanResult,
     enumerate_options,
 )
+from gpuplan.core.planner.spot_realism import outlier_warning
 
 
 class Objective(StrEnum):
@@ -64,11 +65,14 @@ def plan(
     feasible = [o for o in everything if o.feasible]
     infeasible = [o for o in everything if not o.feasible]
     infeasible.sort(key=lambda o: sort_key(o, Objective.TIME))
+    ranked = tuple(rank(feasible, objective))
+    warning, _ = outlier_warning(ranked)
     return PlanResult(
         workload=request.workload,
         flops=flops,
-        options=tuple(rank(feasible, objective)),
+        options=ranked,
         infeasible=tuple(infeasible),
         default_counts=request.counts is None,
         goodput=request.goodput,
+        warnings=() if warning is None else (warning,),
     )

@@ -26,6 +26,8 @@ def workload_record(result: PlanResult) -> dict[str, Any]:
         "hidden": shape.hidden if shape else None,
         "heads": shape.heads if shape else None,
         "vocab": shape.vocab if shape else None,
+        "experts": w.experts,
+        "top_k": w.routed_experts,
         "inferred": sorted(shape.inferred) if shape else [],
         "precision": setup.precision.value,
         "optimizer": setup.optimizer.value,
@@ -54,9 +56,15 @@ def option_record(option: Option, rank: int | None = None) -> dict[str, Any]:
         "region": option.region,
         "pricing": option.pricing,
         "hours": option.hours,
+        "hours_low": option.hours_low,
+        "hours_high": option.hours_high,
         "days": None if option.hours is None else option.hours / 24.0,
         "gpu_hours": option.gpu_hours,
+        "gpu_hours_low": option.gpu_hours_low,
+        "gpu_hours_high": option.gpu_hours_high,
         "cost_usd": option.cost_usd,
+        "cost_usd_low": option.cost_usd_low,
+        "cost_usd_high": option.cost_usd_high,
         "hourly_usd": option.hourly_usd,
         "commitment_usd": option.commitment_usd,
         "break_even_utilization": option.break_even_utilization,
@@ -67,6 +75,8 @@ def option_record(option: Option, rank: int | None = None) -> dict[str, Any]:
         "memory": None if memory is None else _memory_record(option),
         "spot": None,
         "pareto": option.pareto,
+        "spot_outlier": option.spot_outlier is not None,
+        "spot_outlier_reason": option.spot_outlier,
         "notes": list(option.notes),
     }
     if option.spot is not None:
@@ -101,16 +111,42 @@ def _memory_record(option: Option) -> dict[str, Any]:
 
 
 def plan_record(
-    result: PlanResult, *, top: int | None = None, assumptions: list[str] | None = None
+    result: PlanResult,
+    *,
+    top: int | None = None,
+    assumptions: list[str] | None = None,
+    shown: tuple[Option, ...] | None = None,
+    every_infeasible: bool = True,
 ) -> dict[str, Any]:
-    """``{"workload", "assumptions", "options", "infeasible"}``; ``top`` limits options."""
-    shown = result.options if top is None else result.options[:top]
-    return {
+    """``{"workload", "assumptions", "warnings", "options", "infeasible", ...}``.
+
+    ``shown`` (default: every option, ``top`` of them) are the options listed; without
+    ``every_infeasible`` the left-out options are summed up by reason.
+    """
+    if shown is None:
+        shown = result.options if top is None else result.options[:top]
+    ranks = {id(o): i + 1 for i, o in enumerate(result.options)}
+    record: dict[str, Any] = {
         "workload": workload_record(result),
         "assumptions": assumptions or [],
-        "options": [option_record(o, i + 1) for i, o in enumerate(shown)],
-        "infeasible": [infeasible_record(o) for o in result.infeasible],
+        "warnings": list(result.warnings),
+        "feasible_count": len(result.options),
+        "options": [option_record(o, ranks.get(id(o))) for o in shown],
+        "infeasible_count": len(result.infeasible),
+        "infeasible_reasons": reason_counts(result),
     }
+    if every_infeasible:
+        record["infeasible"] = [infeasible_record(o) for o in result.infeasible]
+    return record
+
+
+def reason_counts(result: PlanResult) -> dict[str, int]:
+    """Each reason an option was left out, with how many options it left out."""
+    counts: dict[str, int] = {}
+    for option in result.infeasible:
+        for reason in option.reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts
 
 
 def infeasible_record(option: Option) -> dict[str, Any]:

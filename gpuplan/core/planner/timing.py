@@ -93,9 +93,9 @@ def compute_for(
         mfu = estimate_mfu(
             spec,
             used,
-            workload.compute_params,
+            workload.params if workload.params is not None else workload.compute_params,
             cluster,
-            moe=workload.is_moe,
+            moe_top_k=workload.routed_experts,
             full_recompute=full,
             override=mfu_override,
         )
@@ -113,7 +113,7 @@ def _memory(
     est = choose_plan(workload, workload.shape, count, per_node, capacity, nvlink=nvlink)
     if est.fits:
         return est, []
-    return est, suggestions(workload, workload.shape, count, capacity, est)
+    return est, suggestions(workload, workload.shape, count, capacity, est, spec.name)
 
 
 def _memory_note(memory: MemoryEstimate, workload: Workload, count: float) -> str:

@@ -1,7 +1,8 @@
 """What is being trained, and how: the planner's inputs after defaults.
 
 A :class:`Workload` is the work (parameters and tokens, or samples x FLOPs per sample)
-plus the transformer shape. Missing shape fields are inferred from the parameter count
+plus the transformer shape. Missing shape fields are inferred from the *active* parameter
+count (a mixture-of-experts' attention and width follow its active model, never its total)
 with :func:`infer_shape` (documented in docs/estimating.md) and the inferred fields are
 named, so the output can say which numbers were guessed.
 """
@@ -19,6 +20,8 @@ DEFAULT_SEQ_LEN = 4096
 """Llama-2 onward pretrain at 4K or more; older runs (GPT-3, LLaMA-1) used 2K."""
 DEFAULT_VOCAB = 32_000
 """LLaMA / Llama-2 / Mistral tokenizer size."""
+DEFAULT_TOP_K = 2
+"""Routed experts per token when a mixture-of-experts does not say (GShard, Mixtral)."""
 HEAD_DIM = 128
 """Head dimension of nearly every large open model (LLaMA, GPT-3 from 6.7B up)."""
 
@@ -93,6 +96,10 @@ class Workload:
     flops_per_sample: float | None = None
     shape: Shape | None = None
     setup: TrainingSetup = field(default_factory=TrainingSetup)
+    experts: int | None = None
+    """Experts per MoE layer (informational; memory counts every parameter anyway)."""
+    top_k: int | None = None
+    """Routed experts per token; None: DEFAULT_TOP_K for a mixture-of-experts."""
 
     @property
     def compute_params(self) -> float | None:
@@ -106,6 +113,13 @@ class Workload:
             and self.params is not None
             and self.active_params < self.params
         )
+
+    @property
+    def routed_experts(self) -> int | None:
+        """Experts each token is sent to, for the all-to-all factor; None when dense."""
+        if not self.is_moe and self.top_k is None:
+            return None
+        return self.top_k if self.top_k is not None else DEFAULT_TOP_K
 
 
 def infer_shape(

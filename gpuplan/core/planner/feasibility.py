@@ -1,0 +1,109 @@
+"""Why an option is (not) feasible: memory, deadline, budget and policy constraints.
+
+Every reason names the GPUs it is about and, for time, how many of them would meet the
+limit ("64 x H100 take 40.3 days, past the deadline of 14.0 days; 192 x H100 meet 14.0
+days"). Ranking and deadline checks use the central estimate; the range only adds words
+("met only at the low end of the range").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from gpuplan.core.offers import PricingModel
+from gpuplan.core.planner.calibration import RESIDUAL_LOW
+
+if TYPE_CHECKING:
+    from gpuplan.core.planner.options import Option, PlanRequest
+    from gpuplan.core.planner.timing import Compute
+
+DEFAULT_MAX_HOURS = 90 * 24.0
+"""Without ``--gpus`` or ``--deadline``, options over 90 days are left out as impractical."""
+_MODELS = frozenset(p.value for p in PricingModel)
+
+
+def early_reasons(
+    compute: Compute, hours: float, request: PlanRequest, option: Option
+) -> list[str]:
+    """Reasons that hold whatever the pricing: memory, and time before spot stretches it."""
+    reasons: list[str] = []
+    memory = compute.memory
+    if memory is not None and not memory.fits:
+        reasons.append(
+            f"memory: {who(option)} needs {memory.gib(memory.total):.1f} GB per GPU, "
+            f"has {memory.gib(memory.capacity):.0f} GB"
+        )
+    reasons.extend(_time_reasons(hours, request, option))
+    return reasons
+
+
+def who(option: Option) -> str:
+    return f"{option.gpus:g} x {option.gpu}"
+
+
+def _time_reasons(hours: float, request: PlanRequest, option: Option) -> list[str]:
+    limit = request.deadline_hours
+    if limit is None and request.counts is None:
+        limit = DEFAULT_MAX_HOURS
+    if limit is None or hours <= limit:
+        return []
+    fits = _count_for(option, hours, limit)
+    if request.deadline_hours is not None:
+        low = hours * RESIDUAL_LOW
+        only_low = f" (met only at the low end of the range, {_days(low)})" if low <= limit else ""
+        return [
+            f"{who(option)} take {_days(hours)}, past the deadline of {_days(limit)}"
+            f"{only_low}; {fits} meet {_days(limit)}"
+        ]
+    return [
+        f"{who(option)} take {_days(hours)}: over {_days(limit)} (without --gpus or "
+        f"--deadline longer options are left out); {fits} meet {_days(limit)}"
+    ]
+
+
+def _count_for(option: Option, hours: float, limit: float) -> str:
+    """GPUs of this kind that would meet ``limit`` at the same MFU (time ~ 1 / GPUs)."""
+    step = max(1.0, option.gpus_per_node or 1.0)
+    need = math.ceil(option.gpus * hours / limit / step) * step
+    return f"{need:g} x {option.gpu}"
+
+
+def finish(option: Option, request: PlanRequest) -> Option:
+    """Attach the reasons an option is infeasible: memory, deadline, budget, constraints."""
+    reasons: list[str] = list(option.reasons)
+    reasons.extend(_time_reasons(option.hours or 0.0, request, option))
+    high = option.hours_high
+    deadline = request.deadline_hours
+    if not reasons and deadline is not None and high is not None and high > deadline:
+        note = (
+            "deadline: met at the central estimate, not at the high end of the range "
+            f"({_days(high)})"
+        )
+        option = replace(option, notes=(*option.notes, note))
+    if request.budget_usd is not None and (
+        option.cost_usd is None or option.cost_usd > request.budget_usd
+    ):
+        shown = "unknown" if option.cost_usd is None else f"${option.cost_usd:,.2f}"
+        reasons.append(f"cost {shown} is over the budget of ${request.budget_usd:,.2f}")
+    if request.constraints is not None:
+        pricing = PricingModel(option.pricing) if option.pricing in _MODELS else None
+        reasons.extend(
+            request.constraints.violations(
+                gpu=option.gpu,
+                pricing=pricing,
+                region=option.region,
+                hourly_usd=option.hourly_usd,
+                cost_usd=option.cost_usd,
+            )
+        )
+    if reasons == list(option.reasons):
+        return option
+    return replace(option, reasons=tuple(reasons))
+
+
+def _days(hours: float) -> str:
+    if hours < 48:
+        return f"{hours:,.1f} h"
+    return f"{hours / 24:,.1f} days"
