@@ -58,6 +58,9 @@ def idle_rule(policy: Policy) -> IdleRule:
         min_coverage_percent=idle.min_coverage_percent,
         grace_minutes=idle.grace_minutes,
         exempt_tag=idle.exempt_tag,
+        live_process_window_minutes=idle.live_process_window_minutes,
+        gpu_memory_floor_percent=idle.gpu_memory_floor_percent,
+        cpu_busy_percent=idle.cpu_busy_percent,
         match_labels=dict(policy.scope.match_labels),
     )
 
