@@ -104,6 +104,8 @@ class IdleDecision:
     """Fullest GPU's memory in use over the window, percent; None when not reported."""
     cpu_percent: float | None = None
     """Highest instance CPU over the window, percent; None when not reported."""
+    needed_minutes: int | None = None
+    """The window that decided an idle or busy-but-quiet verdict."""
 
 
 def format_tag_time(moment: datetime) -> str:
@@ -159,7 +161,27 @@ def decide(
     )
     if early is not None:
         return early
-    return _from_samples(samples or {}, rule=rule, now=now, gpu_count=gpu_count)
+    decision = _from_samples(samples or {}, rule=rule, now=now, gpu_count=gpu_count)
+    return _observed_long_enough(decision, started_at, rule, now)
+
+
+def _observed_long_enough(
+    decision: IdleDecision, started_at: datetime | None, rule: IdleRule, now: datetime
+) -> IdleDecision:
+    """Idle only once the instance has run for the whole window that decided: a window
+    that reaches back before the last start has not seen the instance idle that long."""
+    needed = decision.needed_minutes
+    if decision.verdict is not IdleVerdict.IDLE or started_at is None or needed is None:
+        return decision
+    _, end = window_bounds(rule, now)
+    if started_at <= end - timedelta(minutes=needed):
+        return decision
+    return replace(
+        decision,
+        verdict=IdleVerdict.GRACE,
+        reason=f"started {_minutes(now - started_at)} min ago: idle needs the whole "
+        f"{needed}-min window after the start",
+    )
 
 
 def _before_data(
@@ -256,6 +278,7 @@ def _from_samples(
         idle_minutes=verdict.quiet_minutes,
         memory_percent=verdict.memory_percent,
         cpu_percent=verdict.cpu_percent,
+        needed_minutes=verdict.needed_minutes,
     )
 
 

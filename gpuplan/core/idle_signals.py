@@ -94,6 +94,8 @@ class Judgement:
     memory_percent: float | None
     cpu_percent: float | None
     quiet_minutes: int
+    needed_minutes: int
+    """The window that decided: ``window_minutes`` or ``live_process_window_minutes``."""
 
 
 def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
@@ -106,7 +108,8 @@ def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
     cpu_busy = cpu is not None and cpu >= t.cpu_busy_percent
     busiest = _max(window.busiest) or 0.0
     if not held and not cpu_busy:
-        return Judgement(True, _quiet_reason(busiest, memory, cpu, t), memory, cpu, quiet)
+        reason = _quiet_reason(busiest, memory, cpu, t)
+        return Judgement(True, reason, memory, cpu, quiet, t.window_minutes)
     signs = _signs(memory, cpu, held, cpu_busy)
     live = full.tail(min(len(full.starts), _periods(t.live_process_window_minutes, t)))
     long_enough = len(live.starts) * t.period_minutes >= t.live_process_window_minutes
@@ -116,13 +119,13 @@ def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
             f"GPUs below {t.threshold_percent:g}% for {t.live_process_window_minutes} min "
             f"(live-process window) though {signs}"
         )
-        return Judgement(True, reason, memory, cpu, quiet)
+        return Judgement(True, reason, memory, cpu, quiet, t.live_process_window_minutes)
     phase = " (CPU phase)" if cpu_busy else ""
     reason = (
         f"{signs}{phase}: GPUs below {t.threshold_percent:g}% for {quiet} of "
         f"{t.live_process_window_minutes} min (live-process window)"
     )
-    return Judgement(False, reason, memory, cpu, quiet)
+    return Judgement(False, reason, memory, cpu, quiet, t.live_process_window_minutes)
 
 
 def _quiet_reason(busiest: float, memory: float | None, cpu: float | None, t: Thresholds) -> str:

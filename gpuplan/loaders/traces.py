@@ -26,6 +26,7 @@ reporting: the oracles then share the simulator's own notion of idle).
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 import stat
 from collections.abc import Callable, Sequence
@@ -206,9 +207,15 @@ def _read_series(path: Path) -> _Series:
     rows = [_parse_row(path, table.header, line, row) for line, row in table.rows]
     if not rows:
         raise DataError(str(path), "no rows after the header", line=2)
-    step = rows[1].minute - rows[0].minute if len(rows) > 1 else 1
     lines = [line for line, _ in table.rows]
-    if not 1 <= step <= MAX_STEP:
+    for index in range(1, len(rows)):
+        if rows[index].minute <= rows[index - 1].minute:
+            raise DataError(
+                str(path), f"minutes must increase, got {rows[index].minute} after "
+                f"{rows[index - 1].minute}", line=lines[index], column=_col(table.header, "minute"),
+            )  # fmt: skip
+    step = math.gcd(*(b.minute - a.minute for a, b in itertools.pairwise(rows))) or 1
+    if step > MAX_STEP:
         raise DataError(
             str(path), f"rows must be 1 to {MAX_STEP} minutes apart, got {step}",
             line=lines[1], column=_col(table.header, "minute"),
