@@ -162,6 +162,9 @@ def decide(
     if early is not None:
         return early
     decision = _from_samples(samples or {}, rule=rule, now=now, gpu_count=gpu_count)
+    matched_by = host_samples(samples).matched_by
+    if matched_by and decision.verdict is not IdleVerdict.UNKNOWN:
+        decision = replace(decision, reason=f"{decision.reason}; {matched_by}")
     return _observed_long_enough(decision, started_at, rule, now)
 
 

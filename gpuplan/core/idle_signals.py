@@ -130,8 +130,8 @@ def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
 
 def _quiet_reason(busiest: float, memory: float | None, cpu: float | None, t: Thresholds) -> str:
     parts = [f"GPUs {busiest:g}%"]
-    parts.append("no GPU memory data" if memory is None else f"no process (memory {memory:g}%)")
-    parts.append("no CPU data" if cpu is None else f"CPU {cpu:g}%")
+    parts.append("no GPU memory data" if memory is None else f"no process (memory {memory:.0f}%)")
+    parts.append("no CPU data" if cpu is None else f"CPU {cpu:.0f}%")
     reason = f"{', '.join(parts)} for {t.window_minutes} min"
     if memory is None and cpu is None:
         reason += ": utilisation only"
@@ -139,23 +139,25 @@ def _quiet_reason(busiest: float, memory: float | None, cpu: float | None, t: Th
 
 
 def _signs(memory: float | None, cpu: float | None, held: bool, cpu_busy: bool) -> str:
-    mem = "no GPU memory data" if memory is None else f"GPU memory {memory:g}%"
+    mem = "no GPU memory data" if memory is None else f"GPU memory {memory:.0f}%"
     if held:
-        mem = f"a process holds GPU memory {memory:g}%"
-    cpu_text = "no CPU data" if cpu is None else f"CPU {cpu:g}%"
+        mem = f"a process holds GPU memory {memory:.0f}%"
+    cpu_text = "no CPU data" if cpu is None else f"CPU {cpu:.0f}%"
     if cpu_busy:
-        cpu_text = f"CPU busy {cpu:g}%"
+        cpu_text = f"CPU busy {cpu:.0f}%"
     return f"{mem}, {cpu_text}"
 
 
 def quiet_minutes(grid: Grid, t: Thresholds) -> int:
-    """Trailing minutes with no period at or above the threshold (gaps do not break it)."""
-    count = 0
-    for value in reversed(grid.busiest):
+    """Trailing minutes with no period at or above the threshold, from the first period
+    that reported (gaps inside do not break it; no data before it does not count)."""
+    reported = 0
+    for count, value in enumerate(reversed(grid.busiest), start=1):
         if value is not None and value >= t.threshold_percent:
             break
-        count += 1
-    return count * t.period_minutes
+        if value is not None:
+            reported = count
+    return reported * t.period_minutes
 
 
 def _periods(minutes: int, t: Thresholds) -> int:

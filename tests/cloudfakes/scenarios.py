@@ -18,7 +18,8 @@ from gpuplan.core.idle import IdleRule, decide, period_starts
 NOW = datetime(2026, 12, 2, 10, 17, 30, tzinfo=UTC)
 TEAM = {"team": "research"}
 RULE = IdleRule(match_labels=TEAM)
-PERIODS = period_starts(RULE, NOW)
+PERIODS = period_starts(IdleRule(live_process_window_minutes=60), NOW)
+"""The 60-min window: these worlds publish utilisation only (the utilisation-only rule)."""
 WINDOW = (PERIODS[0], PERIODS[-1] + timedelta(minutes=RULE.period_minutes))
 Pattern = Callable[[int, int], float | None]
 """(GPU index, period number) -> utilisation percent; None = nothing reported."""
