@@ -165,26 +165,7 @@ def decide(
     matched_by = host_samples(samples).matched_by
     if matched_by and decision.verdict is not IdleVerdict.UNKNOWN:
         decision = replace(decision, reason=f"{decision.reason}; {matched_by}")
-    return _observed_long_enough(decision, started_at, rule, now)
-
-
-def _observed_long_enough(
-    decision: IdleDecision, started_at: datetime | None, rule: IdleRule, now: datetime
-) -> IdleDecision:
-    """Idle only once the instance has run for the whole window that decided: a window
-    that reaches back before the last start has not seen the instance idle that long."""
-    needed = decision.needed_minutes
-    if decision.verdict is not IdleVerdict.IDLE or started_at is None or needed is None:
-        return decision
-    _, end = window_bounds(rule, now)
-    if started_at <= end - timedelta(minutes=needed):
-        return decision
-    return replace(
-        decision,
-        verdict=IdleVerdict.GRACE,
-        reason=f"started {_minutes(now - started_at)} min ago: idle needs the whole "
-        f"{needed}-min window after the start",
-    )
+    return decision
 
 
 def _before_data(

@@ -108,7 +108,7 @@ def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
     cpu_busy = cpu is not None and cpu >= t.cpu_busy_percent
     busiest = _max(window.busiest) or 0.0
     if not held and not cpu_busy:
-        reason = _quiet_reason(busiest, memory, cpu, t)
+        reason = _quiet_reason(busiest, memory, cpu, min(quiet, t.window_minutes), t)
         return Judgement(True, reason, memory, cpu, quiet, t.window_minutes)
     signs = _signs(memory, cpu, held, cpu_busy)
     live = full.tail(min(len(full.starts), _periods(t.live_process_window_minutes, t)))
@@ -128,11 +128,14 @@ def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
     return Judgement(False, reason, memory, cpu, quiet, t.live_process_window_minutes)
 
 
-def _quiet_reason(busiest: float, memory: float | None, cpu: float | None, t: Thresholds) -> str:
+def _quiet_reason(
+    busiest: float, memory: float | None, cpu: float | None, minutes: int, t: Thresholds
+) -> str:
     parts = [f"GPUs {busiest:g}%"]
     parts.append("no GPU memory data" if memory is None else f"no process (memory {memory:.0f}%)")
     parts.append("no CPU data" if cpu is None else f"CPU {cpu:.0f}%")
-    reason = f"{', '.join(parts)} for {t.window_minutes} min"
+    seen = f"{minutes} min" if minutes >= t.window_minutes else f"{minutes} min observed"
+    reason = f"{', '.join(parts)} for {seen}"
     if memory is None and cpu is None:
         reason += ": utilisation only"
     return reason

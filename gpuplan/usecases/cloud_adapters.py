@@ -94,6 +94,8 @@ def gcp_scopes(
             project,
             zones=scope.zones,
             metric_type=policy.idle.metrics.gcp.metric_type,
+            memory_type=policy.idle.metrics.gcp.memory_used_type,
+            cpu_type=policy.idle.metrics.gcp.cpu_type,
             catalog=catalog,
             clients=clients,
             # The stop-idle executor calls stop() for every stopping action; GCP's
