@@ -23,7 +23,7 @@ PeriodSeries = Mapping[datetime, float]
 """One value per period start (UTC)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HostSamples(Mapping[str, Mapping[datetime, float]]):
     """Everything a metrics source read for one instance.
 
@@ -48,6 +48,18 @@ class HostSamples(Mapping[str, Mapping[datetime, float]]):
 
     def __len__(self) -> int:
         return len(self.utilisation)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to another HostSamples field by field, to a plain mapping by utilisation."""
+        if isinstance(other, HostSamples):
+            return (self.utilisation, self.memory, self.cpu, self.matched_by) == (
+                other.utilisation, other.memory, other.cpu, other.matched_by
+            )  # fmt: skip
+        if isinstance(other, Mapping):
+            return dict(self.utilisation) == dict(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def host_samples(samples: GpuSamples | None) -> HostSamples:
