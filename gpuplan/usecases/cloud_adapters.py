@@ -41,7 +41,12 @@ def with_metrics_source(policy: Policy, adapter: LifecycleProvider) -> Lifecycle
     from gpuplan.providers.prometheus import PrometheusSource, WithPrometheus
 
     source = PrometheusSource(
-        settings.url, metric=settings.metric, instance_label=settings.instance_label
+        settings.url,
+        metric=settings.metric,
+        instance_label=settings.instance_label,
+        memory_used_metric=settings.memory_used_metric,
+        memory_free_metric=settings.memory_free_metric,
+        cpu_metric=settings.cpu_metric,
     )
     return WithPrometheus(adapter, source)
 

@@ -197,12 +197,12 @@ class PrometheusMetrics(_Section):
     """dcgm-exporter framebuffer memory in use (MiB), one series per GPU."""
     memory_free_metric: str = "DCGM_FI_DEV_FB_FREE"
     """dcgm-exporter framebuffer memory free (MiB); used + free is the total."""
-    cpu_query: str = (
-        '100 * (1 - avg by ({label}) (rate(node_cpu_seconds_total{{mode="idle"}}[5m])))'
-    )
-    """PromQL for instance CPU percent (node_exporter); ``{label}`` is ``instance_label``."""
+    cpu_metric: str = "node_cpu_seconds_total"
+    """node_exporter CPU counter (per core and ``mode``); CPU percent is 100 x (1 - idle
+    rate), averaged per instance. Its series must carry ``instance_label`` too."""
     instance_label: str = "instance_id"
-    """The label that carries the cloud instance id."""
+    """The label that carries the cloud instance id (AWS ``i-...``, GCP numeric id, Azure
+    ``vmId`` or resource id); names are never matched: they are not unique across scopes."""
 
 
 class MetricsSettings(_Section):
