@@ -246,6 +246,8 @@ def fleet_records(seen: Survey, now: datetime) -> list[dict[str, object]]:
                 "max_percent": d.max_percent,
                 "mean_percent": d.mean_percent,
                 "coverage_percent": d.coverage_percent,
+                "gpu_memory_percent": d.memory_percent,
+                "cpu_percent": d.cpu_percent,
                 "idle_minutes": d.idle_minutes,
                 "verdict": d.verdict.value,
                 "reason": d.reason,
