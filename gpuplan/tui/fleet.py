@@ -164,7 +164,8 @@ class FleetScreen(Screen[None]):
             return
         view = FleetView(policy, problems=list(problems))
         rule = idle_rule(policy)
-        periods = period_starts(rule, now)
+        window = max(1, rule.window_minutes // rule.period_minutes)
+        periods = period_starts(rule, now)[-window:]  # the sparkline shows the window
         self.app.call_from_thread(self._progress, 0, max(1, len(adapters)))
         for index, adapter in enumerate(adapters, start=1):
             self.app.call_from_thread(
