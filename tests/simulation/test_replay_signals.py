@@ -150,3 +150,18 @@ def test_cli_json_lists_stops_and_overrides(
     assert out["live_process_window_minutes"] == 90
     assert main(["simulate", "--window", "0"]) == 2
     assert "--window" in capsys.readouterr().err
+
+
+def test_adversarial_week_from_the_second_generator_has_no_harmful_stop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "scripts/adversarial_traces.py"
+    argv = [str(tmp_path), "--seed", "5", "--instances", "24", "--hours", "72"]
+    subprocess.run([sys.executable, str(script), *argv], check=True, capture_output=True)
+    assert main(["simulate", "--traces", str(tmp_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["harmful_stops"] == 0 and not any(s["harmful"] for s in out["stops"])
+    assert out["share_of_perfect_oracle"] >= 0.8
