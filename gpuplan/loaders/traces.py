@@ -3,7 +3,8 @@
 A folder (documented in docs/simulation.md, a stable interface other tools write):
 
 - ``fleet.csv``: ``instance_id,instance_type[,trace_class][,hourly_usd]`` (hourly_usd may
-  be empty: the catalog's on-demand price of instance_type is used);
+  be empty: the catalog's on-demand price of instance_type is used); without it, every
+  ``*.csv`` is one instance at $1/h;
 - ``<instance_id>.csv`` per instance, with a header naming its columns (any order, extra
   columns ignored):
 
@@ -81,10 +82,14 @@ def read_traces(
 ) -> list[Trace]:
     """Traces in ``directory``; :class:`DataError` names file, line and column on error."""
     fleet_path = directory / FLEET_FILE
+    if not directory.is_dir():
+        raise DataError(str(directory), "not a folder of traces")
     if not fleet_path.is_file():
-        raise DataError(str(fleet_path), "not found: a trace folder needs fleet.csv")
+        rows = _fleet_without_file(directory)
+    else:
+        rows = _csv_rows(fleet_path, ("instance_id", "instance_type")).rows
     traces: list[Trace] = []
-    for line, row in _csv_rows(fleet_path, ("instance_id", "instance_type")).rows:
+    for line, row in rows:
         instance_id = row["instance_id"].strip()
         instance_type = row["instance_type"].strip()
         if not instance_id or "/" in instance_id or instance_id.startswith("."):
@@ -120,6 +125,15 @@ def read_traces(
             )
         )
     return traces
+
+
+def _fleet_without_file(directory: Path) -> list[tuple[int, dict[str, str]]]:
+    """No fleet.csv: every ``*.csv`` is one instance at $1/h (shares are then shares of
+    instance-hours)."""
+    names = sorted(p.stem for p in directory.glob("*.csv"))
+    if not names:
+        raise DataError(str(directory / FLEET_FILE), "not found, and no <instance_id>.csv")
+    return [(0, {"instance_id": n, "instance_type": "unknown", "hourly_usd": "1"}) for n in names]
 
 
 @dataclass

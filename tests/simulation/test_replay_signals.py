@@ -165,3 +165,12 @@ def test_adversarial_week_from_the_second_generator_has_no_harmful_stop(
     out = json.loads(capsys.readouterr().out)
     assert out["harmful_stops"] == 0 and not any(s["harmful"] for s in out["stops"])
     assert out["share_of_perfect_oracle"] >= 0.8
+
+
+def test_a_folder_without_fleet_csv_prices_every_trace_at_one_dollar(tmp_path: Path) -> None:
+    rows = ["minute,utilisation,kind"] + [f"{m},0,idle" for m in range(0, 300, 5)]
+    (tmp_path / "a.csv").write_text("\n".join(rows) + "\n")
+    (trace_a,) = read_traces(tmp_path, price_of=lambda _: None)
+    assert (trace_a.instance_id, trace_a.hourly_usd, trace_a.minutes) == ("a", Decimal(1), 300)
+    with pytest.raises(DataError, match="not a folder"):
+        read_traces(tmp_path / "missing", price_of=lambda _: None)
