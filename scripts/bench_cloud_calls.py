@@ -124,7 +124,9 @@ def bench_aws(n: int) -> str:
         rows = []
         for iid in ids:
             dims = [{"Name": "InstanceId", "Value": iid}, {"Name": "index", "Value": "0"}]
-            for begin in PERIODS:
+            # One datapoint per series: moto lists a series once per stored datapoint,
+            # CloudWatch once, so this keeps moto's ListMetrics pages true to CloudWatch.
+            for begin in PERIODS[-1:]:
                 at = begin + timedelta(seconds=30)
                 for name, value in (("nvidia_smi_utilization_gpu", 1.0),
                                     ("nvidia_smi_memory_used", 300.0),
