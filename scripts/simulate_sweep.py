@@ -1,121 +1,164 @@
-"""Sweep the idle policy over the default simulated fleet; write results and a plot.
+"""Sweep the idle policy over the default simulated fleet and an adversarial trace set;
+write results and a plot.
 
 Run: python scripts/simulate_sweep.py   (needs the docs extra: pip install -e '.[docs]')
 
-Writes benchmarks/results/simulation.md (a table per setting, with the date and the
-machine) and docs/img/simulation-tradeoff.png (window length vs dollars saved vs false
-stops, one line per schedule interval at the default threshold).
+Writes benchmarks/results/simulation.md (the default policy on both trace sets, then a
+table per setting: window x live-process window at threshold 5%, and thresholds 2% and
+10% around the default windows, with the date and the
+machine) and docs/img/simulation-tradeoff.png (live-process window vs share of the
+perfect oracle and harmful stops, one line per window, at the default threshold).
+
+The adversarial set is written by scripts/adversarial_traces.py (a second generator with
+other distributions, 1-minute rows, jitter and gaps) into a temporary folder and read
+back through the v2 loader, as `gpuplan simulate --traces DIR` would.
 """
 
 from __future__ import annotations
 
 import platform
+import subprocess
 import sys
+import tempfile
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from gpuplan.core.idle import IdleRule
+from gpuplan.core.simulation.replay import SimulationResult
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.usecases.simulate import result_record, run, seeded_fleet, sweep
+from gpuplan.usecases.simulate import (
+    action_settings,
+    folder_fleet,
+    result_record,
+    run,
+    seeded_fleet,
+    sweep,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED, INSTANCES, HOURS = 7, 60, 72
+SEED, INSTANCES, HOURS = 7, 80, 168
+ADVERSARIAL_SEEDS = (2026, 11, 12)
 DEFAULT_INTERVAL = 10
 
 
 def main() -> int:
     catalog = load_catalog()
     fleet = seeded_fleet(catalog, seed=SEED, instances=INSTANCES, hours=HOURS)
+    actions = action_settings(None)
     started = time.perf_counter()
-    default = result_record(run(fleet, IdleRule(), DEFAULT_INTERVAL))
-    results = sweep(
-        fleet,
-        IdleRule(),
-        progress=lambda d, t: print(f"\r{d}/{t}", end="", file=sys.stderr, flush=True),
-    )
+    default = run(fleet, IdleRule(), DEFAULT_INTERVAL, actions)
+    blind = run(fleet, IdleRule(live_process_window_minutes=60), DEFAULT_INTERVAL, actions)
+    adversarial = [_adversarial(catalog, seed, actions) for seed in ADVERSARIAL_SEEDS]
+    progress = lambda d, t: print(f"\r{d}/{t}", end="", file=sys.stderr, flush=True)  # noqa: E731
+    results = sweep(fleet, IdleRule(), thresholds=(5.0,), actions=actions, progress=progress)
+    results += sweep(fleet, IdleRule(), windows=(60,), live_windows=(150, 180),
+                     thresholds=(2.0, 10.0), actions=actions)  # fmt: skip
     elapsed = time.perf_counter() - started
     records = [result_record(r) for r in results]
-    write_markdown(default, records, elapsed)
+    write_markdown(default, blind, adversarial, records, elapsed)
     plot(records)
     print("\nwrote benchmarks/results/simulation.md and docs/img/simulation-tradeoff.png")
     return 0
 
 
+def _adversarial(catalog: Any, seed: int, actions: Any) -> tuple[int, SimulationResult]:
+    with tempfile.TemporaryDirectory() as folder:
+        script = ROOT / "scripts/adversarial_traces.py"
+        subprocess.run([sys.executable, str(script), folder, "--seed", str(seed)], check=True,
+                       capture_output=True)  # fmt: skip
+        traces = folder_fleet(Path(folder), catalog, IdleRule())
+    return seed, run(traces, IdleRule(), DEFAULT_INTERVAL, actions)
+
+
 def _pct(value: object) -> str:
-    return f"{100 * float(str(value)):.1f}%"
+    return "-" if value is None else f"{100 * float(str(value)):.1f}%"
+
+
+def _summary(name: str, result: SimulationResult) -> str:
+    r = result_record(result)
+    harmful = Counter(s.label for t in result.traces for s in t.stops if s.false_stop).most_common(
+        4
+    )
+    where = f" ({', '.join(f'{label}: {n}' for label, n in harmful)})" if harmful else ""
+    return (
+        f"| {name} | {r['instances']} | {r['stop_count']} | {r['harmful_stops']}{where} "
+        f"| {_pct(r['share_of_perfect_oracle'])} | {_pct(r['share_of_window_oracle'])} "
+        f"| {r['aborted_runs']} |"
+    )
 
 
 def write_markdown(
-    default: dict[str, object], records: list[dict[str, object]], elapsed: float
+    default: SimulationResult,
+    blind: SimulationResult,
+    adversarial: list[tuple[int, SimulationResult]],
+    records: list[dict[str, Any]],
+    elapsed: float,
 ) -> None:
-    d = default
     lines = [
         "# Idle-savings simulation",
         "",
         f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()} "
         f"({platform.python_implementation()} {platform.python_version()}), "
-        f"`python scripts/simulate_sweep.py`; sweep took {elapsed:.0f} s.",
+        f"`python scripts/simulate_sweep.py`; took {elapsed:.0f} s.",
         "",
-        f"Fleet: seeded generator, seed {SEED}, {INSTANCES} instances x {HOURS} h, class mix "
-        "and trace classes in `gpuplan/core/simulation/traces.py`, on-demand us-east-1 "
-        "prices from the bundled catalog.",
+        f"Generated fleet: seed {SEED}, {INSTANCES} instances x {HOURS} h (one week), class "
+        "mix in `gpuplan/core/simulation/traces.py`. Adversarial sets: "
+        "`scripts/adversarial_traces.py --seed N` (90 instances x 168 h, 1-minute rows, "
+        "other distributions, jitter, gaps). On-demand prices from the bundled catalog; "
+        f"job every {DEFAULT_INTERVAL} min; `max_actions_per_run` 10 as in the default policy.",
         "",
         "## Default policy",
         "",
-        "Window 60 min, threshold 5%, period 5 min, coverage 80%, "
-        f"job every {DEFAULT_INTERVAL} min (deploy/crontab).",
+        "Window 60 min, live-process window 180 min, threshold 5%, GPU memory floor 1%, "
+        "CPU busy 10%, period 5 min, coverage 80%.",
         "",
-        f"- saved: ${d['saved_usd']:,} of ${d['window_oracle_usd']:,} (window oracle) = "
-        f"{_pct(d['share_of_window_oracle'])}",
-        f"- perfect oracle: ${d['perfect_oracle_usd']:,}; share "
-        f"{_pct(d['share_of_perfect_oracle'])}",
-        f"- stops: {d['stops']}, false stops: {d['false_stops']}",
+        "| trace set | instances | stops | harmful stops | % of perfect oracle "
+        "| % of window oracle | aborted runs |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        _summary("generated (seed 7)", default),
+        _summary("generated, utilisation only (live window = 60)", blind),
+        *(_summary(f"adversarial (seed {seed})", r) for seed, r in adversarial),
         "",
-        "## Sweep",
+        "## Sweep (generated fleet)",
         "",
-        "| window | threshold % | every | stops | false stops | saved $ "
+        "| window | live window | threshold % | stops | harmful stops | saved $ "
         "| % of window oracle | % of perfect oracle | busy $ disrupted |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in records:
         lines.append(
-            f"| {r['window_minutes']}m | {r['threshold_percent']:g} | {r['interval_minutes']}m "
-            f"| {r['stops']} | {r['false_stops']} | {r['saved_usd']:,} "
-            f"| {_pct(r['share_of_window_oracle'])} | {_pct(r['share_of_perfect_oracle'])} "
-            f"| {r['disrupted_usd']:,} |"
+            f"| {r['window_minutes']}m | {r['live_process_window_minutes']}m "
+            f"| {r['threshold_percent']:g} | {r['stop_count']} | {r['harmful_stops']} "
+            f"| {r['saved_usd']:,} | {_pct(r['share_of_window_oracle'])} "
+            f"| {_pct(r['share_of_perfect_oracle'])} | {r['disrupted_usd']:,} |"
         )
     (ROOT / "benchmarks/results").mkdir(parents=True, exist_ok=True)
     (ROOT / "benchmarks/results/simulation.md").write_text("\n".join(lines) + "\n")
 
 
-def plot(records: list[dict[str, object]]) -> None:
+def plot(records: list[dict[str, Any]]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    for interval in sorted({r["interval_minutes"] for r in records}):  # type: ignore[type-var]
+    for window in sorted({r["window_minutes"] for r in records}):
         rows = [
-            r
-            for r in records
-            if r["interval_minutes"] == interval and r["threshold_percent"] == 5.0
+            r for r in records if r["window_minutes"] == window and r["threshold_percent"] == 5.0
         ]
-        xs = [r["window_minutes"] for r in rows]
-        ax1.plot(
-            xs, [float(r["saved_usd"]) for r in rows], marker="o", label=f"job every {interval} min"
-        )  # type: ignore[arg-type]
-        ax2.plot(
-            xs, [r["false_stops"] for r in rows], marker="o", label=f"job every {interval} min"
-        )
-    perfect = float(records[0]["perfect_oracle_usd"])  # type: ignore[arg-type]
-    ax1.axhline(perfect, linestyle="--", color="grey", label="perfect oracle")
-    ax1.set(
-        xlabel="idle window (min)", ylabel="dollars saved (72 h, 60 instances)", title="Savings"
-    )
+        xs = [r["live_process_window_minutes"] for r in rows]
+        label = f"window {window} min"
+        ax1.plot(xs, [100 * r["share_of_perfect_oracle"] for r in rows], marker="o", label=label)
+        ax2.plot(xs, [r["harmful_stops"] for r in rows], marker="o", label=label)
+    ax1.set(xlabel="live-process window (min)", ylabel="% of perfect oracle", title="Savings")
     ax2.set(
-        xlabel="idle window (min)", ylabel="false stops", title="Risk: stops inside busy pauses"
+        xlabel="live-process window (min)",
+        ylabel="harmful stops (one week, 80 instances)",
+        title="Risk: stops inside live sessions",
     )
     ax1.legend(fontsize=8)
     ax2.legend(fontsize=8)

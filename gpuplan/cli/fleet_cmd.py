@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 HEADERS = ("provider", "region", "instance", "type", "state", "GPUs", "$/h", "max %",
-           "mean %", "idle min", "verdict", "MTD $", "reason")  # fmt: skip
+           "mean %", "GPU mem %", "CPU %", "idle min", "verdict", "MTD $",
+           "reason")  # fmt: skip
 
 
 def _print(records: list[dict[str, Any]]) -> None:
@@ -82,6 +83,8 @@ def _print(records: list[dict[str, Any]]) -> None:
             format_cell(r["hourly_usd"], money=True),
             format_cell(r["max_percent"], digits=1),
             format_cell(r["mean_percent"], digits=1),
+            format_cell(r["gpu_memory_percent"], digits=0),
+            format_cell(r["cpu_percent"], digits=0),
             format_cell(r["idle_minutes"]),
             r["verdict"],
             format_cell(r["month_to_date_usd"], money=True),
@@ -89,7 +92,7 @@ def _print(records: list[dict[str, Any]]) -> None:
         ]
         for r in records
     ]
-    right = [False] * 5 + [False] + [True] * 4 + [False, True, False]
+    right = [False] * 5 + [False] + [True] * 6 + [False, True, False]
     print(render_table(HEADERS, rows, align_right=right))
     print(
         f"\n{len(records)} GPU instance(s). MTD $: running hours this month x list price "

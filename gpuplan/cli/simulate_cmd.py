@@ -35,7 +35,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=10,
         help="minutes between scheduled runs (default 10, as deploy/crontab)",
     )
-    p.add_argument("--sweep", action="store_true", help="sweep window x threshold x interval")
+    p.add_argument("--window", type=int, metavar="MIN", help="what-if: idle window_minutes")
+    p.add_argument("--threshold", type=float, metavar="PCT", help="what-if: idle threshold_percent")
+    p.add_argument(
+        "--live-window",
+        type=int,
+        metavar="MIN",
+        help="what-if: live_process_window_minutes (GPU memory held or CPU busy)",
+    )
+    p.add_argument(
+        "--sweep",
+        action="store_true",
+        help="sweep window x live-process window x threshold",
+    )
     p.add_argument("--write-traces", metavar="DIR", help="write the generated fleet to DIR")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_catalog_dir(p)
@@ -46,15 +58,25 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.core.errors import InputError
     from gpuplan.usecases import simulate as uc
 
-    for flag in ("instances", "hours", "interval"):
-        if getattr(args, flag) <= 0:
-            raise InputError(f"--{flag}: must be a positive whole number")
+    for flag in ("instances", "hours", "interval", "window", "live_window"):
+        value = getattr(args, flag)
+        if value is not None and not 0 < value <= 100_000:
+            name = flag.replace("_", "-")
+            raise InputError(f"--{name}: must be a whole number from 1 to 100000")
+    if args.threshold is not None and not 0 < args.threshold <= 100:
+        raise InputError("--threshold: must be a percent above 0 and at most 100")
     policy = None
     if args.policy:
         from gpuplan.usecases.policy import load_policy
 
         policy = load_policy(args.policy)
-    rule = uc.idle_rule(policy)
+    rule = uc.override(
+        uc.idle_rule(policy),
+        window=args.window,
+        threshold=args.threshold,
+        live_window=args.live_window,
+    )
+    actions = uc.action_settings(policy)
     catalog = load_catalog_for(args)
     if args.traces:
         traces = uc.folder_fleet(Path(args.traces), catalog, rule)
@@ -67,12 +89,16 @@ def run(args: argparse.Namespace) -> int:
 
         write_traces(Path(args.write_traces), traces)
     if args.sweep:
-        results = uc.sweep(traces, rule, progress=_progress)
+        results = uc.sweep(traces, rule, actions=actions, progress=_progress)
     else:
-        results = [uc.run(traces, rule, args.interval)]
+        results = [uc.run(traces, rule, args.interval, actions)]
     records = [uc.result_record(r) for r in results]
     if args.json:
-        print_json(records if args.sweep else records[0])
+        if args.sweep:
+            print_json(records)
+        else:
+            flags = uc.event_records(results[0], flags=True)
+            print_json({**records[0], "stops": uc.event_records(results[0]), "flags": flags})
     else:
         _print_table(results)
     return 0
@@ -84,11 +110,12 @@ def _progress(done: int, total: int) -> None:
 
 
 def _print_table(results: list[SimulationResult]) -> None:
-    headers = ["window", "thresh %", "every", "stops", "false", "saved $", "window oracle $",
-               "% of window", "perfect oracle $", "% of perfect"]  # fmt: skip
+    headers = ["window", "live", "thresh %", "every", "stops", "harmful", "saved $",
+               "window oracle $", "% of window", "perfect oracle $", "% of perfect"]  # fmt: skip
     rows = [
         [
             f"{r.rule.window_minutes}m",
+            f"{r.rule.live_process_window_minutes}m",
             f"{r.rule.threshold_percent:g}",
             f"{r.interval_minutes}m",
             str(r.stops),
@@ -102,10 +129,18 @@ def _print_table(results: list[SimulationResult]) -> None:
         for r in results
     ]
     print(render_table(headers, rows, align_right=[True] * len(headers)))
+    first = results[0]
     print(
-        f"\n{len(results[0].traces)} instances; a false stop is a stop inside a busy stretch "
-        "(pauses shorter than the window count as busy)."
+        f"\n{len(first.traces)} instances; a harmful stop is a stop inside a busy-labelled "
+        "stretch (a live session, its pauses included)."
     )
+    if not first.actions.stops:
+        print(f"action: notify stops nothing and saves nothing; it would flag {first.flags}.")
+    if first.aborted_runs:
+        print(
+            f"{first.aborted_runs} scheduled runs aborted their actions: more than "
+            f"max_actions_per_run = {first.actions.max_actions_per_run} would-be stops."
+        )
 
 
 def _pct(value: float | None) -> str:

@@ -6,7 +6,8 @@ decides (budget, idle verdicts, action plans) works on these values only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -17,6 +18,55 @@ from gpuplan.core.offers import PricingModel, Provider
 
 GpuSamples = Mapping[str, Mapping[datetime, float]]
 """GPU utilisation of one instance: GPU key (index) -> period start (UTC) -> max percent."""
+
+PeriodSeries = Mapping[datetime, float]
+"""One value per period start (UTC)."""
+
+
+@dataclass(frozen=True, eq=False)
+class HostSamples(Mapping[str, Mapping[datetime, float]]):
+    """Everything a metrics source read for one instance.
+
+    As a mapping it *is* the per-GPU utilisation (so code written for plain
+    :data:`GpuSamples` keeps working); ``memory`` and ``cpu`` are the extra signals the
+    idle decision uses to tell a paused job from an abandoned machine.
+    """
+
+    utilisation: GpuSamples
+    memory: GpuSamples = field(default_factory=dict)
+    """GPU key -> period start -> GPU memory in use, percent of that GPU's total (max)."""
+    cpu: PeriodSeries = field(default_factory=dict)
+    """Period start -> instance CPU utilisation, percent (all cores)."""
+    matched_by: str | None = None
+    """How the series were tied to the instance when not by its id (host name, unique)."""
+
+    def __getitem__(self, gpu: str) -> Mapping[datetime, float]:
+        return self.utilisation[gpu]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.utilisation)
+
+    def __len__(self) -> int:
+        return len(self.utilisation)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to another HostSamples field by field, to a plain mapping by utilisation."""
+        if isinstance(other, HostSamples):
+            return (self.utilisation, self.memory, self.cpu, self.matched_by) == (
+                other.utilisation, other.memory, other.cpu, other.matched_by
+            )  # fmt: skip
+        if isinstance(other, Mapping):
+            return dict(self.utilisation) == dict(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def host_samples(samples: GpuSamples | None) -> HostSamples:
+    """``samples`` as :class:`HostSamples` (plain utilisation gets no memory or CPU)."""
+    if isinstance(samples, HostSamples):
+        return samples
+    return HostSamples(utilisation=samples or {})
 
 
 class InstanceState(StrEnum):

@@ -9,6 +9,9 @@ goes out. The rules, from what went wrong for others (DOMAIN.md section 6):
 - ``idle`` only when coverage >= ``min_coverage_percent`` and every period's busiest GPU
   is below ``threshold_percent`` over the whole window. Any sample at or above the
   threshold makes the instance ``busy``, whatever the coverage.
+- GPU memory and CPU tell a paused job from an abandoned machine
+  (:mod:`gpuplan.core.idle_signals`): a live process or a busy CPU earns the longer
+  ``live_process_window_minutes``; without those signals the utilisation-only rule applies.
 - Boot grace after launch or start; the exempt tag (any value) and an unexpired
   ``gpuplan-snooze-until`` tag exempt; managed instances are never ours to stop.
 
@@ -23,7 +26,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
-from gpuplan.core.fleet import GpuSamples, InstanceState
+from gpuplan.core.fleet import GpuSamples, InstanceState, host_samples
+from gpuplan.core.idle_signals import Grid, Thresholds, build_grid, judge, quiet_minutes
 
 SNOOZE_TAG = "gpuplan-snooze-until"
 STOP_AFTER_TAG = "gpuplan-stop-after"
@@ -53,6 +57,30 @@ class IdleRule:
     grace_minutes: int = 20
     exempt_tag: str = "gpuplan-keep"
     match_labels: Mapping[str, str] = field(default_factory=dict)
+    live_process_window_minutes: int = 180
+    """GPUs quiet this long count as idle even while a process holds GPU memory or the
+    CPU is busy (a hung loop, a notebook kernel left overnight)."""
+    gpu_memory_floor_percent: float = 1.0
+    """GPU memory in use at or above this (percent of total) means a live process."""
+    cpu_busy_percent: float = 10.0
+    """Instance CPU at or above this means work is going on (a CPU phase)."""
+
+    @property
+    def lookback_minutes(self) -> int:
+        """How far back the decision reads: the longer of the two windows."""
+        return max(self.window_minutes, self.live_process_window_minutes)
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return Thresholds(
+            threshold_percent=self.threshold_percent,
+            window_minutes=self.window_minutes,
+            live_process_window_minutes=self.live_process_window_minutes,
+            period_minutes=self.period_minutes,
+            min_coverage_percent=self.min_coverage_percent,
+            gpu_memory_floor_percent=self.gpu_memory_floor_percent,
+            cpu_busy_percent=self.cpu_busy_percent,
+        )
 
     @property
     def code(self) -> str:
@@ -71,7 +99,13 @@ class IdleDecision:
     max_percent: float | None = None
     mean_percent: float | None = None
     idle_minutes: int | None = None
-    """Minutes of trailing covered periods below the threshold (within the window)."""
+    """Minutes of trailing periods below the threshold (within the lookback)."""
+    memory_percent: float | None = None
+    """Fullest GPU's memory in use over the window, percent; None when not reported."""
+    cpu_percent: float | None = None
+    """Highest instance CPU over the window, percent; None when not reported."""
+    needed_minutes: int | None = None
+    """The window that decided an idle or busy-but-quiet verdict."""
 
 
 def format_tag_time(moment: datetime) -> str:
@@ -87,11 +121,12 @@ def parse_tag_time(text: str) -> datetime | None:
 
 
 def window_bounds(rule: IdleRule, now: datetime) -> tuple[datetime, datetime]:
-    """(start, end) of the window, aligned to period boundaries; the open period is out."""
+    """(start, end) of what the decision reads (the longer of the window and the
+    live-process window), aligned to period boundaries; the open period is out."""
     period = rule.period_minutes * 60
     stamp = math.floor(now.timestamp() / period) * period
     end = datetime.fromtimestamp(stamp, tz=UTC)
-    return end - timedelta(minutes=rule.window_minutes), end
+    return end - timedelta(minutes=rule.lookback_minutes), end
 
 
 def period_starts(rule: IdleRule, now: datetime) -> list[datetime]:
@@ -126,7 +161,11 @@ def decide(
     )
     if early is not None:
         return early
-    return _from_samples(samples or {}, rule=rule, now=now, gpu_count=gpu_count)
+    decision = _from_samples(samples or {}, rule=rule, now=now, gpu_count=gpu_count)
+    matched_by = host_samples(samples).matched_by
+    if matched_by and decision.verdict is not IdleVerdict.UNKNOWN:
+        decision = replace(decision, reason=f"{decision.reason}; {matched_by}")
+    return decision
 
 
 def _before_data(
@@ -186,73 +225,62 @@ def _snooze(labels: Mapping[str, str], now: datetime) -> IdleDecision | None:
 def _from_samples(
     samples: GpuSamples, *, rule: IdleRule, now: datetime, gpu_count: float
 ) -> IdleDecision:
-    periods = period_starts(rule, now)
-    window = set(periods)
-    in_window = {gpu: {t: v for t, v in s.items() if t in window} for gpu, s in samples.items()}
-    values = [v for s in in_window.values() for v in s.values()]
-    if not values:
+    full = build_grid(host_samples(samples), period_starts(rule, now), gpu_count)
+    window = full.tail(max(1, math.ceil(rule.window_minutes / rule.period_minutes)))
+    known = [b for b in window.busiest if b is not None]
+    if not known:
         return IdleDecision(
             IdleVerdict.UNKNOWN,
             f"no GPU metrics in the last {rule.window_minutes} min: "
             "install or fix the GPU metrics agent",
             coverage_percent=0.0,
         )
-    busiest = [max((s[t] for s in in_window.values() if t in s), default=None) for t in periods]
-    expected = max(math.ceil(gpu_count), len(in_window))
-    covered = [
-        len(in_window) == expected and all(t in s for s in in_window.values()) for t in periods
-    ]
-    coverage = 100.0 * sum(covered) / len(periods)
-    known = [b for b in busiest if b is not None]
     peak = max(known)
     stats = IdleDecision(
         IdleVerdict.IDLE,
-        f"busiest GPU below {rule.threshold_percent:g}% for {rule.window_minutes} min "
-        f"(max {peak:g}%, coverage {coverage:.0f}%)",
-        coverage_percent=coverage,
+        "",
+        coverage_percent=window.coverage,
         max_percent=peak,
         mean_percent=sum(known) / len(known),
-        idle_minutes=_trailing_idle(busiest, covered, rule),
+        idle_minutes=quiet_minutes(full, rule.thresholds),
     )
     if peak >= rule.threshold_percent:
-        when = periods[busiest.index(peak)]
+        when = window.starts[window.busiest.index(peak)]
         reason = (
             f"busiest GPU at {peak:g}% at {when:%H:%M}Z (threshold {rule.threshold_percent:g}%)"
         )
         return replace(stats, verdict=IdleVerdict.BUSY, reason=reason)
-    if coverage < rule.min_coverage_percent:
-        reason = _thin_reason(in_window, sum(covered), len(periods), expected, rule)
-        return replace(stats, verdict=IdleVerdict.UNKNOWN, reason=reason)
-    return stats
+    if window.coverage < rule.min_coverage_percent:
+        return replace(
+            stats, verdict=IdleVerdict.UNKNOWN, reason=_thin_reason(window, samples, rule)
+        )
+    verdict = judge(window, full, rule.thresholds)
+    return replace(
+        stats,
+        verdict=IdleVerdict.IDLE if verdict.idle else IdleVerdict.BUSY,
+        reason=f"{verdict.reason} (max {peak:g}%, coverage {window.coverage:.0f}%)",
+        idle_minutes=verdict.quiet_minutes,
+        memory_percent=verdict.memory_percent,
+        cpu_percent=verdict.cpu_percent,
+        needed_minutes=verdict.needed_minutes,
+    )
 
 
-def _thin_reason(
-    in_window: Mapping[str, Mapping[datetime, float]],
-    covered: int,
-    periods: int,
-    expected: int,
-    rule: IdleRule,
-) -> str:
+def _thin_reason(window: Grid, samples: GpuSamples, rule: IdleRule) -> str:
+    covered, periods = sum(window.covered), len(window.starts)
     reason = (
         f"thin data: every GPU reported in {covered} of {periods} periods "
         f"({100.0 * covered / periods:.0f}% < {rule.min_coverage_percent:g}%)"
     )
-    if len(in_window) < expected:
-        return reason + f"; only {len(in_window)} of {expected} GPUs report"
-    gaps = sorted((periods - len(v), g) for g, v in in_window.items() if len(v) < periods)
-    if gaps and len(in_window) > 1:
+    if window.gpus_reporting < window.gpus_expected:
+        return reason + f"; only {window.gpus_reporting} of {window.gpus_expected} GPUs report"
+    starts = set(window.starts)
+    counts = {g: sum(1 for t in s if t in starts) for g, s in samples.items()}
+    gaps = sorted((periods - n, g) for g, n in counts.items() if 0 < n < periods)
+    if gaps and len(counts) > 1:
         missing, gpu = gaps[-1]
         reason += f"; GPU {gpu} missing in {missing} of {periods} periods"
     return reason
-
-
-def _trailing_idle(busiest: list[float | None], covered: list[bool], rule: IdleRule) -> int:
-    count = 0
-    for value, ok in zip(reversed(busiest), reversed(covered), strict=True):
-        if not ok or value is None or value >= rule.threshold_percent:
-            break
-        count += 1
-    return count * rule.period_minutes
 
 
 def _minutes(delta: timedelta) -> int:

@@ -1,6 +1,14 @@
-"""GPU utilisation from a Prometheus that scrapes NVIDIA's dcgm-exporter, for any cloud.
+"""GPU signals from a Prometheus that scrapes NVIDIA's dcgm-exporter, for any cloud.
 
-One ``query_range`` per run (POST, so a long instance selector fits)::
+Four ``query_range`` per run, whatever the number of instances (POST, so a long instance
+selector fits): utilisation, framebuffer memory used and free (``DCGM_FI_DEV_FB_USED``,
+``DCGM_FI_DEV_FB_FREE``, MiB; in use = used / (used + free)) in the shape below, and the
+instance CPU from node_exporter::
+
+    100 * (1 - avg by (<instance_label>) (
+      rate(node_cpu_seconds_total{mode="idle", <instance_label>=~"<ids>"}[<period>m])))
+
+The GPU queries read::
 
     max by (<instance_label>, gpu) (
       max_over_time(<metric>{<instance_label>=~"<ids>"}[<period>m])
@@ -11,14 +19,17 @@ every GPU of an instance (a GPU that stopped reporting leaves holes); the busies
 per period is the core's job, as for the clouds. The value at time *t* covers the
 period that ends at *t*, so it is filed under *t - period*.
 
+Series belong to an instance by the instance label only, holding the instance id (or,
+for Azure, the VM's ``vmId``): never by name, since names repeat across scopes.
+
 ``DCGM_FI_DEV_GPU_UTIL`` is a percent; the profiling fields (``DCGM_FI_PROF_*``, e.g.
-``DCGM_FI_PROF_GR_ENGINE_ACTIVE``) are ratios 0..1 and are scaled to percent. The
-instance label may carry the instance id, the name, or (Azure) the VM's ``vmId``.
+``DCGM_FI_PROF_GR_ENGINE_ACTIVE``) are ratios 0..1 and are scaled to percent.
 Transient answers (429, 502, 503, 504, connection errors) are retried with backoff.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import urllib.error
@@ -28,19 +39,22 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.base import LifecycleProvider, ProviderError
 
 DEFAULT_METRIC = "DCGM_FI_DEV_GPU_UTIL"
+DEFAULT_MEMORY_USED = "DCGM_FI_DEV_FB_USED"
+DEFAULT_MEMORY_FREE = "DCGM_FI_DEV_FB_FREE"
+DEFAULT_CPU = "node_cpu_seconds_total"
 RATIO_PREFIX = "DCGM_FI_PROF_"
 TRANSIENT = frozenset({429, 502, 503, 504})
 _REGEX_SPECIAL = set(".+*?()[]{}|^$\\")
 
 
 def instance_keys(instance: GpuInstance) -> list[str]:
-    """Values the instance label may hold for this instance (lower case)."""
-    keys = [instance.instance_id, instance.name or "", instance.attributes.get("vm_id", "")]
+    """Values the instance label may hold for this instance (lower case): ids only."""
+    keys = [instance.instance_id, instance.attributes.get("vm_id", "")]
     return [k.lower() for k in keys if k]
 
 
@@ -49,11 +63,21 @@ def _regex_literal(text: str) -> str:
     return "".join("\\\\" + c if c in _REGEX_SPECIAL else c for c in text).replace('"', '\\"')
 
 
+def _selector(keys: Sequence[str]) -> str:
+    return "(?i)(" + "|".join(_regex_literal(k) for k in sorted(set(keys))) + ")"
+
+
 def build_query(metric: str, label: str, keys: Sequence[str], period_minutes: int) -> str:
-    selector = "|".join(_regex_literal(k) for k in sorted(set(keys)))
     return (
-        f'max by ({label}, gpu) (max_over_time({metric}{{{label}=~"(?i)({selector})"}}'
+        f'max by ({label}, gpu) (max_over_time({metric}{{{label}=~"{_selector(keys)}"}}'
         f"[{period_minutes}m]))"
+    )
+
+
+def build_cpu_query(metric: str, label: str, keys: Sequence[str], period_minutes: int) -> str:
+    return (
+        f'100 * (1 - avg by ({label}) (rate({metric}{{mode="idle", '
+        f'{label}=~"{_selector(keys)}"}}[{period_minutes}m])))'
     )
 
 
@@ -66,6 +90,9 @@ class PrometheusSource:
         *,
         metric: str = DEFAULT_METRIC,
         instance_label: str = "instance_id",
+        memory_used_metric: str = DEFAULT_MEMORY_USED,
+        memory_free_metric: str = DEFAULT_MEMORY_FREE,
+        cpu_metric: str = DEFAULT_CPU,
         timeout_s: float = 30.0,
         attempts: int = 4,
         backoff_s: float = 1.0,
@@ -73,6 +100,8 @@ class PrometheusSource:
         self.url = url.rstrip("/")
         self.metric = metric
         self.instance_label = instance_label
+        self.memory_metrics = (memory_used_metric, memory_free_metric)
+        self.cpu_metric = cpu_metric
         self._timeout_s = timeout_s
         self._attempts = attempts
         self._backoff_s = backoff_s
@@ -92,15 +121,42 @@ class PrometheusSource:
                 owners.setdefault(key, item.instance_id)
         if not owners:
             return {}
+        keys, label = list(owners), self.instance_label
+        read = functools.partial(self._read, owners, start, end, period_minutes)
+        util = read(build_query(self.metric, label, keys, period_minutes))
+        if self.metric.startswith(RATIO_PREFIX):
+            util = {o: {g: {t: v * 100 for t, v in p.items()} for g, p in s.items()}
+                    for o, s in util.items()}  # fmt: skip
+        used, free = (
+            read(build_query(m, label, keys, period_minutes)) for m in self.memory_metrics
+        )
+        cpu = read(build_cpu_query(self.cpu_metric, label, keys, period_minutes))
+        return {
+            owner: HostSamples(
+                utilisation=gpus,
+                memory=_memory_percent(used.get(owner, {}), free.get(owner, {})),
+                cpu=next(iter(cpu.get(owner, {}).values()), {}),
+            )
+            for owner, gpus in util.items()
+        }
+
+    def _read(
+        self,
+        owners: Mapping[str, str],
+        start: datetime,
+        end: datetime,
+        period_minutes: int,
+        query: str,
+    ) -> dict[str, dict[str, dict[datetime, float]]]:
+        """owner -> ``gpu`` label ("0" when absent) -> period start -> value."""
         period = timedelta(minutes=period_minutes)
         form = {
-            "query": build_query(self.metric, self.instance_label, list(owners), period_minutes),
+            "query": query,
             "start": f"{(start + period).timestamp():.0f}",
             "end": f"{end.timestamp():.0f}",
             "step": f"{period_minutes * 60}",
         }
         data = self._post("/api/v1/query_range", form)
-        scale = 100.0 if self.metric.startswith(RATIO_PREFIX) else 1.0
         out: dict[str, dict[str, dict[datetime, float]]] = {}
         for series in data.get("result", ()):
             labels = series.get("metric", {})
@@ -114,8 +170,8 @@ class PrometheusSource:
                 if value != value:  # NaN: no sample
                     continue
                 begin = datetime.fromtimestamp(float(stamp), tz=UTC) - period
-                points[begin] = max(points.get(begin, 0.0), value * scale)
-        return dict(out)
+                points[begin] = max(points.get(begin, 0.0), value)
+        return out
 
     def _post(self, path: str, form: Mapping[str, str]) -> Any:
         body = urllib.parse.urlencode(form).encode()
@@ -140,6 +196,18 @@ class PrometheusSource:
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 last = str(getattr(exc, "reason", exc))
         raise ProviderError(f"prometheus {self.url}: query_range failed ({last})")
+
+
+def _memory_percent(
+    used: Mapping[str, Mapping[datetime, float]], free: Mapping[str, Mapping[datetime, float]]
+) -> dict[str, dict[datetime, float]]:
+    out: dict[str, dict[datetime, float]] = {}
+    for gpu, points in used.items():
+        for t, value in points.items():
+            rest = free.get(gpu, {}).get(t)
+            if rest is not None and value + rest > 0:
+                out.setdefault(gpu, {})[t] = 100.0 * value / (value + rest)
+    return out
 
 
 def _data(payload: Any) -> Any:

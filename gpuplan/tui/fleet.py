@@ -46,6 +46,8 @@ COLUMNS = (
     ("verdict", "verdict"),
     ("idle", "idle for"),
     ("util", "util (window)"),
+    ("memory", "GPU mem"),
+    ("cpu", "CPU"),
     ("hourly", "$/h"),
     ("gpus", "GPUs"),
     ("state", "state"),
@@ -162,7 +164,8 @@ class FleetScreen(Screen[None]):
             return
         view = FleetView(policy, problems=list(problems))
         rule = idle_rule(policy)
-        periods = period_starts(rule, now)
+        window = max(1, rule.window_minutes // rule.period_minutes)
+        periods = period_starts(rule, now)[-window:]  # the sparkline shows the window
         self.app.call_from_thread(self._progress, 0, max(1, len(adapters)))
         for index, adapter in enumerate(adapters, start=1):
             self.app.call_from_thread(
@@ -361,9 +364,16 @@ def instance_row(seen: Seen, series: list[float | None]) -> list[str | Text]:
         Text(d.verdict.value, style=verdict_style.get(d.verdict.value, "")),
         fmt.minutes(d.idle_minutes),
         sparkline(series, width=SPARK_WIDTH),
+        Text(_percent(d.memory_percent), justify="right"),
+        Text(_percent(d.cpu_percent), justify="right"),
         Text(fmt.money(inst.hourly_usd), justify="right"),
         f"{fmt.count(inst.gpu_count)}x {inst.gpu or '?'}",
         inst.state.value,
         inst.instance_type,
         inst.region,
     ]
+
+
+def _percent(value: float | None) -> str:
+    """GPU memory or CPU over the window; a dash when the source does not report it."""
+    return fmt.MISSING if value is None else f"{value:.0f}%"

@@ -10,13 +10,16 @@ every provider (:func:`with_metrics_source`); listing and actions stay with the 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import GpuplanError, InputError
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import IdleAction, Policy
 from gpuplan.providers.base import CloudProvider, LifecycleProvider
+
+if TYPE_CHECKING:
+    from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
 
 
 @functools.cache
@@ -38,7 +41,12 @@ def with_metrics_source(policy: Policy, adapter: LifecycleProvider) -> Lifecycle
     from gpuplan.providers.prometheus import PrometheusSource, WithPrometheus
 
     source = PrometheusSource(
-        settings.url, metric=settings.metric, instance_label=settings.instance_label
+        settings.url,
+        metric=settings.metric,
+        instance_label=settings.instance_label,
+        memory_used_metric=settings.memory_used_metric,
+        memory_free_metric=settings.memory_free_metric,
+        cpu_metric=settings.cpu_metric,
     )
     return WithPrometheus(adapter, source)
 
@@ -94,6 +102,8 @@ def gcp_scopes(
             project,
             zones=scope.zones,
             metric_type=policy.idle.metrics.gcp.metric_type,
+            memory_type=policy.idle.metrics.gcp.memory_used_type,
+            cpu_type=policy.idle.metrics.gcp.cpu_type,
             catalog=catalog,
             clients=clients,
             # The stop-idle executor calls stop() for every stopping action; GCP's
@@ -102,6 +112,20 @@ def gcp_scopes(
         )
         for project in scope.projects
     }
+
+
+def azure_metric_names(policy: Policy) -> AzureMetricNames:
+    """The policy's Azure Monitor metric names (``idle.metrics.azure``)."""
+    from gpuplan.providers.azure.metrics import MetricNames
+
+    m = policy.idle.metrics.azure
+    return MetricNames(
+        namespace=m.namespace,
+        utilisation=m.metric,
+        memory_used=m.memory_used_metric,
+        memory_total=m.memory_total_metric,
+        cpu=m.cpu_metric,
+    )
 
 
 def azure_scopes(policy: Policy, catalog: Catalog | None) -> dict[str, LifecycleProvider]:
@@ -117,6 +141,7 @@ def azure_scopes(policy: Policy, catalog: Catalog | None) -> dict[str, Lifecycle
             resource_groups=scope.resource_groups,
             namespace=policy.idle.metrics.azure.namespace,
             metric=policy.idle.metrics.azure.metric,
+            metric_names=azure_metric_names(policy),
             catalog=catalog,
             credential=credential,
             arm_endpoint=scope.arm_endpoint,

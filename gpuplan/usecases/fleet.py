@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import GpuplanError, InputError
@@ -28,7 +29,11 @@ from gpuplan.core.idle import (
 from gpuplan.core.lifecycle import ActionRule
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
+from gpuplan.core.policy.models import AwsMetrics
 from gpuplan.providers.base import CloudProvider, LifecycleProvider, ProviderError
+
+if TYPE_CHECKING:
+    from gpuplan.providers.aws.cloudwatch import MetricNames
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,24 @@ def idle_rule(policy: Policy) -> IdleRule:
         min_coverage_percent=idle.min_coverage_percent,
         grace_minutes=idle.grace_minutes,
         exempt_tag=idle.exempt_tag,
+        live_process_window_minutes=idle.live_process_window_minutes,
+        gpu_memory_floor_percent=idle.gpu_memory_floor_percent,
+        cpu_busy_percent=idle.cpu_busy_percent,
         match_labels=dict(policy.scope.match_labels),
+    )
+
+
+def aws_metric_names(metrics: AwsMetrics) -> MetricNames:
+    """The policy's CloudWatch metric names (``idle.metrics.aws``)."""
+    from gpuplan.providers.aws.cloudwatch import MetricNames
+
+    return MetricNames(
+        namespace=metrics.namespace,
+        utilisation=metrics.metric,
+        memory_used=metrics.memory_used_metric,
+        memory_total=metrics.memory_total_metric,
+        cpu_namespace=metrics.cpu_namespace,
+        cpu=metrics.cpu_metric,
     )
 
 
@@ -106,8 +128,7 @@ def lifecycle_providers(
                         session,
                         region,
                         catalog=catalog,
-                        namespace=metrics.namespace,
-                        metric=metrics.metric,
+                        metric_names=aws_metric_names(metrics),
                     )
                 )
         except GpuplanError as exc:
@@ -225,6 +246,8 @@ def fleet_records(seen: Survey, now: datetime) -> list[dict[str, object]]:
                 "max_percent": d.max_percent,
                 "mean_percent": d.mean_percent,
                 "coverage_percent": d.coverage_percent,
+                "gpu_memory_percent": d.memory_percent,
+                "cpu_percent": d.cpu_percent,
                 "idle_minutes": d.idle_minutes,
                 "verdict": d.verdict.value,
                 "reason": d.reason,

@@ -18,14 +18,16 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.idle import IdleRule
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy import Policy
-from gpuplan.core.simulation.replay import SimulationResult, simulate
+from gpuplan.core.policy.models import IdleAction, IdleSettings
+from gpuplan.core.simulation.replay import ActionSettings, SimulationResult, simulate
 from gpuplan.core.simulation.traces import DEFAULT_TYPES, Trace, generate_fleet
 
 EPOCH = datetime(2026, 1, 5, tzinfo=UTC)
 PRICE_REGION = "us-east-1"
-SWEEP_WINDOWS = (15, 30, 45, 60, 90, 120)
+SWEEP_WINDOWS = (30, 60, 90)
+SWEEP_LIVE_WINDOWS = (60, 120, 150, 180, 240)
 SWEEP_THRESHOLDS = (2.0, 5.0, 10.0)
-SWEEP_INTERVALS = (5, 10, 15, 30)
+SWEEP_INTERVALS = (10,)
 
 
 def idle_rule(policy: Policy | None) -> IdleRule:
@@ -41,14 +43,57 @@ def idle_rule(policy: Policy | None) -> IdleRule:
     return replace(policy_rule(policy), match_labels={})
 
 
+def override(
+    rule: IdleRule,
+    *,
+    window: int | None = None,
+    threshold: float | None = None,
+    live_window: int | None = None,
+) -> IdleRule:
+    """``rule`` with what-if values from the command line (None keeps the policy's)."""
+    changes: dict[str, Any] = {}
+    if window is not None:
+        changes["window_minutes"] = window
+    if threshold is not None:
+        changes["threshold_percent"] = threshold
+    if live_window is not None:
+        changes["live_process_window_minutes"] = live_window
+    out = replace(rule, **changes)
+    if out.live_process_window_minutes < out.window_minutes:
+        out = replace(out, live_process_window_minutes=out.window_minutes)
+    return out
+
+
+def action_settings(policy: Policy | None) -> ActionSettings:
+    """What the replay honours of the policy's action settings."""
+    if policy is None:
+        return ActionSettings(max_actions_per_run=IdleSettings().max_actions_per_run)
+    idle = policy.idle
+    return ActionSettings(
+        stops=idle.action is not IdleAction.NOTIFY,
+        notice_minutes=idle.notice_minutes,
+        max_actions_per_run=idle.max_actions_per_run,
+    )
+
+
 def catalog_prices(catalog: Catalog) -> Callable[[str], Decimal | None]:
-    """On-demand AWS price of an instance type in us-east-1 (the simulator's price list)."""
-    table = {
-        o.instance_type: o.price(PricingModel.ON_DEMAND)
-        for o in catalog.offers
-        if o.provider is Provider.AWS and o.region == PRICE_REGION
-    }
-    return table.get
+    """On-demand price of an instance type: AWS us-east-1 (the simulator's price list),
+    else the lowest on-demand price the catalog has for that type anywhere."""
+    home: dict[str, Decimal] = {}
+    anywhere: dict[str, Decimal] = {}
+    for o in catalog.offers:
+        price = o.price(PricingModel.ON_DEMAND)
+        if price is None:
+            continue
+        if o.provider is Provider.AWS and o.region == PRICE_REGION:
+            home[o.instance_type] = price
+        if o.instance_type not in anywhere or price < anywhere[o.instance_type]:
+            anywhere[o.instance_type] = price
+
+    def price_of(instance_type: str) -> Decimal | None:
+        return home.get(instance_type) or anywhere.get(instance_type)
+
+    return price_of
 
 
 def seeded_fleet(catalog: Catalog, *, seed: int, instances: int, hours: int) -> list[Trace]:
@@ -70,8 +115,10 @@ def folder_fleet(directory: Path, catalog: Catalog, rule: IdleRule) -> list[Trac
     )
 
 
-def run(traces: list[Trace], rule: IdleRule, interval: int) -> SimulationResult:
-    return simulate(traces, rule=rule, interval_minutes=interval, epoch=EPOCH)
+def run(
+    traces: list[Trace], rule: IdleRule, interval: int, actions: ActionSettings | None = None
+) -> SimulationResult:
+    return simulate(traces, rule=rule, interval_minutes=interval, epoch=EPOCH, actions=actions)
 
 
 def sweep(
@@ -79,16 +126,23 @@ def sweep(
     base: IdleRule,
     *,
     windows: Iterable[int] = SWEEP_WINDOWS,
+    live_windows: Iterable[int] = SWEEP_LIVE_WINDOWS,
     thresholds: Iterable[float] = SWEEP_THRESHOLDS,
     intervals: Iterable[int] = SWEEP_INTERVALS,
+    actions: ActionSettings | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[SimulationResult]:
-    """Every (window, threshold, interval) combination; ``progress(done, total)`` after each."""
-    grid = list(itertools.product(windows, thresholds, intervals))
+    """Every (window, live-process window, threshold, interval) combination with the live
+    window at least the window; ``progress(done, total)`` after each."""
+    grid = [
+        combo
+        for combo in itertools.product(windows, live_windows, thresholds, intervals)
+        if combo[1] >= combo[0]
+    ]
     results: list[SimulationResult] = []
-    for done, (window, threshold, interval) in enumerate(grid, start=1):
-        rule = replace(base, window_minutes=window, threshold_percent=threshold)
-        results.append(run(traces, rule, interval))
+    for done, (window, live, threshold, interval) in enumerate(grid, start=1):
+        rule = override(base, window=window, threshold=threshold, live_window=live)
+        results.append(run(traces, rule, interval, actions))
         if progress is not None:
             progress(done, len(grid))
     return results
@@ -108,14 +162,24 @@ def result_record(result: SimulationResult) -> dict[str, Any]:
         row["window_oracle_usd"] += t.usd(t.window_oracle_minutes)
         row["perfect_oracle_usd"] += t.usd(t.perfect_oracle_minutes)
         row["false_stops"] += t.false_stops
+    rule = result.rule
     return {
-        "window_minutes": result.rule.window_minutes,
-        "threshold_percent": result.rule.threshold_percent,
-        "period_minutes": result.rule.period_minutes,
+        "window_minutes": rule.window_minutes,
+        "live_process_window_minutes": rule.live_process_window_minutes,
+        "threshold_percent": rule.threshold_percent,
+        "gpu_memory_floor_percent": rule.gpu_memory_floor_percent,
+        "cpu_busy_percent": rule.cpu_busy_percent,
+        "period_minutes": rule.period_minutes,
         "interval_minutes": result.interval_minutes,
+        "action_stops": result.actions.stops,
+        "notice_minutes": result.actions.notice_minutes,
+        "max_actions_per_run": result.actions.max_actions_per_run,
+        "aborted_runs": result.aborted_runs,
         "instances": len(result.traces),
-        "stops": result.stops,
+        "stop_count": result.stops,
         "false_stops": result.false_stops,
+        "harmful_stops": result.false_stops,
+        "flag_count": result.flags,
         "saved_usd": round(result.saved_usd, 2),
         "window_oracle_usd": round(result.window_oracle_usd, 2),
         "perfect_oracle_usd": round(result.perfect_oracle_usd, 2),
@@ -133,6 +197,22 @@ def result_record(result: SimulationResult) -> dict[str, Any]:
             for k, v in sorted(by_class.items())
         },
     }
+
+
+def event_records(result: SimulationResult, *, flags: bool = False) -> list[dict[str, Any]]:
+    """Every stop (or, for ``action: notify``, every flag) the replay made, in time order."""
+    events = [
+        {
+            "instance_id": t.instance_id,
+            "minute": e.minute,
+            "reason": e.reason,
+            "label": e.label,
+            "harmful": e.false_stop,
+        }
+        for t in result.traces
+        for e in (t.flags if flags else t.stops)
+    ]
+    return sorted(events, key=lambda e: (e["minute"], e["instance_id"]))
 
 
 def _round(value: float | None) -> float | None:

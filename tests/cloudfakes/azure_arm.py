@@ -252,13 +252,47 @@ class AzureFake(FakeApi):
         self,
         rid: str,
         namespace: str,
-        metric: str,
+        metrics: str,
         start: datetime,
         end: datetime,
         step: timedelta,
         split: bool,
         top: int,
     ) -> Any:
+        """One resource's answer; ``metrics`` may name several, comma-separated."""
+        return {
+            "starttime": start.isoformat(),
+            "endtime": end.isoformat(),
+            "interval": isodate.duration_isoformat(step),
+            "namespace": namespace,
+            "resourceregion": "eastus",
+            "resourceid": rid,
+            "value": [
+                {
+                    "id": f"{rid}/providers/Microsoft.Insights/metrics/{metric}",
+                    "type": "Microsoft.Insights/metrics",
+                    "name": {"value": metric},
+                    "unit": "Percent",
+                    "timeseries": self._series(
+                        rid, namespace, metric, start, end, step, split, top
+                    ),
+                    "displayDescription": "",
+                }
+                for metric in metrics.split(",")
+            ],
+        }
+
+    def _series(
+        self,
+        rid: str,
+        namespace: str,
+        metric: str,
+        start: datetime,
+        end: datetime,
+        step: timedelta,
+        split: bool,
+        top: int,
+    ) -> list[dict[str, Any]]:
         series: dict[str, dict[datetime, float]] = {}
         for (res, ns, name, gpu), points in self.points.items():
             if res == rid.lower() and ns == namespace and name == metric:
@@ -278,24 +312,7 @@ class AzureFake(FakeApi):
                 t += step
             meta = [{"name": {"value": "index"}, "value": gpu}] if split else []
             timeseries.append({"metadatavalues": meta, "data": data})
-        return {
-            "starttime": start.isoformat(),
-            "endtime": end.isoformat(),
-            "interval": isodate.duration_isoformat(step),
-            "namespace": namespace,
-            "resourceregion": "eastus",
-            "resourceid": rid,
-            "value": [
-                {
-                    "id": f"{rid}/providers/Microsoft.Insights/metrics/{metric}",
-                    "type": "Microsoft.Insights/metrics",
-                    "name": {"value": metric},
-                    "unit": "Percent",
-                    "timeseries": timeseries,
-                    "displayDescription": "",
-                }
-            ],
-        }
+        return timeseries
 
 
 def vm_id(sub: str, rg: str, name: str) -> str:

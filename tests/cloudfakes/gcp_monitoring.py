@@ -35,6 +35,8 @@ class RawPoint:
     value: float
     metric_type: str = "agent.googleapis.com/gpu/utilization"
     zone: str = "us-central1-a"
+    memory_state: str = ""
+    """``used`` / ``free`` for agent.googleapis.com/gpu/memory/bytes_used."""
 
 
 @dataclass
@@ -102,6 +104,7 @@ class MonitoringFake:
             labels = {
                 "resource.labels.instance_id": p.instance_id,
                 "metric.labels.gpu_number": p.gpu,
+                "metric.labels.memory_state": p.memory_state,
             }
             key = tuple(labels[f] for f in fields)
             bucket = groups.setdefault(key, {})
@@ -121,6 +124,8 @@ class MonitoringFake:
             metric_labels = {}
             if "metric.labels.gpu_number" in values:
                 metric_labels["gpu_number"] = values["metric.labels.gpu_number"]
+            if values.get("metric.labels.memory_state"):
+                metric_labels["memory_state"] = values["metric.labels.memory_state"]
             resource_labels = {}
             if "resource.labels.instance_id" in values:
                 resource_labels["instance_id"] = values["resource.labels.instance_id"]

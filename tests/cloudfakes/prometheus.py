@@ -16,6 +16,10 @@ from typing import Any
 
 from tests.cloudfakes.http import FakeApi, Reply, Request
 
+CPU_QUERY = re.compile(
+    r"^100 \* \(1 - avg by \((?P<label>\w+)\) \(rate\((?P<metric>\w+)"
+    r'\{mode="idle", (?P=label)=~"(?P<regex>(?:[^"\\]|\\.)*)"\}\[(?P<minutes>\d+)m\]\)\)\)$'
+)
 QUERY = re.compile(
     r"^max by \((?P<label>\w+), gpu\) \(max_over_time\((?P<metric>\w+)"
     r'\{(?P=label)=~"(?P<regex>(?:[^"\\]|\\.)*)"\}\[(?P<minutes>\d+)m\]\)\)$'
@@ -44,6 +48,8 @@ class PrometheusFake(FakeApi):
         form = {k: v[-1] for k, v in _parse_form(request.body).items()}
         query = form.get("query", "")
         self.queries.append(query)
+        if CPU_QUERY.match(query):
+            return self._cpu(form, CPU_QUERY.match(query))
         match = QUERY.match(query)
         if match is None:
             return 400, {}, {"status": "error", "errorType": "bad_data", "error": "unsupported"}
@@ -71,6 +77,42 @@ class PrometheusFake(FakeApi):
             for key, points in sorted(groups.items())
         ]
         return 200, {}, {"status": "success", "data": {"resultType": "matrix", "result": result}}
+
+    def _cpu(self, form: dict[str, str], match: re.Match[str] | None) -> Reply:
+        """``100 * (1 - avg by (label) (rate(counter{mode="idle", label=~re}[n m])))``."""
+        assert match is not None
+        label, metric = match["label"], match["metric"]
+        regex = re.compile(match["regex"].replace("\\\\", "\\").replace('\\"', '"'))
+        width = int(match["minutes"]) * 60
+        start, end, step = float(form["start"]), float(form["end"]), float(form["step"])
+        rates: dict[str, dict[float, list[float]]] = {}
+        for labels, points in self.series:
+            if labels.get("__name__") != metric or labels.get("mode") != "idle":
+                continue
+            if not regex.fullmatch(labels.get(label, "")):
+                continue
+            t = start
+            while t <= end:
+                rate = _rate(points, t, width)
+                if rate is not None:
+                    rates.setdefault(labels[label], {}).setdefault(t, []).append(rate)
+                t += step
+        result = [
+            {
+                "metric": {label: key},
+                "values": [[t, repr(100 * (1 - sum(r) / len(r)))] for t, r in sorted(by_t.items())],
+            }
+            for key, by_t in sorted(rates.items())
+        ]
+        return 200, {}, {"status": "success", "data": {"resultType": "matrix", "result": result}}
+
+
+def _rate(points: dict[float, float], t: float, width: int) -> float | None:
+    inside = sorted((at, v) for at, v in points.items() if t - width < at <= t)
+    if len(inside) < 2:
+        return None
+    (t0, v0), (t1, v1) = inside[0], inside[-1]
+    return (v1 - v0) / (t1 - t0)
 
 
 def _parse_form(body: bytes) -> dict[str, list[str]]:

@@ -18,7 +18,8 @@ from gpuplan.core.idle import IdleRule, decide, period_starts
 NOW = datetime(2026, 12, 2, 10, 17, 30, tzinfo=UTC)
 TEAM = {"team": "research"}
 RULE = IdleRule(match_labels=TEAM)
-PERIODS = period_starts(RULE, NOW)
+PERIODS = period_starts(IdleRule(live_process_window_minutes=60), NOW)
+"""The 60-min window: these worlds publish utilisation only (the utilisation-only rule)."""
 WINDOW = (PERIODS[0], PERIODS[-1] + timedelta(minutes=RULE.period_minutes))
 Pattern = Callable[[int, int], float | None]
 """(GPU index, period number) -> utilisation percent; None = nothing reported."""
@@ -114,3 +115,48 @@ def verdict(instance: GpuInstance, samples: GpuSamples | None) -> str:
         managed_by=instance.managed_by,
     )
     return decision.verdict.value
+
+
+LOOKBACK = period_starts(RULE, NOW)
+"""The 180-min live-process window: the signal cases publish this far back."""
+LONG_WINDOW = (LOOKBACK[0], LOOKBACK[-1] + timedelta(minutes=RULE.period_minutes))
+
+
+@dataclass(frozen=True)
+class SignalCase:
+    """One instance with GPU memory and CPU as well as utilisation (over ``LOOKBACK``)."""
+
+    name: str
+    verdict: str
+    reason: str
+    """A fragment the verdict's reason must contain."""
+    memory_percent: float
+    cpu_percent: float
+    busy_period: int | None = None
+    """The one period (index into LOOKBACK) at 95% utilisation; else 0% throughout."""
+
+    def utilisation(self, period: int) -> float:
+        return 95.0 if period == self.busy_period else 0.0
+
+
+SIGNAL_CASES = (
+    SignalCase("abandoned", "idle", "no process (memory 0%), CPU 1%", 0.4, 1.0),
+    SignalCase("hung-loop", "idle", "live-process window", 70.0, 12.0),
+    SignalCase("model-loaded", "busy", "a process holds GPU memory 60%", 60.0, 2.0, 12),
+    SignalCase("cpu-phase", "busy", "(CPU phase)", 0.4, 85.0, 12),
+)
+
+
+def signal_reason(instance: GpuInstance, samples: GpuSamples | None) -> tuple[str, str]:
+    """(verdict, reason) for a signal case."""
+    decision = decide(
+        samples,
+        started_at=instance.started_at,
+        labels=instance.labels,
+        state=instance.state,
+        rule=RULE,
+        now=NOW,
+        gpu_count=instance.gpu_count,
+        managed_by=instance.managed_by,
+    )
+    return decision.verdict.value, decision.reason

@@ -83,7 +83,7 @@ def test_metric_calls_do_not_grow_with_instances(world: World) -> None:
     aws = provider(world, "us-east-1", None)
     start, end = window_bounds(RULE, NOW)
     samples = aws.fetch_utilisation(aws.list_instances(), start=start, end=end, period_minutes=5)
-    assert calls == ["ListMetrics", "GetMetricData"]
+    assert calls == ["ListMetrics"] * 3 + ["GetMetricData"]  # utilisation, memory used/total
     assert set(samples) == set(ids)
     assert all(len(s["0"]) == 12 for s in samples.values())
 
@@ -96,21 +96,23 @@ def test_spot_request_type_is_read(world: World) -> None:
     assert listed[kept].attributes["spot_request_type"] == "persistent"
 
 
-def test_series_without_instance_id_match_by_host_and_foreign_series_are_ignored(
-    world: World,
-) -> None:
+def test_series_without_instance_id_match_only_a_unique_full_host_name(world: World) -> None:
     iid = world.launch()
     (inst,) = provider(world, "us-east-1", None).list_instances()
-    short = inst.attributes["private_dns"].split(".")[0]
+    dns = inst.attributes["private_dns"]
 
     def metric(**dims: str) -> dict[str, object]:
         return {"Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()]}
 
     metrics = [
-        metric(index="0", name="NVIDIA A10G", host=short),
-        metric(InstanceId="i-0someoneelse", index="0", name="NVIDIA A10G", host="ip-x"),
+        metric(index="0", name="NVIDIA A10G", host=dns),
+        metric(index="1", name="NVIDIA A10G", host=dns.split(".")[0]),
+        metric(InstanceId="i-0someoneelse", index="0", name="NVIDIA A10G", host=dns),
     ]
-    assert [(o, g) for o, g, _ in match_series(metrics, [inst])] == [(iid, "0")]
+    unique = match_series(metrics, [inst], host_counts={dns: 1})
+    assert [(s.instance_id, s.gpu, s.host_match) for s in unique] == [(iid, "0", dns)]
+    assert match_series(metrics, [inst], host_counts={dns: 2}) == []
+    assert match_series(metrics, [inst]) == []  # nothing listed: no host matching at all
 
 
 def test_chunks_of_500() -> None:
@@ -129,5 +131,5 @@ def test_get_metric_data_is_chunked_at_500_queries(world: World) -> None:
     aws = provider(world, "us-east-1", None)
     start, end = window_bounds(RULE, NOW)
     samples = aws.fetch_utilisation(aws.list_instances(), start=start, end=end, period_minutes=5)
-    assert calls == [500, 1]
+    assert calls == [500, 2]  # 501 GPU series and the instance's EC2 CPU
     assert len(samples[iid]) == 501

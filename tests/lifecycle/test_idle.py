@@ -20,7 +20,13 @@ from gpuplan.core.idle import (
 )
 
 NOW = datetime(2026, 12, 2, 10, 17, 30, tzinfo=UTC)
-RULE = IdleRule(threshold_percent=5, window_minutes=60, period_minutes=5, min_coverage_percent=80)
+RULE = IdleRule(
+    threshold_percent=5,
+    window_minutes=60,
+    period_minutes=5,
+    min_coverage_percent=80,
+    live_process_window_minutes=60,
+)
 PERIODS = period_starts(RULE, NOW)
 LONG_AGO = NOW - timedelta(days=1)
 
@@ -207,7 +213,11 @@ def test_never_idle_when_busy_or_thin(
     data: tuple[dict[str, dict[datetime, float]], int], threshold: float, min_coverage: float
 ) -> None:
     samples, gpus = data
-    rule = IdleRule(threshold_percent=threshold, min_coverage_percent=min_coverage)
+    rule = IdleRule(
+        threshold_percent=threshold,
+        min_coverage_percent=min_coverage,
+        live_process_window_minutes=60,
+    )
     d = decide(
         samples,
         started_at=LONG_AGO,

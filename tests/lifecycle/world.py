@@ -18,7 +18,8 @@ AMI = "ami-12345678"
 """Any id: the fixture turns off moto's default image list (slow to load)."""
 NOW = datetime(2026, 12, 2, 10, 17, 30, tzinfo=UTC)
 RULE = IdleRule()
-PERIODS = period_starts(RULE, NOW)
+PERIODS = period_starts(IdleRule(live_process_window_minutes=60), NOW)
+"""The 60-min window: these worlds publish utilisation only (the utilisation-only rule)."""
 GPU_NAMES = {"g5.xlarge": "NVIDIA A10G", "g5.48xlarge": "NVIDIA A10G", "p5.48xlarge": "NVIDIA H100"}
 Pattern = Callable[[int, int], float | None]
 """(GPU index, period number) -> utilisation percent, None = nothing reported."""

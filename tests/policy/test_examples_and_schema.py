@@ -85,6 +85,9 @@ def test_schema_is_closed_and_documented() -> None:
         "exempt_tag",
         "max_actions_per_run",
         "metrics",
+        "live_process_window_minutes",
+        "gpu_memory_floor_percent",
+        "cpu_busy_percent",
     }
     assert "busiest GPU" in idle["threshold_percent"]["description"]
     assert schema["additionalProperties"] is False
@@ -110,6 +113,10 @@ def test_show_fills_defaults_and_redacts_webhook(
     assert data["idle"]["metrics"]["aws"] == {
         "namespace": "CWAgent",
         "metric": "nvidia_smi_utilization_gpu",
+        "memory_used_metric": "nvidia_smi_memory_used",
+        "memory_total_metric": "nvidia_smi_memory_total",
+        "cpu_namespace": "AWS/EC2",
+        "cpu_metric": "CPUUtilization",
     }
     assert data["budget"]["monthly_usd"] == 1000
     assert data["budget"]["alert_at_percent"] == [50, 80, 100]

@@ -27,7 +27,7 @@ def test_scenario_table_gives_the_same_verdicts_as_aws(azure: AzureWorld) -> Non
     )
     got = {i.name: verdict(i, samples.get(i.instance_id)) for i in instances}
     assert got == {case.name: case.verdict for case in CASES}
-    assert azure.fake.calls["metrics.getBatch"] == 2  # one per region
+    assert azure.fake.calls["metrics.getBatch"] == 4  # per region: GPU metrics, then CPU
 
 
 def test_the_adapter_satisfies_the_protocol_and_stops_by_deallocating(azure: AzureWorld) -> None:
@@ -205,7 +205,7 @@ def test_metrics_are_batched_fifty_per_call_per_region(azure: AzureWorld) -> Non
     samples = provider.fetch_utilisation(
         instances, start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
-    assert sorted(azure.fake.batch_sizes) == [1, 20, 50, 50]
+    assert sorted(azure.fake.batch_sizes) == [1, 1, 20, 20, 50, 50, 50, 50]  # GPU and CPU
     assert set(samples) == set(ids[::7])
     assert samples[ids[0]] == {"0": {PERIODS[-1]: 4.0}}
 
@@ -230,7 +230,7 @@ def test_metric_throttling_is_retried(azure: AzureWorld) -> None:
         provider.list_instances(), start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
     assert samples[rid] == {"0": {PERIODS[-1]: 2.0}}
-    assert azure.fake.calls["metrics.getBatch"] == 3
+    assert azure.fake.calls["metrics.getBatch"] == 4  # 2 retried, GPU metrics, CPU
 
 
 @pytest.mark.parametrize(

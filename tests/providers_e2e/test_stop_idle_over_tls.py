@@ -82,10 +82,11 @@ def test_prometheus_replaces_the_cloud_metrics_for_both_clouds(
     prom = PrometheusFake()
     for name, (labels, value, _) in ROWS.items():
         iid = clouds.compute.add(PROJECT, "us-central1-a", name, "a2-highgpu-1g", labels=labels)
-        clouds.azure.add_vm(SUB, "rg", f"az-{name}", "Standard_NC24ads_A100_v4", tags=labels)
+        rid = clouds.azure.add_vm(SUB, "rg", f"az-{name}", "Standard_NC24ads_A100_v4", tags=labels)
+        vm_id = clouds.azure.vms[rid.lower()]["properties"]["vmId"]
         if value is None:
             continue
-        for key in (iid, f"az-{name}"):  # dcgm-exporter relabelled: id (GCP), name (Azure)
+        for key in (iid, vm_id):  # dcgm-exporter relabelled with the id (Azure: the vmId)
             series = {"__name__": "DCGM_FI_DEV_GPU_UTIL", "instance_id": key, "gpu": "0"}
             for minutes in range(0, 90, 1):
                 prom.publish(series, now - timedelta(minutes=80 - minutes), value)
@@ -99,6 +100,6 @@ def test_prometheus_replaces_the_cloud_metrics_for_both_clouds(
     verdicts = {d["name"]: d["verdict"] for d in json.loads(dry.stdout)["decisions"]}
     expected = {name: row[2] for name, row in ROWS.items()}
     assert verdicts == {**expected, **{f"az-{k}": v for k, v in expected.items()}}
-    assert prom.calls["query_range"] == 2  # one per cloud scope, never per instance
+    assert prom.calls["query_range"] == 8  # 4 signals per cloud scope, never per instance
     assert clouds.monitoring.calls["ListTimeSeries"] == 0
     assert clouds.azure.calls["metrics.getBatch"] == 0

@@ -27,7 +27,7 @@ def test_scenario_table_gives_the_same_verdicts_as_aws(gcp: GcpWorld) -> None:
     )
     got = {i.name: verdict(i, samples.get(i.instance_id)) for i in instances}
     assert got == {case.name: case.verdict for case in CASES}
-    assert gcp.monitoring.calls["ListTimeSeries"] == 1
+    assert gcp.monitoring.calls["ListTimeSeries"] == 3  # utilisation, GPU memory, CPU
 
 
 def test_the_adapter_satisfies_the_protocol(gcp: GcpWorld) -> None:
@@ -230,7 +230,7 @@ def test_utilisation_is_one_paged_query_per_project_grouped_per_gpu(gcp: GcpWorl
     samples = provider.fetch_utilisation(
         instances, start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
-    assert gcp.monitoring.calls["ListTimeSeries"] == math.ceil(13 / 5)
+    assert gcp.monitoring.calls["ListTimeSeries"] == math.ceil(13 / 5) + 2  # memory, CPU
     assert set(samples) == set(ids)
     assert samples[ids[0]]["1"] == {begin: 4.0 for begin in PERIODS}
     request = gcp.monitoring.requests[0]
@@ -262,7 +262,7 @@ def test_monitoring_unavailable_is_retried_then_reported(gcp: GcpWorld) -> None:
         instances, start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
     assert samples[iid]["0"] == {PERIODS[-1]: 1.0}
-    assert gcp.monitoring.calls["ListTimeSeries"] == 3
+    assert gcp.monitoring.calls["ListTimeSeries"] == 5  # 2 retried, then 3 signals
     gcp.monitoring.faults.append(grpc.StatusCode.PERMISSION_DENIED)
     with pytest.raises(ProviderError, match="403"):
         provider.fetch_utilisation(instances, start=WINDOW[0], end=WINDOW[1], period_minutes=5)

@@ -10,7 +10,20 @@ from gpuplan.core.fleet import GpuInstance, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.base import ProviderError
 from gpuplan.providers.prometheus import PrometheusSource, build_query
-from tests.cloudfakes.scenarios import CASES, PERIODS, RULE, WINDOW, Case, samples_of, verdict
+from tests.cloudfakes.scenarios import (
+    CASES,
+    LONG_WINDOW,
+    LOOKBACK,
+    NOW,
+    PERIODS,
+    RULE,
+    SIGNAL_CASES,
+    WINDOW,
+    Case,
+    samples_of,
+    signal_reason,
+    verdict,
+)
 from tests.providers_prometheus.conftest import PromWorld
 
 
@@ -57,7 +70,7 @@ def test_scenario_table_gives_the_same_verdicts_in_one_query(prom: PromWorld) ->
     )
     got = {i.name: verdict(i, samples.get(i.instance_id)) for i in instances}
     assert got == {case.name: case.verdict for case in CASES}
-    assert prom.fake.calls["query_range"] == 1
+    assert prom.fake.calls["query_range"] == 4  # utilisation, memory used and free, CPU
 
 
 def test_periods_are_filed_under_their_start(prom: PromWorld) -> None:
@@ -80,19 +93,25 @@ def test_profiling_fields_are_ratios_scaled_to_percent(prom: PromWorld) -> None:
     assert values == pytest.approx([1.0] * len(PERIODS))
 
 
-def test_the_label_may_carry_the_name_or_the_azure_vm_id(prom: PromWorld) -> None:
+def test_the_label_may_carry_the_azure_vm_id_but_never_the_name(prom: PromWorld) -> None:
     case = Case("idle", "idle")
     rid = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm.1"
     vm = _instance(case, rid, Provider.AZURE).model_copy(
         update={"name": "vm.1", "attributes": {"vm_id": "ABCD-1234"}}
     )
     _publish(prom, case, "abcd-1234")
-    _publish(prom, case, "vmx1")
     samples = PrometheusSource(prom.url).fetch_utilisation(
         [vm], start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
-    assert set(samples) == {rid}  # "vm.1" must not match "vmx1": dots are escaped
-    assert "\\\\." in prom.fake.queries[0]
+    assert set(samples) == {rid}
+    by_name = vm.model_copy(update={"attributes": {}})
+    prom.fake.series.clear()
+    _publish(prom, case, "vm.1")  # a name: another scope may have a vm.1 too
+    samples = PrometheusSource(prom.url).fetch_utilisation(
+        [by_name], start=WINDOW[0], end=WINDOW[1], period_minutes=5
+    )
+    assert samples == {}
+    assert "\\\\." in prom.fake.queries[-1]  # the resource id's dots are escaped
 
 
 def test_transient_errors_are_retried_then_reported(prom: PromWorld) -> None:
@@ -104,7 +123,7 @@ def test_transient_errors_are_retried_then_reported(prom: PromWorld) -> None:
         [_instance(case, "i-1")], start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
     assert len(samples["i-1"]["0"]) == len(PERIODS)
-    assert prom.fake.calls["query_range"] == 3
+    assert prom.fake.calls["query_range"] == 6  # 2 retried, then 4 queries
     prom.fake.fail("query_range", 503, 503, 503, 503)
     with pytest.raises(ProviderError, match="HTTP 503"):
         source.fetch_utilisation(
@@ -151,3 +170,40 @@ def test_no_instances_no_call(prom: PromWorld) -> None:
         == {}
     )
     assert prom.fake.calls["query_range"] == 0
+
+
+def test_memory_and_cpu_decide(prom: PromWorld) -> None:
+    total = 81559.0
+    instances = []
+    for n, case in enumerate(SIGNAL_CASES):
+        iid = f"i-{n:017x}"
+        for k, begin in enumerate(LOOKBACK):
+            at = begin + timedelta(seconds=30)
+            base = {"instance_id": iid, "gpu": "0", "Hostname": "h", "instance": "h:9400"}
+            prom.fake.publish({**base, "__name__": "DCGM_FI_DEV_GPU_UTIL"}, at, case.utilisation(k))
+            used = total * case.memory_percent / 100
+            prom.fake.publish({**base, "__name__": "DCGM_FI_DEV_FB_USED"}, at, used)
+            prom.fake.publish({**base, "__name__": "DCGM_FI_DEV_FB_FREE"}, at, total - used)
+        idle_seconds = 0.0
+        for minute in range(-5, 181):  # node_exporter: an idle-seconds counter per core
+            idle_seconds += 60 * (1 - case.cpu_percent / 100)
+            at = LOOKBACK[0] + timedelta(minutes=minute, seconds=15)
+            for core in ("0", "1"):
+                labels = {"__name__": "node_cpu_seconds_total", "instance_id": iid,
+                          "cpu": core, "mode": "idle"}  # fmt: skip
+                prom.fake.publish(labels, at, idle_seconds)
+        instances.append(
+            _instance(Case(case.name, case.verdict), iid).model_copy(
+                update={"started_at": NOW - timedelta(days=1)}
+            )
+        )
+    source = PrometheusSource(prom.url)
+    samples = source.fetch_utilisation(
+        instances, start=LONG_WINDOW[0], end=LONG_WINDOW[1], period_minutes=5
+    )
+    assert prom.fake.calls["query_range"] == 4
+    for inst in instances:
+        case = next(c for c in SIGNAL_CASES if c.name == inst.name)
+        verdict_, reason = signal_reason(inst, samples.get(inst.instance_id))
+        assert verdict_ == case.verdict, (case.name, reason)
+        assert case.reason in reason, (case.name, reason)

@@ -150,6 +150,14 @@ class AwsMetrics(_Section):
     """CloudWatch namespace the agent publishes to."""
     metric: str = "nvidia_smi_utilization_gpu"
     """Metric name; per GPU, dimensions ``InstanceId``, ``index``, ``name``, ``host``."""
+    memory_used_metric: str = "nvidia_smi_memory_used"
+    """Agent metric with GPU memory in use (MiB), per GPU like ``metric``."""
+    memory_total_metric: str = "nvidia_smi_memory_total"
+    """Agent metric with each GPU's total memory (MiB)."""
+    cpu_namespace: str = "AWS/EC2"
+    """Namespace of the instance CPU metric (EC2 basic monitoring: 5-minute points)."""
+    cpu_metric: str = "CPUUtilization"
+    """Instance CPU utilisation, percent, dimension ``InstanceId``."""
 
 
 class GcpMetrics(_Section):
@@ -157,6 +165,10 @@ class GcpMetrics(_Section):
 
     metric_type: str = "agent.googleapis.com/gpu/utilization"
     """Metric type; one series per GPU (label ``gpu_number``) per ``gce_instance``."""
+    memory_used_type: str = "agent.googleapis.com/gpu/memory/bytes_used"
+    """GPU memory in use, bytes, per GPU; label ``memory_state`` ``used``/``free``."""
+    cpu_type: str = "compute.googleapis.com/instance/cpu/utilization"
+    """Instance CPU utilisation, a fraction 0-1."""
 
 
 class AzureMetrics(_Section):
@@ -166,6 +178,12 @@ class AzureMetrics(_Section):
     """Custom metric namespace (Azure has no platform GPU metric for VMs)."""
     metric: str = "utilization_gpu"
     """Metric name, one series per GPU."""
+    memory_used_metric: str = "memory_used"
+    """Telegraf ``nvidia_smi`` GPU memory in use (MiB), per GPU."""
+    memory_total_metric: str = "memory_total"
+    """Telegraf ``nvidia_smi`` GPU memory total (MiB), per GPU."""
+    cpu_metric: str = "Percentage CPU"
+    """Platform metric with the VM's CPU utilisation, percent."""
 
 
 class PrometheusMetrics(_Section):
@@ -175,8 +193,16 @@ class PrometheusMetrics(_Section):
     """Base URL of the Prometheus HTTP API, e.g. ``http://prometheus:9090``."""
     metric: str = "DCGM_FI_DEV_GPU_UTIL"
     """dcgm-exporter metric with GPU utilisation in percent, one series per GPU."""
+    memory_used_metric: str = "DCGM_FI_DEV_FB_USED"
+    """dcgm-exporter framebuffer memory in use (MiB), one series per GPU."""
+    memory_free_metric: str = "DCGM_FI_DEV_FB_FREE"
+    """dcgm-exporter framebuffer memory free (MiB); used + free is the total."""
+    cpu_metric: str = "node_cpu_seconds_total"
+    """node_exporter CPU counter (per core and ``mode``); CPU percent is 100 x (1 - idle
+    rate), averaged per instance. Its series must carry ``instance_label`` too."""
     instance_label: str = "instance_id"
-    """The label that carries the cloud instance id."""
+    """The label that carries the cloud instance id (AWS ``i-...``, GCP numeric id, Azure
+    ``vmId`` or resource id); names are never matched: they are not unique across scopes."""
 
 
 class MetricsSettings(_Section):
@@ -200,6 +226,13 @@ class IdleSettings(_Section):
     """Length of one sample period; the window must be a whole number of periods."""
     min_coverage_percent: Percent = 80.0
     """Share of the window's periods in which every GPU reported; less: unknown, never idle."""
+    live_process_window_minutes: Minutes = 180
+    """GPUs quiet this long count as idle even while a process holds GPU memory or the CPU
+    is busy; with neither, ``window_minutes`` applies (docs/lifecycle.md, idle decision)."""
+    gpu_memory_floor_percent: Percent = 1.0
+    """GPU memory in use at or above this share of a GPU's total means a live process."""
+    cpu_busy_percent: Percent = 10.0
+    """Instance CPU at or above this means work goes on with idle GPUs (a CPU phase)."""
     grace_minutes: Minutes = 20
     """Never idle this soon after launch or start."""
     notice_minutes: Minutes = 0

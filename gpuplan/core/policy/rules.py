@@ -49,6 +49,14 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
                 f"got {idle.window_minutes}",
             )
         )
+    if idle.live_process_window_minutes < idle.window_minutes:
+        problems.append(
+            PolicyProblem(
+                ("idle", "live_process_window_minutes"),
+                f"must be at least window_minutes ({idle.window_minutes}), "
+                f"got {idle.live_process_window_minutes}",
+            )
+        )
     if idle.action is IdleAction.SUSPEND:
         others = [p.value for p in policy.scope.providers if p is not Provider.GCP]
         if others:

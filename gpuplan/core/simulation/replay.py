@@ -1,10 +1,18 @@
 """Replay the scheduled idle job over traces and score it against two oracles.
 
-Every ``interval`` minutes the job looks at each running instance exactly as
-``gpuplan stop-idle`` would (:func:`gpuplan.core.idle.decide` on period maxima of the
-trailing window, boot grace from the last start) and stops it when the verdict is
-``idle``. A stopped instance restarts when its next busy stretch begins (the person or
-the scheduler comes back), so stopping never shortens the work in the trace.
+Every ``interval`` minutes the job looks at every running instance exactly as
+``gpuplan stop-idle`` would: :func:`gpuplan.core.idle.decide` on period maxima of what a
+live run could have seen (nothing before minute 0, nothing from before the instance last
+started, nothing from the open period), boot grace from the last start. Then, as the
+action planner does (:mod:`gpuplan.core.lifecycle`):
+
+- ``notify`` stops nothing and saves nothing: the would-be stops are reported as flags;
+- ``notice_minutes`` > 0: the first idle verdict starts a notice, a later run acts only
+  once it has passed and the instance is still idle; a non-idle verdict withdraws it;
+- more would-be actions in one run than ``max_actions_per_run`` abort that run's actions.
+
+A stopped instance restarts when its next busy stretch begins (the person or the
+scheduler comes back), so stopping never shortens the work in the trace.
 
 Scores, in minutes of instance time and in dollars at each trace's hourly price:
 
@@ -12,22 +20,32 @@ Scores, in minutes of instance time and in dollars at each trace's hourly price:
 - ``window oracle``: for each idle stretch longer than the window, its length minus the
   window: the best any threshold-and-window policy can do;
 - ``perfect oracle``: every idle minute;
-- ``false stops``: stops inside a busy-labelled stretch (a pause shorter than the
-  window counts as busy); ``disrupted`` minutes are the busy minutes they cost.
+- ``harmful stops`` (``false_stops``): stops inside a busy-labelled stretch, i.e. during
+  a live session, pauses included; ``disrupted`` minutes are the busy minutes they cost.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpuplan.core.fleet import InstanceState
-from gpuplan.core.idle import IdleRule, IdleVerdict, decide, period_starts
+from gpuplan.core.fleet import HostSamples, InstanceState
+from gpuplan.core.idle import IdleDecision, IdleRule, IdleVerdict, decide, period_starts
 from gpuplan.core.simulation.traces import Trace
 
 _MINUTES_PER_HOUR = Decimal(60)
+
+
+@dataclass(frozen=True)
+class ActionSettings:
+    """The ``idle:`` action settings the replay honours."""
+
+    stops: bool = True
+    """False for ``action: notify``: flag, never stop."""
+    notice_minutes: int = 0
+    max_actions_per_run: int = 10_000
 
 
 @dataclass(frozen=True)
@@ -36,6 +54,7 @@ class StopEvent:
     false_stop: bool
     label: str
     """The label of the stretch the stop landed in."""
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,6 +68,8 @@ class TraceResult:
     disrupted_minutes: int
     window_oracle_minutes: int
     perfect_oracle_minutes: int
+    flags: tuple[StopEvent, ...] = ()
+    """Would-be stops under ``action: notify`` (nothing stopped)."""
 
     def usd(self, minutes: int) -> Decimal:
         return self.hourly_usd * minutes / _MINUTES_PER_HOUR
@@ -63,6 +84,9 @@ class SimulationResult:
     rule: IdleRule
     interval_minutes: int
     traces: tuple[TraceResult, ...]
+    actions: ActionSettings = field(default_factory=ActionSettings)
+    aborted_runs: int = 0
+    """Scheduled runs whose actions were aborted by ``max_actions_per_run``."""
 
     @property
     def saved_usd(self) -> Decimal:
@@ -88,50 +112,130 @@ class SimulationResult:
     def stops(self) -> int:
         return sum(len(t.stops) for t in self.traces)
 
+    @property
+    def flags(self) -> int:
+        return sum(len(t.flags) for t in self.traces)
+
     def share_of(self, oracle_usd: Decimal) -> float | None:
         return None if oracle_usd == 0 else float(self.saved_usd / oracle_usd)
 
 
+@dataclass
+class _Live:
+    """One instance during the replay."""
+
+    trace: Trace
+    running_since: int = 0
+    stopped_until: int = 0
+    notice_until: int | None = None
+    stopped: bytearray = field(default_factory=bytearray)
+    stops: list[StopEvent] = field(default_factory=list)
+    flags: list[StopEvent] = field(default_factory=list)
+
+
 def simulate(
-    traces: Sequence[Trace], *, rule: IdleRule, interval_minutes: int, epoch: datetime
+    traces: Sequence[Trace],
+    *,
+    rule: IdleRule,
+    interval_minutes: int,
+    epoch: datetime,
+    actions: ActionSettings | None = None,
 ) -> SimulationResult:
-    """Replay the job every ``interval_minutes`` over each trace starting at ``epoch``."""
+    """Replay the job every ``interval_minutes`` over all traces, starting at ``epoch``."""
     if interval_minutes <= 0:
         raise ValueError("interval_minutes must be positive")
-    results = tuple(
-        replay_trace(t, rule=rule, interval=interval_minutes, epoch=epoch) for t in traces
-    )
-    return SimulationResult(rule=rule, interval_minutes=interval_minutes, traces=results)
+    settings = actions or ActionSettings()
+    fleet = [_Live(t, stopped=bytearray(t.minutes)) for t in traces]
+    horizon = max((t.minutes for t in traces), default=0)
+    aborted = 0
+    for tick in range(interval_minutes, horizon, interval_minutes):
+        now = epoch + timedelta(minutes=tick)
+        due = [(live, d) for live in fleet if (d := _due(live, tick, now, rule, settings))]
+        if len(due) > settings.max_actions_per_run:
+            aborted += 1
+            continue
+        for live, decision in due:
+            _act(live, tick, decision, settings)
+    results = tuple(_score(live, rule) for live in fleet)
+    return SimulationResult(rule, interval_minutes, results, settings, aborted)
 
 
 def replay_trace(trace: Trace, *, rule: IdleRule, interval: int, epoch: datetime) -> TraceResult:
-    stopped = bytearray(trace.minutes)
-    stops: list[StopEvent] = []
-    running_since = 0
-    tick = interval
-    while tick <= trace.minutes:
-        now = epoch + timedelta(minutes=tick)
-        samples = _window_samples(trace, rule, now, epoch, running_since)
-        verdict = decide(
-            samples,
-            started_at=epoch + timedelta(minutes=running_since),
-            labels={},
-            state=InstanceState.RUNNING,
-            rule=rule,
-            now=now,
-            gpu_count=1,
-        ).verdict
-        if verdict is IdleVerdict.IDLE and tick < trace.minutes:
-            segment = _segment_label(trace, tick)
-            stops.append(StopEvent(tick, trace.kind_at(tick) == "busy", segment))
-            restart = _next_busy_start(trace, tick)
-            stopped[tick:restart] = b"\x01" * (restart - tick)
-            running_since = restart
-            tick = ((restart // interval) + 1) * interval
+    """One trace on its own (no fleet-wide action cap)."""
+    return simulate([trace], rule=rule, interval_minutes=interval, epoch=epoch).traces[0]
+
+
+def _due(
+    live: _Live, tick: int, now: datetime, rule: IdleRule, settings: ActionSettings
+) -> IdleDecision | None:
+    """The idle decision when this run would act on ``live`` now, else None."""
+    if tick >= live.trace.minutes or tick < live.stopped_until:
+        return None
+    decision = decide(
+        _window_samples(live, rule, now, tick),
+        started_at=now - timedelta(minutes=tick - live.running_since),
+        labels={},
+        state=InstanceState.RUNNING,
+        rule=rule,
+        now=now,
+        gpu_count=1,
+    )
+    if decision.verdict is not IdleVerdict.IDLE:
+        if decision.verdict is IdleVerdict.BUSY:
+            live.notice_until = None
+        return None
+    if settings.stops and settings.notice_minutes > 0:
+        if live.notice_until is None:
+            live.notice_until = tick + settings.notice_minutes
+            return None
+        if tick < live.notice_until:
+            return None
+    return decision
+
+
+def _act(live: _Live, tick: int, decision: IdleDecision, settings: ActionSettings) -> None:
+    trace = live.trace
+    event = StopEvent(tick, trace.kind_at(tick) == "busy", _segment_label(trace, tick),
+                      decision.reason)  # fmt: skip
+    if not settings.stops:
+        live.flags.append(event)
+        return
+    live.stops.append(event)
+    restart = _next_busy_start(trace, tick)
+    live.stopped[tick:restart] = b"\x01" * (restart - tick)
+    live.running_since = live.stopped_until = restart
+    live.notice_until = None
+
+
+def _window_samples(live: _Live, rule: IdleRule, now: datetime, tick: int) -> HostSamples:
+    """Period maxima of what the instance reported since it last started, before ``now``."""
+    trace = live.trace
+    step = rule.period_minutes
+    util: dict[datetime, float] = {}
+    memory: dict[datetime, float] = {}
+    cpu: dict[datetime, float] = {}
+    for start in period_starts(rule, now):
+        first = tick - int((now - start).total_seconds() // 60)
+        lo, hi = max(first, live.running_since, 0), min(first + step, trace.minutes, tick)
+        if hi <= lo:
             continue
-        tick += interval
+        for column, out in ((trace.utilisation, util), (trace.memory, memory), (trace.cpu, cpu)):
+            if column is None:
+                continue
+            values = [v for v in column[lo:hi] if v is not None]
+            if values:
+                out[start] = max(values)
+    return HostSamples(
+        utilisation={"0": util} if util else {},
+        memory={"0": memory} if memory else {},
+        cpu=cpu,
+    )
+
+
+def _score(live: _Live, rule: IdleRule) -> TraceResult:
+    trace = live.trace
     saved = disrupted = 0
-    for minute, flag in enumerate(stopped):
+    for minute, flag in enumerate(live.stopped):
         if flag:
             if trace.kind_at(minute) == "idle":
                 saved += 1
@@ -143,27 +247,13 @@ def replay_trace(trace: Trace, *, rule: IdleRule, interval: int, epoch: datetime
         trace_class=trace.trace_class,
         instance_type=trace.instance_type,
         hourly_usd=trace.hourly_usd,
-        stops=tuple(stops),
+        stops=tuple(live.stops),
         saved_minutes=saved,
         disrupted_minutes=disrupted,
         window_oracle_minutes=window,
         perfect_oracle_minutes=perfect,
+        flags=tuple(live.flags),
     )
-
-
-def _window_samples(
-    trace: Trace, rule: IdleRule, now: datetime, epoch: datetime, running_since: int
-) -> dict[str, dict[datetime, float]]:
-    """Period maxima of what the instance reported since it last started."""
-    series: dict[datetime, float] = {}
-    step = rule.period_minutes
-    for start in period_starts(rule, now):
-        first = int((start - epoch).total_seconds() // 60)
-        lo, hi = max(first, running_since, 0), min(first + step, trace.minutes)
-        values = [v for v in trace.utilisation[lo:hi] if v is not None]
-        if values:
-            series[start] = max(values)
-    return {"0": series} if series else {}
 
 
 def _segment_label(trace: Trace, minute: int) -> str:

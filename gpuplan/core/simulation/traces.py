@@ -1,21 +1,29 @@
 """Utilisation traces: the format, and a seeded generator of realistic fleets.
 
-A trace is one instance's busiest-GPU utilisation per minute (``None`` where not every
-GPU reported) plus *labelled segments* saying what really happened. Labels are set up
-front by the generator, not inferred: a pause shorter than a sensible window
-(evaluation, checkpointing, data-loading stalls, memory held at 0% between epochs) is
-``busy``; a finished job, a stalled loop and an abandoned notebook are ``idle``.
+A trace is one instance's signals per minute: the busiest GPU's utilisation (``None``
+where not every GPU reported), the fullest GPU's memory in use (percent of its total) and
+the instance CPU (percent), each ``None`` where not reported, plus *labelled segments*
+saying what really happened. Labels are set up front by the generator, never inferred
+from the rule under test: a pause inside live work (evaluation, checkpointing, a storage
+stall, a CPU phase, a lunch with the notebook kernel alive) is ``busy``; a finished job,
+a hung loop and an abandoned notebook are ``idle``.
 
-Trace classes and their share of a generated fleet (``CLASS_MIX``):
+Trace classes and their share of a generated fleet (``CLASS_MIX``); the pause lengths
+are those a measured week of 80 instances showed (issue 12):
 
-- ``finished-training`` 25%: training at 85-100% for 4-30 h, then idle to the end.
-- ``notebook`` 25%: 1-4 h sessions of bursts (10-60 min at 20-90%) separated by
-  think-time pauses (5-40 min, busy), ending on a burst, then abandoned for 2-16 h; the
-  user comes back and restarts.
-- ``epoch-eval`` 15%: 1-3 h epochs with a 10-45 min pause at 0% between them
-  (evaluation on CPU, memory held), ending after the last epoch at 30-60 h, then idle.
-- ``data-stalls`` 15%: training with 2-20 min loader stalls at 0-3%, the whole horizon.
-- ``stalled-loop`` 10%: training for 2-10 h, then a hung loop at 0% to the end.
+- ``finished-training`` 20%: training at 85-100% for 4-30 h with checkpoint stalls
+  (3-15 min) and storage stalls (20-75 min, memory held), then the process exits.
+- ``notebook`` 20%: sessions of bursts, think-time pauses (5-40 min) and lunches or
+  meetings (30-90 min) with the kernel alive; then abandoned for 2-16 h, half with the
+  kernel still holding its memory; the user comes back and starts a new session.
+- ``eval-server`` 10%: model loaded, an evaluation (10-30 min) every 1.5-2 h, for
+  12-48 h; then left running with the model loaded.
+- ``cpu-phases`` 15%: epochs of 1-3 h with CPU phases of 40-120 min between them (GPU
+  idle, CPU busy; memory held or freed), then finished.
+- ``data-stalls`` 10%: training with loader stalls (2-20 min) and storage stalls up to
+  75 min, the whole horizon.
+- ``stalled-loop`` 15%: training for 2-10 h, then a hung loop: 0% GPU, memory held, one
+  core busy (idle: nobody will come back to it).
 - ``flaky-agent`` 10%: finished-training whose metrics agent drops 1-10 min at a time.
 """
 
@@ -49,6 +57,10 @@ class Trace:
     utilisation: tuple[float | None, ...]
     """Busiest GPU, percent, one value per minute; None = not every GPU reported."""
     segments: tuple[Segment, ...]
+    memory: tuple[float | None, ...] | None = None
+    """Fullest GPU's memory in use, percent of its total, per minute; None: no column."""
+    cpu: tuple[float | None, ...] | None = None
+    """Instance CPU, percent, per minute; None: no column."""
 
     @property
     def minutes(self) -> int:
@@ -62,11 +74,12 @@ class Trace:
 
 
 CLASS_MIX: dict[str, float] = {
-    "finished-training": 0.25,
-    "notebook": 0.25,
-    "epoch-eval": 0.15,
-    "data-stalls": 0.15,
-    "stalled-loop": 0.10,
+    "finished-training": 0.20,
+    "notebook": 0.20,
+    "eval-server": 0.10,
+    "cpu-phases": 0.15,
+    "data-stalls": 0.10,
+    "stalled-loop": 0.15,
     "flaky-agent": 0.10,
 }
 
@@ -80,6 +93,11 @@ DEFAULT_TYPES: tuple[tuple[str, float], ...] = (
 )
 
 
+Range = tuple[float, float]
+QUIET: Range = (0.0, 2.0)
+NONE: Range = (0.0, 0.0)
+
+
 class _Builder:
     """Appends labelled stretches of per-minute values."""
 
@@ -87,6 +105,8 @@ class _Builder:
         self.rng = rng
         self.horizon = horizon
         self.values: list[float | None] = []
+        self.memory: list[float | None] = []
+        self.cpu: list[float | None] = []
         self.segments: list[Segment] = []
 
     @property
@@ -97,51 +117,93 @@ class _Builder:
     def full(self) -> bool:
         return self.now >= self.horizon
 
-    def add(self, minutes: int, kind: Kind, label: str, low: float, high: float) -> None:
+    def add(self, minutes: int, kind: Kind, label: str, gpu: Range, mem: Range, cpu: Range) -> None:
         minutes = max(0, min(minutes, self.horizon - self.now))
         if minutes == 0:
             return
         start = self.now
-        self.values.extend(round(self.rng.uniform(low, high), 1) for _ in range(minutes))
+        held = round(self.rng.uniform(*mem), 1)  # memory stays put within a stretch
+        for _ in range(minutes):
+            self.values.append(round(self.rng.uniform(*gpu), 1))
+            self.memory.append(held if mem[0] > 0 else round(self.rng.uniform(*mem), 1))
+            self.cpu.append(round(self.rng.uniform(*cpu), 1))
         self.segments.append(Segment(start, self.now, kind, label))
 
     def minutes(self, low_h: float, high_h: float) -> int:
         return int(self.rng.uniform(low_h, high_h) * 60)
 
+    def done_at(self, low_h: float, high_h: float) -> int:
+        return min(self.horizon, self.now + self.minutes(low_h, high_h))
+
+
+TRAIN: tuple[Range, Range, Range] = ((85, 100), (60, 95), (15, 60))
+FINISHED: tuple[Range, Range, Range] = (QUIET, (0, 0.3), (0, 3))
+
+
+def _train_with_stalls(b: _Builder, until: int, storage_odds: float) -> None:
+    while b.now < until and not b.full:
+        b.add(min(b.rng.randint(30, 180), until - b.now), "busy", "training", *TRAIN)
+        if b.now >= until:
+            return
+        if b.rng.random() < storage_odds:
+            b.add(b.rng.randint(20, 75), "busy", "storage stall", QUIET, (60, 95), (0, 4))
+        else:
+            b.add(b.rng.randint(3, 15), "busy", "checkpoint", QUIET, (60, 95), (5, 30))
+
 
 def _finished_training(b: _Builder) -> None:
-    b.add(b.minutes(4, 30), "busy", "training", 85, 100)
-    b.add(b.horizon, "idle", "finished", 0, 1)
+    _train_with_stalls(b, b.done_at(4, 30), 0.15)
+    b.add(b.horizon, "idle", "finished", *FINISHED)
 
 
 def _notebook(b: _Builder) -> None:
     while not b.full:
-        session_end = b.now + b.minutes(1, 4)
-        b.add(b.rng.randint(10, 60), "busy", "burst", 20, 90)
+        session_end = b.done_at(1, 5)
+        mem: Range = (20, 70)
+        b.add(b.rng.randint(10, 60), "busy", "burst", (20, 90), mem, (5, 40))
         while b.now < session_end and not b.full:
-            b.add(b.rng.randint(5, 40), "busy", "think-time pause", 0, 2)
-            b.add(b.rng.randint(10, 60), "busy", "burst", 20, 90)
-        b.add(b.minutes(2, 16), "idle", "abandoned", 0, 1)
+            if b.rng.random() < 0.25:
+                b.add(b.rng.randint(30, 90), "busy", "lunch or meeting", QUIET, mem, (0, 3))
+            else:
+                b.add(b.rng.randint(5, 40), "busy", "think-time pause", QUIET, mem, (0, 5))
+            b.add(b.rng.randint(10, 60), "busy", "burst", (20, 90), mem, (5, 40))
+        if b.rng.random() < 0.5:
+            b.add(b.minutes(2, 16), "idle", "abandoned, kernel alive", QUIET, mem, (0, 3))
+        else:
+            b.add(b.minutes(2, 16), "idle", "abandoned, kernel shut down", *FINISHED)
 
 
-def _epoch_eval(b: _Builder) -> None:
-    end = b.minutes(30, 60)
-    b.add(b.minutes(1, 3), "busy", "epoch", 80, 100)
+def _eval_server(b: _Builder) -> None:
+    end = b.done_at(12, 48)
+    mem: Range = (40, 80)
     while b.now < end and not b.full:
-        b.add(b.rng.randint(10, 45), "busy", "evaluation, memory held at 0%", 0, 0)
-        b.add(b.minutes(1, 3), "busy", "epoch", 80, 100)
-    b.add(b.horizon, "idle", "finished", 0, 1)
+        b.add(b.rng.randint(10, 30), "busy", "evaluation", (60, 100), mem, (20, 60))
+        b.add(b.rng.randint(90, 120), "busy", "waiting for a checkpoint", QUIET, mem, (0, 3))
+    b.add(b.horizon, "idle", "forgotten, model loaded", QUIET, mem, (0, 3))
+
+
+def _cpu_phases(b: _Builder) -> None:
+    end = b.done_at(20, 60)
+    while b.now < end and not b.full:
+        b.add(b.minutes(1, 3), "busy", "epoch", *TRAIN)
+        mem: Range = (30, 90) if b.rng.random() < 0.5 else (0, 0.3)
+        b.add(b.rng.randint(40, 120), "busy", "CPU phase", QUIET, mem, (40, 100))
+    b.add(b.horizon, "idle", "finished", *FINISHED)
 
 
 def _data_stalls(b: _Builder) -> None:
     while not b.full:
-        b.add(b.rng.randint(20, 120), "busy", "training", 70, 100)
-        b.add(b.rng.randint(2, 20), "busy", "data-loading stall", 0, 3)
+        b.add(b.rng.randint(20, 120), "busy", "training", *TRAIN)
+        if b.rng.random() < 0.1:
+            b.add(b.rng.randint(20, 75), "busy", "storage stall", QUIET, (60, 95), (0, 4))
+        else:
+            b.add(b.rng.randint(2, 20), "busy", "data-loading stall", (0, 3), (60, 95), (5, 60))
 
 
 def _stalled_loop(b: _Builder) -> None:
-    b.add(b.minutes(2, 10), "busy", "training", 85, 100)
-    b.add(b.horizon, "idle", "stalled loop", 0, 0)
+    _train_with_stalls(b, b.done_at(2, 10), 0.1)
+    core = 100 / b.rng.choice((4, 8, 16, 48, 96))
+    b.add(b.horizon, "idle", "hung loop", NONE, (60, 95), (core * 0.9, core))
 
 
 def _flaky_agent(b: _Builder) -> None:
@@ -150,14 +212,15 @@ def _flaky_agent(b: _Builder) -> None:
     while minute < b.horizon:
         gap = b.rng.randint(1, 10)
         for m in range(minute, min(minute + gap, b.horizon)):
-            b.values[m] = None
+            b.values[m] = b.memory[m] = b.cpu[m] = None
         minute += gap + b.rng.randint(60, 240)
 
 
 _GENERATORS = {
     "finished-training": _finished_training,
     "notebook": _notebook,
-    "epoch-eval": _epoch_eval,
+    "eval-server": _eval_server,
+    "cpu-phases": _cpu_phases,
     "data-stalls": _data_stalls,
     "stalled-loop": _stalled_loop,
     "flaky-agent": _flaky_agent,
@@ -192,6 +255,8 @@ def generate_fleet(
                 hourly_usd=prices[instance_type],
                 utilisation=tuple(builder.values),
                 segments=tuple(builder.segments),
+                memory=tuple(builder.memory),
+                cpu=tuple(builder.cpu),
             )
         )
     return fleet

@@ -1,15 +1,20 @@
-"""GPU utilisation from CloudWatch, as the CloudWatch agent publishes it.
+"""GPU utilisation, GPU memory and instance CPU from CloudWatch.
 
-The agent publishes ``nvidia_smi_utilization_gpu`` (namespace ``CWAgent``) **per GPU**
-with dimensions ``index``, ``name``, ``host`` plus usually ``InstanceId``. CloudWatch
-matches the exact dimension set, so series are discovered with ``ListMetrics`` (one
-paginated call per region, deduplicated) and queried exactly as listed, with
-``GetMetricData`` in chunks of at most 500 queries: the number of calls grows with
-``ceil(series / 500)``, never with instances. Each query asks the ``Maximum`` per
-period from a period-aligned start, so buckets are period starts.
+The CloudWatch agent publishes ``nvidia_smi_utilization_gpu``, ``nvidia_smi_memory_used``
+and ``nvidia_smi_memory_total`` (namespace ``CWAgent``) **per GPU** with dimensions
+``index``, ``name``, ``host`` plus usually ``InstanceId``. CloudWatch matches the exact
+dimension set, so agent series are discovered with ``ListMetrics`` (one paginated call
+per metric per region, deduplicated) and queried exactly as listed. EC2 publishes
+``CPUUtilization`` (namespace ``AWS/EC2``, dimension ``InstanceId``) for every instance:
+every 5 minutes with basic monitoring, so a point fills the periods of its 5 minutes.
+All queries go to ``GetMetricData`` in chunks of at most 500: the number of calls grows
+with ``ceil(series / 500)``, never with instances. Each query asks the ``Maximum`` (CPU:
+``Average``) per period from a period-aligned start, so buckets are period starts.
 
-Series without an ``InstanceId`` dimension are matched to instances by ``host``
-(the private DNS name, long or short form).
+Series belong to an instance by their ``InstanceId`` dimension. A series with only a
+``host`` is matched when that host name is the private DNS name of exactly one instance
+of all those the region listed (any state, any type); otherwise it is left out (two VPCs
+can reuse a private IP, and with it the name), and a host match is said in the verdict.
 """
 
 from __future__ import annotations
@@ -17,14 +22,44 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
-from gpuplan.core.fleet import GpuInstance
+from gpuplan.core.fleet import GpuInstance, HostSamples
 
 MAX_QUERIES = 500
-Series = tuple[str, str, dict[str, Any]]
-"""(instance id, GPU key, the metric exactly as ListMetrics returned it)."""
+BASIC_MONITORING_SECONDS = 300
+
+
+class Signal(StrEnum):
+    UTILISATION = "utilisation"
+    MEMORY_USED = "memory_used"
+    MEMORY_TOTAL = "memory_total"
+    CPU = "cpu"
+
+
+@dataclass(frozen=True)
+class MetricNames:
+    """Where the signals are published (policy ``idle.metrics.aws``)."""
+
+    namespace: str = "CWAgent"
+    utilisation: str = "nvidia_smi_utilization_gpu"
+    memory_used: str = "nvidia_smi_memory_used"
+    memory_total: str = "nvidia_smi_memory_total"
+    cpu_namespace: str = "AWS/EC2"
+    cpu: str = "CPUUtilization"
+
+
+@dataclass(frozen=True)
+class Series:
+    instance_id: str
+    gpu: str
+    metric: dict[str, Any]
+    """The metric exactly as ListMetrics returned it (or built, for EC2 CPU)."""
+    signal: Signal = Signal.UTILISATION
+    host_match: str | None = None
 
 
 def discover(cloudwatch: Any, namespace: str, metric: str) -> list[dict[str, Any]]:
@@ -39,24 +74,113 @@ def discover(cloudwatch: Any, namespace: str, metric: str) -> list[dict[str, Any
 
 
 def match_series(
-    metrics: Iterable[Mapping[str, Any]], instances: Sequence[GpuInstance]
+    metrics: Iterable[Mapping[str, Any]],
+    instances: Sequence[GpuInstance],
+    *,
+    host_counts: Mapping[str, int] | None = None,
+    signal: Signal = Signal.UTILISATION,
 ) -> list[Series]:
-    """The series that belong to ``instances``, with the GPU each one measures."""
-    by_id = {i.instance_id: i.instance_id for i in instances}
+    """The series that belong to ``instances``, with the GPU each one measures.
+
+    ``host_counts``: private DNS name -> how many instances the region listed with it;
+    without it, series with no ``InstanceId`` are never matched.
+    """
+    by_id = {i.instance_id for i in instances}
     by_host: dict[str, str] = {}
     for inst in instances:
         dns = inst.attributes.get("private_dns", "")
-        if dns:
+        if dns and host_counts is not None and host_counts.get(dns) == 1:
             by_host[dns] = inst.instance_id
-            by_host[dns.split(".")[0]] = inst.instance_id
     out: list[Series] = []
     for m in metrics:
         dims = {d["Name"]: d["Value"] for d in m.get("Dimensions", ())}
-        owner = by_id.get(dims.get("InstanceId", "")) or by_host.get(dims.get("host", ""))
-        if owner is None:
-            continue
         gpu = dims.get("index") or dims.get("name") or "0"
-        out.append((owner, gpu, dict(m)))
+        if "InstanceId" in dims:
+            if dims["InstanceId"] in by_id:
+                out.append(Series(dims["InstanceId"], gpu, dict(m), signal))
+            continue
+        host = dims.get("host", "")
+        owner = by_host.get(host)
+        if owner is not None:
+            out.append(Series(owner, gpu, dict(m), signal, host_match=host))
+    return out
+
+
+def cpu_series(instances: Sequence[GpuInstance], names: MetricNames) -> list[Series]:
+    """EC2's own CPU metric of each instance (no discovery needed: one fixed dimension)."""
+    return [
+        Series(
+            i.instance_id,
+            "cpu",
+            {
+                "Namespace": names.cpu_namespace,
+                "MetricName": names.cpu,
+                "Dimensions": [{"Name": "InstanceId", "Value": i.instance_id}],
+            },
+            Signal.CPU,
+        )
+        for i in instances
+    ]
+
+
+def read_all(
+    cloudwatch: Any,
+    instances: Sequence[GpuInstance],
+    names: MetricNames,
+    *,
+    start: datetime,
+    end: datetime,
+    period_minutes: int,
+    host_counts: Mapping[str, int] | None,
+) -> dict[str, HostSamples]:
+    """Every signal of ``instances``: 3 ListMetrics + ceil(series / 500) GetMetricData."""
+    series: list[Series] = []
+    for signal, metric in (
+        (Signal.UTILISATION, names.utilisation),
+        (Signal.MEMORY_USED, names.memory_used),
+        (Signal.MEMORY_TOTAL, names.memory_total),
+    ):
+        found = discover(cloudwatch, names.namespace, metric)
+        series += match_series(found, instances, host_counts=host_counts, signal=signal)
+    series += cpu_series(instances, names)
+    raw = fetch(cloudwatch, series, start=start, end=end, period_minutes=period_minutes)
+    hosts = {s.instance_id: s.host_match for s in series if s.host_match}
+    return {
+        iid: _assemble(raw.get(iid, {}), hosts.get(iid), period_minutes, len(host_counts or {}))
+        for iid in {s.instance_id for s in series if s.signal is Signal.UTILISATION}
+    }
+
+
+Raw = dict[Signal, dict[str, dict[datetime, float]]]
+
+
+def _assemble(raw: Raw, host: str | None, period_minutes: int, listed: int) -> HostSamples:
+    used = raw.get(Signal.MEMORY_USED, {})
+    total = raw.get(Signal.MEMORY_TOTAL, {})
+    memory: dict[str, dict[datetime, float]] = {}
+    for gpu, points in used.items():
+        for t, value in points.items():
+            whole = total.get(gpu, {}).get(t) or max(total.get(gpu, {}).values(), default=0)
+            if whole > 0:
+                memory.setdefault(gpu, {})[t] = min(100.0, 100.0 * value / whole)
+    cpu = _spread(raw.get(Signal.CPU, {}).get("cpu", {}), period_minutes)
+    note = None
+    if host:
+        note = f"series matched by host name {host} (unique among {listed} listed instances)"
+    return HostSamples(
+        utilisation=raw.get(Signal.UTILISATION, {}), memory=memory, cpu=cpu, matched_by=note
+    )
+
+
+def _spread(points: Mapping[datetime, float], period_minutes: int) -> dict[datetime, float]:
+    """5-minute CPU points (basic monitoring) fill every period of their 5 minutes."""
+    out = dict(points)
+    step = timedelta(minutes=period_minutes)
+    for t, value in points.items():
+        at = t + step
+        while at < t + timedelta(seconds=BASIC_MONITORING_SECONDS):
+            out.setdefault(at, value)
+            at += step
     return out
 
 
@@ -71,24 +195,28 @@ def fetch(
     start: datetime,
     end: datetime,
     period_minutes: int,
-) -> dict[str, dict[str, dict[datetime, float]]]:
-    """Instance -> GPU -> period start -> Maximum, in chunks of <= 500 queries."""
+) -> dict[str, Raw]:
+    """Instance -> signal -> GPU -> period start -> value, in chunks of <= 500 queries."""
     period = period_minutes * 60
-    out: dict[str, dict[str, dict[datetime, float]]] = defaultdict(dict)
+    out: dict[str, Raw] = defaultdict(dict)
     for first in range(0, len(series), MAX_QUERIES):
         chunk = series[first : first + MAX_QUERIES]
         queries = [
             {
                 "Id": f"q{first + n}",
-                "MetricStat": {"Metric": metric, "Period": period, "Stat": "Maximum"},
+                "MetricStat": {
+                    "Metric": s.metric,
+                    "Period": period,
+                    "Stat": "Average" if s.signal is Signal.CPU else "Maximum",
+                },
                 "ReturnData": True,
             }
-            for n, (_, _, metric) in enumerate(chunk)
+            for n, s in enumerate(chunk)
         ]
-        owners = {f"q{first + n}": (iid, gpu) for n, (iid, gpu, _) in enumerate(chunk)}
+        owners = {f"q{first + n}": s for n, s in enumerate(chunk)}
         for result in _results(cloudwatch, queries, start, end):
-            iid, gpu = owners[result["Id"]]
-            points = out[iid].setdefault(gpu, {})
+            s = owners[result["Id"]]
+            points = out[s.instance_id].setdefault(s.signal, {}).setdefault(s.gpu, {})
             for stamp, value in zip(result["Timestamps"], result["Values"], strict=True):
                 bucket = _floor(stamp, period)
                 points[bucket] = max(value, points.get(bucket, value))

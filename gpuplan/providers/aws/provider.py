@@ -8,6 +8,7 @@ retries; the use case decides what a failure means for the run.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -46,8 +47,11 @@ class AwsProvider:
         catalog: Catalog | None = None,
         namespace: str = "CWAgent",
         metric: str = "nvidia_smi_utilization_gpu",
+        metric_names: cloudwatch.MetricNames | None = None,
     ) -> None:
         self.region = region
+        self._names = metric_names or cloudwatch.MetricNames(namespace, metric)
+        self._host_counts: Counter[str] | None = None
         self._ec2 = ec2_client
         self._cw = cloudwatch_client
         self._catalog = catalog
@@ -66,6 +70,7 @@ class AwsProvider:
         max_attempts: int = DEFAULT_ATTEMPTS,
         namespace: str = "CWAgent",
         metric: str = "nvidia_smi_utilization_gpu",
+        metric_names: cloudwatch.MetricNames | None = None,
     ) -> AwsProvider:
         config = client_config(max_attempts)
         return cls(
@@ -75,6 +80,7 @@ class AwsProvider:
             catalog=catalog,
             namespace=namespace,
             metric=metric,
+            metric_names=metric_names,
         )
 
     @property
@@ -96,6 +102,7 @@ class AwsProvider:
     def list_instances(self) -> list[GpuInstance]:
         with self._errors("DescribeInstances"):
             raws = list(self._describe(Filters=[_state_filter()]))
+            self._host_counts = Counter(str(r.get("PrivateDnsName") or "") for _, r in raws)
             return self._map(raws)
 
     def refresh(self, instance: GpuInstance) -> GpuInstance:
@@ -117,12 +124,17 @@ class AwsProvider:
         if not instances:
             return {}
         with self._errors("ListMetrics/GetMetricData"):
-            metrics = cloudwatch.discover(self._cw, self._namespace, self._metric)
-            series = cloudwatch.match_series(metrics, instances)
-            fetched = cloudwatch.fetch(
-                self._cw, series, start=start, end=end, period_minutes=period_minutes
+            return dict(
+                cloudwatch.read_all(
+                    self._cw,
+                    instances,
+                    self._names,
+                    start=start,
+                    end=end,
+                    period_minutes=period_minutes,
+                    host_counts=self._host_counts,
+                )
             )
-        return dict(fetched)
 
     def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
         with self._errors(f"StopInstances {instance.instance_id}"):

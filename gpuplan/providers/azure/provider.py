@@ -89,6 +89,7 @@ class AzureProvider:
         resource_groups: Sequence[str] = (),
         namespace: str = "Telegraf/nvidia_smi",
         metric: str = "utilization_gpu",
+        metric_names: metrics.MetricNames | None = None,
         catalog: Catalog | None = None,
         credential: TokenCredential | None = None,
         arm_endpoint: str | None = None,
@@ -101,6 +102,7 @@ class AzureProvider:
         self._group_names = tuple(dict.fromkeys(resource_groups))
         self._namespace = namespace
         self._metric = metric
+        self._names = metric_names or metrics.MetricNames(namespace, metric)
         self._catalog = CatalogView.of(catalog, Provider.AZURE)
         self._credential = credential or default_credential()
         self._arm = (arm_endpoint or PUBLIC_ARM).rstrip("/")
@@ -269,8 +271,7 @@ class AzureProvider:
                     self._metrics_client,
                     region=region,
                     resource_ids=ids,
-                    namespace=self._namespace,
-                    metric=self._metric,
+                    names=self._names,
                     start=start,
                     end=end,
                     period_minutes=period_minutes,

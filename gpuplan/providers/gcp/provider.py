@@ -61,6 +61,8 @@ class GcpProvider:
         *,
         zones: Sequence[str] = (),
         metric_type: str = monitoring.DEFAULT_METRIC,
+        memory_type: str = monitoring.DEFAULT_MEMORY,
+        cpu_type: str = monitoring.DEFAULT_CPU,
         catalog: Catalog | None = None,
         clients: GcpClients | None = None,
         compute_endpoint: str | None = None,
@@ -78,6 +80,7 @@ class GcpProvider:
         self._suspend_on_stop = suspend_on_stop
         self._zones = frozenset(zones)
         self._metric_type = metric_type
+        self._metric_types = (metric_type, memory_type, cpu_type)
         self._catalog = CatalogView.of(catalog, Provider.GCP)
         self._clients = clients or make_clients(
             compute_endpoint=compute_endpoint,
@@ -141,10 +144,10 @@ class GcpProvider:
             return {}
         found = self._guard(
             f"reading {self._metric_type}",
-            lambda: monitoring.fetch_project(
+            lambda: monitoring.fetch_signals(
                 metrics,
                 project=self.project,
-                metric_type=self._metric_type,
+                metric_types=self._metric_types,
                 start=start,
                 end=end,
                 period_minutes=period_minutes,

@@ -1,0 +1,171 @@
+"""The signal part of the idle decision: GPU utilisation, GPU memory and CPU per period.
+
+Pure. :func:`judge` gets the period grid of one running instance (the window plus, when
+longer, the live-process window) and returns the verdict with the signals that decided it:
+
+- Utilisation first, as always: any period in the window with the busiest GPU at or above
+  the threshold is ``busy``; no utilisation is ``unknown``; thin coverage is ``unknown``.
+- GPUs quiet for the whole window, no process holding GPU memory (every GPU below the
+  memory floor) and a quiet CPU: ``idle`` after ``window_minutes``.
+- GPUs quiet but a live process (GPU memory at or above the floor) or a busy CPU (a CPU
+  phase: preprocessing, evaluation on CPU, a loader): ``busy`` until the GPUs have been
+  quiet for the whole ``live_process_window_minutes``; then ``idle`` all the same, so a
+  hung loop or a notebook kernel left overnight is stopped in the end.
+- No memory and no CPU data: the utilisation-only rule (the window), and the reason says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from gpuplan.core.fleet import HostSamples
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Per period start (oldest first): busiest GPU, whether every GPU reported, fullest
+    GPU memory (percent of total) and instance CPU; None where nothing was reported."""
+
+    starts: Sequence[datetime]
+    busiest: Sequence[float | None]
+    covered: Sequence[bool]
+    memory: Sequence[float | None]
+    cpu: Sequence[float | None]
+    gpus_reporting: int
+    gpus_expected: int
+
+    def tail(self, count: int) -> Grid:
+        n = len(self.starts) - count
+        return Grid(
+            self.starts[n:],
+            self.busiest[n:],
+            self.covered[n:],
+            self.memory[n:],
+            self.cpu[n:],
+            self.gpus_reporting,
+            self.gpus_expected,
+        )
+
+    @property
+    def coverage(self) -> float:
+        return 100.0 * sum(self.covered) / len(self.starts) if self.starts else 0.0
+
+
+def build_grid(samples: HostSamples, starts: Sequence[datetime], gpu_count: float) -> Grid:
+    wanted = set(starts)
+    util = {g: {t: v for t, v in s.items() if t in wanted} for g, s in samples.items()}
+    util = {g: s for g, s in util.items() if s}
+    expected = max(math.ceil(gpu_count), len(util))
+    return Grid(
+        starts=tuple(starts),
+        busiest=tuple(_peak(util, t) for t in starts),
+        covered=tuple(len(util) == expected and all(t in s for s in util.values()) for t in starts),
+        memory=tuple(_peak(samples.memory, t) for t in starts),
+        cpu=tuple(samples.cpu.get(t) for t in starts),
+        gpus_reporting=len(util),
+        gpus_expected=expected,
+    )
+
+
+def _peak(series: Mapping[str, Mapping[datetime, float]], t: datetime) -> float | None:
+    return max((s[t] for s in series.values() if t in s), default=None)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The numbers :func:`judge` needs (from :class:`~gpuplan.core.idle.IdleRule`)."""
+
+    threshold_percent: float
+    window_minutes: int
+    live_process_window_minutes: int
+    period_minutes: int
+    min_coverage_percent: float
+    gpu_memory_floor_percent: float
+    cpu_busy_percent: float
+
+
+@dataclass(frozen=True)
+class Judgement:
+    idle: bool
+    reason: str
+    memory_percent: float | None
+    cpu_percent: float | None
+    quiet_minutes: int
+    needed_minutes: int
+    """The window that decided: ``window_minutes`` or ``live_process_window_minutes``."""
+
+
+def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
+    """``window``: the last ``window_minutes`` (already quiet and covered); ``full``: the
+    whole grid, as long as the live-process window when that is longer."""
+    memory = _max(window.memory)
+    cpu = _max(window.cpu)
+    quiet = quiet_minutes(full, t)
+    held = memory is not None and memory >= t.gpu_memory_floor_percent
+    cpu_busy = cpu is not None and cpu >= t.cpu_busy_percent
+    busiest = _max(window.busiest) or 0.0
+    if not held and not cpu_busy:
+        reason = _quiet_reason(busiest, memory, cpu, min(quiet, t.window_minutes), t)
+        return Judgement(True, reason, memory, cpu, quiet, t.window_minutes)
+    signs = _signs(memory, cpu, held, cpu_busy)
+    live = full.tail(min(len(full.starts), _periods(t.live_process_window_minutes, t)))
+    long_enough = len(live.starts) * t.period_minutes >= t.live_process_window_minutes
+    waited = long_enough and quiet >= t.live_process_window_minutes
+    if waited and live.coverage >= t.min_coverage_percent:
+        reason = (
+            f"GPUs below {t.threshold_percent:g}% for {t.live_process_window_minutes} min "
+            f"(live-process window) though {signs}"
+        )
+        return Judgement(True, reason, memory, cpu, quiet, t.live_process_window_minutes)
+    phase = " (CPU phase)" if cpu_busy else ""
+    reason = (
+        f"{signs}{phase}: GPUs below {t.threshold_percent:g}% for {quiet} of "
+        f"{t.live_process_window_minutes} min (live-process window)"
+    )
+    return Judgement(False, reason, memory, cpu, quiet, t.live_process_window_minutes)
+
+
+def _quiet_reason(
+    busiest: float, memory: float | None, cpu: float | None, minutes: int, t: Thresholds
+) -> str:
+    parts = [f"GPUs {busiest:g}%"]
+    parts.append("no GPU memory data" if memory is None else f"no process (memory {memory:.0f}%)")
+    parts.append("no CPU data" if cpu is None else f"CPU {cpu:.0f}%")
+    seen = f"{minutes} min" if minutes >= t.window_minutes else f"{minutes} min observed"
+    reason = f"{', '.join(parts)} for {seen}"
+    if memory is None and cpu is None:
+        reason += ": utilisation only"
+    return reason
+
+
+def _signs(memory: float | None, cpu: float | None, held: bool, cpu_busy: bool) -> str:
+    mem = "no GPU memory data" if memory is None else f"GPU memory {memory:.0f}%"
+    if held:
+        mem = f"a process holds GPU memory {memory:.0f}%"
+    cpu_text = "no CPU data" if cpu is None else f"CPU {cpu:.0f}%"
+    if cpu_busy:
+        cpu_text = f"CPU busy {cpu:.0f}%"
+    return f"{mem}, {cpu_text}"
+
+
+def quiet_minutes(grid: Grid, t: Thresholds) -> int:
+    """Trailing minutes with no period at or above the threshold, from the first period
+    that reported (gaps inside do not break it; no data before it does not count)."""
+    reported = 0
+    for count, value in enumerate(reversed(grid.busiest), start=1):
+        if value is not None and value >= t.threshold_percent:
+            break
+        if value is not None:
+            reported = count
+    return reported * t.period_minutes
+
+
+def _periods(minutes: int, t: Thresholds) -> int:
+    return max(1, math.ceil(minutes / t.period_minutes))
+
+
+def _max(values: Sequence[float | None]) -> float | None:
+    return max((v for v in values if v is not None), default=None)

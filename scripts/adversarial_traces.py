@@ -1,0 +1,198 @@
+"""A second, independent-style trace set for the idle simulator (format v2, 1-minute rows).
+
+Run: python scripts/adversarial_traces.py DIR [--seed N] [--instances N] [--hours N]
+then: gpuplan simulate --traces DIR --json
+
+Written apart from the built-in generator (gpuplan/core/simulation/traces.py) on purpose,
+so the default policy is not only judged on the distributions it was tuned on. It differs
+in ways that hurt: gamma/lognormal pause lengths with long tails (evaluation waits of
+mean 110 min that reach past 150, storage stalls to 90 min, lunches to 100 min), Gaussian
+jitter on every signal (values below 0 or above 100 are written as they come), CPU at
+5-minute resolution only (empty cells in between, as EC2 basic monitoring), metric gaps
+as empty cells *and* as missing rows, GPU memory held by crashed or hung jobs, sweeps
+of short jobs, instances forgotten from minute 0, and instance types from all three
+clouds, some priced in fleet.csv and some left to the catalog.
+
+Labels are this script's ground truth: any pause inside a live session (a person or a
+scheduler comes back to the same process) is ``busy``; finished, crashed, hung,
+abandoned and forgotten stretches are ``idle``. Imports nothing from gpuplan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+Row = tuple[float | None, float | None, float | None, str, str]
+TYPES = [
+    ("g5.xlarge", ""),
+    ("g6e.xlarge", ""),
+    ("p4d.24xlarge", ""),
+    ("p5.48xlarge", "98.32"),
+    ("a2-highgpu-1g", ""),
+    ("Standard_NC24ads_A100_v4", "3.673"),
+]
+CORES = {"g5.xlarge": 4, "g6e.xlarge": 4, "p4d.24xlarge": 96, "p5.48xlarge": 192,
+         "a2-highgpu-1g": 12, "Standard_NC24ads_A100_v4": 24}  # fmt: skip
+
+
+class Writer:
+    def __init__(self, rng: random.Random, horizon: int, cores: int) -> None:
+        self.rng, self.horizon, self.cores = rng, horizon, cores
+        self.rows: list[Row] = []
+
+    @property
+    def full(self) -> bool:
+        return len(self.rows) >= self.horizon
+
+    def span(self, minutes: float, kind: str, label: str, gpu: float, mem: float, cpu: float):
+        jitter = self.rng.gauss
+        for _ in range(max(1, int(minutes))):
+            if self.full:
+                return
+            self.rows.append((jitter(gpu, 2 + gpu * 0.05), jitter(mem, 0.3 + mem * 0.02),
+                              jitter(cpu, 1.5 + cpu * 0.1), kind, label))  # fmt: skip
+
+    def gamma(self, mean: float, sd: float) -> float:
+        shape = (mean / sd) ** 2
+        return self.rng.gammavariate(shape, mean / shape)
+
+
+def pretrain(w: Writer) -> None:
+    end = w.rng.uniform(6, 60) * 60
+    mem = w.rng.uniform(70, 97)
+    while len(w.rows) < end and not w.full:
+        w.span(w.rng.lognormvariate(math.log(70), 0.5), "busy", "training", 92, mem, 35)
+        roll = w.rng.random()
+        if roll < 0.12:
+            w.span(min(90, w.rng.expovariate(1 / 35)), "busy", "storage stall", 0.5, mem, 2)
+        else:
+            w.span(w.rng.uniform(2, 20), "busy", "checkpoint", 1, mem, 25)
+    roll = w.rng.random()
+    if roll < 0.5:
+        w.span(w.horizon, "idle", "job exited", 0, 0.2, 1)
+    elif roll < 0.8:
+        w.span(w.horizon, "idle", "crashed, hung NCCL", 0, mem, 100 / w.cores)
+    else:
+        w.span(w.horizon, "idle", "crashed, process gone", 0, 0, 0.5)
+
+
+def eval_server(w: Writer) -> None:
+    end = w.rng.uniform(10, 72) * 60
+    mem = w.rng.uniform(30, 85)
+    while len(w.rows) < end and not w.full:
+        w.span(w.rng.uniform(5, 40), "busy", "evaluation", 80, mem, 40)
+        w.span(w.gamma(110, 20), "busy", "waiting for next checkpoint", 0, mem, 1)
+    w.span(w.horizon, "idle", "forgotten, model loaded", 0, mem, 1)
+
+
+def notebook(w: Writer) -> None:
+    while not w.full:
+        mem = w.rng.uniform(5, 40)
+        session_end = len(w.rows) + w.rng.uniform(1.5, 7) * 60
+        while len(w.rows) < session_end and not w.full:
+            w.span(w.rng.lognormvariate(math.log(20), 0.7), "busy", "cell running", 60, mem, 20)
+            if w.rng.random() < 0.2:
+                w.span(w.rng.uniform(30, 100), "busy", "lunch or meeting", 0, mem, 0.8)
+            else:
+                w.span(w.rng.expovariate(1 / 12), "busy", "reading, typing", 0, mem, 2)
+        if w.rng.random() < 0.6:
+            w.span(w.rng.uniform(6, 16) * 60, "idle", "gone home, kernel alive", 0, mem, 0.8)
+        else:
+            w.span(w.rng.uniform(1, 10) * 60, "idle", "kernel shut down", 0, 0.1, 0.5)
+
+
+def cpu_phases(w: Writer) -> None:
+    w.span(w.rng.uniform(40, 140), "busy", "preprocessing, no GPU process yet", 0, 0, 75)
+    end = w.rng.uniform(12, 70) * 60
+    mem = w.rng.uniform(40, 90)
+    while len(w.rows) < end and not w.full:
+        w.span(w.rng.uniform(60, 200), "busy", "epoch", 95, mem, 30)
+        w.span(w.rng.uniform(40, 120), "busy", "CPU feature pass", 0.5, mem, 80)
+    w.span(w.horizon, "idle", "finished", 0, 0.1, 1)
+
+
+def sweep(w: Writer) -> None:
+    end = w.rng.uniform(8, 40) * 60
+    while len(w.rows) < end and not w.full:
+        w.span(w.rng.uniform(20, 90), "busy", "sweep trial", 88, w.rng.uniform(20, 90), 30)
+        w.span(w.rng.uniform(2, 25), "busy", "scheduler between trials", 0, 0, 6)
+    w.span(w.horizon, "idle", "sweep done", 0, 0, 0.7)
+
+
+def forgotten(w: Writer) -> None:
+    w.span(w.horizon, "idle", "forgotten since launch", 0, 0, 0.6)
+
+
+CLASSES: list[tuple[str, float, Callable[[Writer], None]]] = [
+    ("pretrain", 0.25, pretrain),
+    ("eval-server", 0.12, eval_server),
+    ("notebook", 0.25, notebook),
+    ("cpu-phases", 0.13, cpu_phases),
+    ("sweep", 0.15, sweep),
+    ("forgotten", 0.10, forgotten),
+]
+
+
+def damage(w: Writer, rng: random.Random) -> list[Row | None]:
+    """Gaps as empty cells and as missing rows (None); CPU only every 5 minutes."""
+    rows: list[Row | None] = list(w.rows)
+    if rng.random() < 0.4:
+        minute = rng.randint(0, 200)
+        while minute < len(rows):
+            length = rng.randint(1, 15)
+            drop_rows = rng.random() < 0.5
+            for m in range(minute, min(minute + length, len(rows))):
+                row = rows[m]
+                if row is not None:
+                    rows[m] = None if drop_rows else (None, None, None, row[3], row[4])
+            minute += length + rng.randint(60, 400)
+    if rng.random() < 0.5:
+        rows = [r if r is None or i % 5 == 0 else (*r[:2], None, *r[3:]) for i, r in
+                enumerate(rows)]  # fmt: skip
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--instances", type=int, default=90)
+    parser.add_argument("--hours", type=int, default=168)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    out = Path(args.directory)
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "fleet.csv").open("w", newline="") as fh:
+        fleet = csv.writer(fh, lineterminator="\n")
+        fleet.writerow(["instance_id", "instance_type", "trace_class", "hourly_usd"])
+        for index in range(args.instances):
+            name, _, build = rng.choices(CLASSES, [c[1] for c in CLASSES])[0]
+            instance_type, price = rng.choice(TYPES)
+            writer = Writer(rng, args.hours * 60, CORES[instance_type])
+            build(writer)
+            instance_id = f"adv-{index:03d}"
+            fleet.writerow([instance_id, instance_type, name, price])
+            write_one(out / f"{instance_id}.csv", damage(writer, rng))
+    print(f"wrote {args.instances} traces to {out}")
+    return 0
+
+
+def write_one(path: Path, rows: list[Row | None]) -> None:
+    with path.open("w", newline="") as fh:
+        out = csv.writer(fh, lineterminator="\n")
+        out.writerow(["minute", "utilisation", "gpu_memory_used_percent", "cpu_percent",
+                      "kind", "label"])  # fmt: skip
+        for minute, row in enumerate(rows):
+            if row is None:
+                continue
+            cells = ["" if v is None else f"{v:.1f}" for v in row[:3]]
+            out.writerow([minute, *cells, row[3], row[4]])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,176 @@
+"""The replay measures honestly: what a live run could see, the action settings, the new
+signals, trace format v2 and the JSON ``stops`` list."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from gpuplan.cli.main import main
+from gpuplan.core.errors import DataError
+from gpuplan.core.idle import IdleRule
+from gpuplan.core.simulation.replay import ActionSettings, replay_trace, simulate
+from gpuplan.core.simulation.traces import Kind, Segment, Trace
+from gpuplan.loaders.traces import read_traces
+from gpuplan.usecases.simulate import EPOCH
+
+Part = tuple[int, Kind, float | None, float | None, float | None, str]
+"""(minutes, kind, utilisation, GPU memory %, CPU %, label)."""
+
+
+def trace(*parts: Part, name: str = "t-1", signals: bool = True) -> Trace:
+    util: list[float | None] = []
+    memory: list[float | None] = []
+    cpu: list[float | None] = []
+    segments = []
+    for minutes, kind, u, m, c, label in parts:
+        segments.append(Segment(len(util), len(util) + minutes, kind, label))
+        util += [u] * minutes
+        memory += [m] * minutes
+        cpu += [c] * minutes
+    return Trace(
+        name, "g5.xlarge", "hand", Decimal(1), tuple(util), tuple(segments),
+        memory=tuple(memory) if signals else None, cpu=tuple(cpu) if signals else None,
+    )  # fmt: skip
+
+
+def test_no_window_reads_before_minute_zero() -> None:
+    zero = trace((600, "idle", 0.0, None, None, "forgotten"), signals=False)
+    result = replay_trace(zero, rule=IdleRule(), interval=10, epoch=EPOCH)
+    assert result.stops and result.stops[0].minute >= 50  # 10 of 12 periods observed
+    assert "observed" in result.stops[0].reason or result.stops[0].minute >= 60
+
+
+def test_notify_saves_nothing_and_flags_instead() -> None:
+    idle = trace((60, "busy", 90.0, 50.0, 30.0, "training"), (600, "idle", 0.0, 0.0, 1.0, "done"))
+    result = simulate([idle], rule=IdleRule(), interval_minutes=10, epoch=EPOCH,
+                      actions=ActionSettings(stops=False))  # fmt: skip
+    assert result.stops == 0 and result.saved_usd == 0
+    assert result.flags >= 1
+
+
+def test_notice_delays_the_stop() -> None:
+    idle = trace((60, "busy", 90.0, 50.0, 30.0, "training"), (600, "idle", 0.0, 0.0, 1.0, "done"))
+    plain = replay_trace(idle, rule=IdleRule(), interval=10, epoch=EPOCH)
+    noticed = simulate([idle], rule=IdleRule(), interval_minutes=10, epoch=EPOCH,
+                       actions=ActionSettings(notice_minutes=30)).traces[0]  # fmt: skip
+    assert noticed.stops[0].minute == plain.stops[0].minute + 30
+
+
+def test_more_would_be_stops_than_the_cap_abort_the_run() -> None:
+    fleet = [trace((600, "idle", 0.0, 0.0, 1.0, "forgotten"), name=f"t-{n}") for n in range(3)]
+    capped = simulate(fleet, rule=IdleRule(), interval_minutes=10, epoch=EPOCH,
+                      actions=ActionSettings(max_actions_per_run=2))  # fmt: skip
+    assert capped.stops == 0 and capped.aborted_runs > 0
+    allowed = simulate(fleet, rule=IdleRule(), interval_minutes=10, epoch=EPOCH,
+                       actions=ActionSettings(max_actions_per_run=3))  # fmt: skip
+    assert allowed.stops == 3
+
+
+def eval_server(signals: bool) -> Trace:
+    parts: list[Part] = []
+    for _ in range(6):
+        parts.append((20, "busy", 85.0, 60.0, 40.0, "evaluation"))
+        parts.append((115, "busy", 0.0, 60.0, 1.0, "waiting, model loaded"))
+    parts.append((600, "idle", 0.0, 60.0, 1.0, "forgotten, model loaded"))
+    return trace(*parts, signals=signals)
+
+
+def test_eval_server_waits_are_not_stopped_but_the_forgotten_server_is() -> None:
+    result = replay_trace(eval_server(True), rule=IdleRule(), interval=10, epoch=EPOCH)
+    assert result.false_stops == 0
+    assert len(result.stops) == 1 and "live-process window" in result.stops[0].reason
+    assert result.stops[0].minute >= 6 * 135 - 115 + 180  # quiet since the last evaluation
+    blind = replay_trace(eval_server(False), rule=IdleRule(), interval=10, epoch=EPOCH)
+    assert blind.false_stops >= 5  # utilisation alone stops every wait
+
+
+def test_cpu_phase_is_not_idle_and_a_hung_loop_is_stopped_in_the_end() -> None:
+    phase = trace(
+        (120, "busy", 90.0, 50.0, 30.0, "epoch"),
+        (110, "busy", 0.0, 0.2, 85.0, "CPU phase, no GPU process"),
+        (120, "busy", 90.0, 50.0, 30.0, "epoch"),
+        (300, "idle", 0.0, 70.0, 25.0, "hung loop, one core busy"),
+    )
+    result = replay_trace(phase, rule=IdleRule(), interval=10, epoch=EPOCH)
+    assert result.false_stops == 0
+    (stop,) = result.stops
+    assert stop.minute >= 350 + 180 and stop.label.startswith("hung loop")
+
+
+def test_v2_folder_with_five_minute_rows_gaps_and_signals(tmp_path: Path) -> None:
+    (tmp_path / "fleet.csv").write_text("instance_id,instance_type,hourly_usd\nx,any,2\n")
+    rows = ["minute,cpu_percent,utilisation,gpu_memory_used_percent,kind,label,extra"]
+    rows += [f"{m},3,{90 if m < 60 else 0},{40 if m < 60 else 0},busy,job,z" for m in (0, 5, 55)]
+    rows += [f"{m},1,0,0,idle,done," for m in range(60, 300, 5)]
+    (tmp_path / "x.csv").write_text("\n".join(rows) + "\n")
+    (t,) = read_traces(tmp_path, price_of=lambda _: None)
+    assert t.minutes == 300 and t.hourly_usd == Decimal(2)
+    assert t.utilisation[:5] == (90.0,) * 5 and t.utilisation[10:55] == (None,) * 45
+    assert t.memory is not None and t.memory[0] == 40.0 and t.cpu is not None
+    assert [(s.start, s.end, s.kind) for s in t.segments] == [(0, 60, "busy"), (60, 300, "idle")]
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ("minute,utilisation,cpu_percent\n0,1,2\n1,1,nan\n", r"x.csv:3:3: cpu_percent"),
+        ("minute,utilisation\n0,1\n0,1\n", r"x.csv:3:1: minutes must increase"),
+        ("minute,utilisation,kind\n0,1,maybe\n", r"x.csv:2:3: kind: expected busy or idle"),
+        ("minute,utilisation\n0.5,1\n", r"x.csv:2:1: minute"),
+        ("minute,utilisation\n0,1,2,3\n", r"x.csv:2:3: 4 cells"),
+        ("", r"x.csv:1: empty"),
+    ],
+)
+def test_loader_errors_name_file_line_and_column(tmp_path: Path, body: str, where: str) -> None:
+    (tmp_path / "fleet.csv").write_text("instance_id,instance_type,hourly_usd\nx,g5.xlarge,2\n")
+    (tmp_path / "x.csv").write_text(body)
+    with pytest.raises(DataError, match=where):
+        read_traces(tmp_path, price_of=lambda _: None)
+
+
+def test_cli_json_lists_stops_and_overrides(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["simulate", "--instances", "6", "--hours", "24", "--write-traces", str(tmp_path)]
+    assert main([*argv, "--json"]) == 0
+    capsys.readouterr()
+    assert main(["simulate", "--traces", str(tmp_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert isinstance(out["stops"], list) and out["stop_count"] == len(out["stops"])
+    for stop in out["stops"]:
+        assert set(stop) >= {"instance_id", "minute", "reason"}
+    what_if = ["--window", "30", "--threshold", "2", "--live-window", "90", "--json"]
+    assert main(["simulate", "--traces", str(tmp_path), *what_if]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["window_minutes"], out["threshold_percent"]) == (30, 2.0)
+    assert out["live_process_window_minutes"] == 90
+    assert main(["simulate", "--window", "0"]) == 2
+    assert "--window" in capsys.readouterr().err
+
+
+def test_adversarial_week_from_the_second_generator_has_no_harmful_stop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "scripts/adversarial_traces.py"
+    argv = [str(tmp_path), "--seed", "5", "--instances", "24", "--hours", "72"]
+    subprocess.run([sys.executable, str(script), *argv], check=True, capture_output=True)
+    assert main(["simulate", "--traces", str(tmp_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["harmful_stops"] == 0 and not any(s["harmful"] for s in out["stops"])
+    assert out["share_of_perfect_oracle"] >= 0.8
+
+
+def test_a_folder_without_fleet_csv_prices_every_trace_at_one_dollar(tmp_path: Path) -> None:
+    rows = ["minute,utilisation,kind"] + [f"{m},0,idle" for m in range(0, 300, 5)]
+    (tmp_path / "a.csv").write_text("\n".join(rows) + "\n")
+    (trace_a,) = read_traces(tmp_path, price_of=lambda _: None)
+    assert (trace_a.instance_id, trace_a.hourly_usd, trace_a.minutes) == ("a", Decimal(1), 300)
+    with pytest.raises(DataError, match="not a folder"):
+        read_traces(tmp_path / "missing", price_of=lambda _: None)
