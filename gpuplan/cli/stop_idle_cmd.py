@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import load_catalog_for
     from gpuplan.ledger import Ledger, ledger_path
-    from gpuplan.providers.webhook import WebhookNotifier
+    from gpuplan.providers.webhook import notifier_for
     from gpuplan.usecases.fleet import lifecycle_providers
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.stop_idle import result_record, run_lock, run_stop_idle
@@ -54,14 +54,13 @@ def run(args: argparse.Namespace) -> int:
     db = ledger_path(args.db)
     with run_lock(db.with_name(db.name + ".lock"), args.lock_wait), Ledger(db) as ledger:
         providers, problems = lifecycle_providers(policy, catalog)
-        url = policy.notify.webhook_url
         result = run_stop_idle(
             policy,
             providers,
             apply=args.apply,
             now=datetime.now(UTC),
             ledger=ledger,
-            notifier=None if url is None else WebhookNotifier(url),
+            notifier=notifier_for(policy.notify),
             problems=problems,
         )
     record = result_record(result)

@@ -200,7 +200,7 @@ CASES: list[tuple[str, str | bytes, int | None, str]] = [
         "webhook-not-http",
         BASE + "notify: {webhook_url: 'ftp://example.org/x'}\n",
         9,
-        "notify.webhook_url: 'ftp://example.org/x' is not an http:// or https:// URL",
+        "notify.webhook_url: expected an http:// or https:// URL",
     ),
     ("two-documents", BASE + "---\nversion: 1\n", 9, "expected a single document"),
     (
