@@ -22,6 +22,7 @@ from pathlib import Path
 
 from gpuplan.core.errors import DataError
 from gpuplan.core.simulation.traces import Kind, Segment, Trace
+from gpuplan.loaders.safe_read import TRACE_LIMIT, read_text
 
 FLEET_FILE = "fleet.csv"
 
@@ -88,10 +89,7 @@ def read_traces(
 
 
 def _csv_rows(path: Path, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(str(path), f"cannot read: {exc}") from None
+    text = read_text(path, limit=TRACE_LIMIT, what="trace file")
     reader = csv.DictReader(text.splitlines())
     missing = [c for c in required if c not in (reader.fieldnames or [])]
     if missing:
