@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_db
+from gpuplan.cli.common import add_db, print_notices
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 
@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
             notifier=notifier_for(policy.notify),
             catalog_loader=lambda: load_catalog_for(args),
         )
+        print_notices(str(row) for row in ledger.damaged)
     record = budget_record(outcome)
     if args.json:
         print_json(record)

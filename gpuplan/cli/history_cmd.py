@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gpuplan.cli.common import add_db
+from gpuplan.cli.common import add_db, print_notices
 from gpuplan.cli.render import print_json, render_table
 
 
@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
     with Ledger.open(args.db) as ledger:
         runs = [r for r in ledger.runs(limit=args.limit * 5, policy=args.policy)]
+        print_notices(str(row) for row in ledger.damaged)
     records: list[dict[str, Any]] = [
         {
             "run_id": r.id,

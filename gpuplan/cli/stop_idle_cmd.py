@@ -13,7 +13,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_db
+from gpuplan.cli.common import add_catalog_dir, add_db, wait_seconds
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument(
         "--lock-wait",
-        type=float,
+        type=wait_seconds,
         default=30.0,
         metavar="SECONDS",
         help="wait this long for a concurrent run to finish, then exit 1 (default 30)",
