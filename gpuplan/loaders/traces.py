@@ -144,13 +144,26 @@ def _segments(kinds: Sequence[Kind], labels: Sequence[str]) -> tuple[Segment, ..
     return tuple(segments)
 
 
+MAX_CELL = 10_000_000.0
+"""Minutes and utilisation percents: far above any real trace, far below float trouble."""
+MAX_HOURLY_USD = Decimal(100_000)
+
+
 def _number(path: Path, line: int, field: str, cell: str) -> float:
     try:
-        return float(cell)
+        value = float(cell)
     except ValueError:
         raise DataError(
-            str(path), f"expected a number, got {cell!r}", line=line, field=field
+            str(path), f"expected a number, got {cell[:40]!r}", line=line, field=field
         ) from None
+    if not 0 <= value <= MAX_CELL:  # also refuses nan and inf
+        raise DataError(
+            str(path),
+            f"expected a number from 0 to {MAX_CELL:g}, got {cell[:40]!r}",
+            line=line,
+            field=field,
+        )
+    return value
 
 
 def _price(path: Path, line: int, cell: str) -> Decimal | None:
@@ -163,6 +176,11 @@ def _price(path: Path, line: int, cell: str) -> Decimal | None:
         raise DataError(
             str(path), f"expected USD per hour, got {text!r}", line=line, field="hourly_usd"
         ) from None
-    if value <= 0:
-        raise DataError(str(path), f"must be positive, got {text}", line=line, field="hourly_usd")
+    if not value.is_finite() or not 0 < value <= MAX_HOURLY_USD:
+        raise DataError(
+            str(path),
+            f"expected USD per hour above 0 and at most {MAX_HOURLY_USD}, got {text[:40]!r}",
+            line=line,
+            field="hourly_usd",
+        )
     return value
