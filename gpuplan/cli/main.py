@@ -80,6 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (``| head``); not an error worth a traceback.
         return 0
+    except OSError as exc:
+        # File-system trouble no loader turned into a sentence: still one line, no traceback.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"gpuplan: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2 if exc.filename else 1
 
 
 if __name__ == "__main__":

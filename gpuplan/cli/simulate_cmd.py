@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from gpuplan.core.simulation.replay import SimulationResult
 
 
+MAX_INSTANCE_HOURS = 50_000
+"""About half a minute of replay on one core; more is a typo, not a fleet to simulate."""
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "simulate",
@@ -46,9 +50,14 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.core.errors import InputError
     from gpuplan.usecases import simulate as uc
 
-    for flag in ("instances", "hours", "interval"):
-        if getattr(args, flag) <= 0:
-            raise InputError(f"--{flag}: must be a positive whole number")
+    for flag, most in (("instances", 10_000), ("hours", 24 * 366), ("interval", 24 * 60)):
+        if not 0 < getattr(args, flag) <= most:
+            raise InputError(f"--{flag}: must be a whole number from 1 to {most}")
+    if args.instances * args.hours > MAX_INSTANCE_HOURS:
+        raise InputError(
+            f"--instances x --hours: at most {MAX_INSTANCE_HOURS:,} instance-hours "
+            f"(a minute-by-minute replay), got {args.instances * args.hours:,}"
+        )
     policy = None
     if args.policy:
         from gpuplan.usecases.policy import load_policy

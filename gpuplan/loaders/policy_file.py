@@ -166,6 +166,7 @@ def _compose(text: str, path: str) -> tuple[Any, _Marks]:
         ) from None
     marks = _Marks()
     try:
+        _check_depth(text, path)
         node = loader.get_single_node()
         if node is None:
             raise DataError(path, "no policy in this file (only comments or '---')", line=1)
@@ -184,6 +185,24 @@ def _compose(text: str, path: str) -> tuple[Any, _Marks]:
         raise DataError(path, "not valid YAML: nested too deeply") from None
     finally:
         loader.dispose()
+
+
+def _check_depth(text: str, path: str) -> None:
+    """Refuse deep nesting from the event stream (no recursion) before composing a tree."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                raise DataError(
+                    path,
+                    f"nested more than {MAX_DEPTH} levels deep; not a policy file",
+                    line=mark.line + 1 if mark else None,
+                    column=mark.column + 1 if mark else None,
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def _build(

@@ -28,6 +28,15 @@ FLEET_FILE = "fleet.csv"
 
 
 def write_traces(directory: Path, traces: Sequence[Trace]) -> None:
+    try:
+        _write_traces(directory, traces)
+    except OSError as exc:
+        raise DataError(
+            str(directory), f"cannot write traces here: {exc.strerror or exc}"
+        ) from None
+
+
+def _write_traces(directory: Path, traces: Sequence[Trace]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     with (directory / FLEET_FILE).open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh, lineterminator="\n")
