@@ -8,6 +8,7 @@ level; cloud SDKs and Textual load inside the handlers that need them.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -80,6 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (``| head``); not an error worth a traceback.
         return 0
+    except sqlite3.DatabaseError as exc:
+        # A ledger damaged past its header (pages, indexes): one line, nothing done.
+        print(f"gpuplan: error: the ledger cannot be read: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         # File-system trouble no loader turned into a sentence: still one line, no traceback.
         where = f"{exc.filename}: " if exc.filename else ""

@@ -90,3 +90,60 @@ def decode_rows(
         except (RowError, TypeError, ValueError, IndexError) as exc:
             damaged.append(DamagedRow(table, row[0] if row else "?", str(exc)))
     return good, damaged
+
+
+_COUNTS = ("actions", "verdicts")
+_SIGHTINGS = ("acted", "idle", "restarted")
+_TEXT_FIELDS = ("instance_id", "region", "instance_type", "stopped_at", "action")
+MAX_WINDOW_MINUTES = 366 * 24 * 60
+
+
+def run_summary(cell: Any) -> dict[str, Any]:
+    """A stop-idle run's summary, its known keys checked for the shape readers rely on.
+
+    ``actions``/``verdicts``: word -> count; ``acted``/``idle``/``restarted``: lists
+    of objects with text ids, a decimal ``hourly_usd``, a numeric ``gpu_count`` and
+    text ``labels``; ``window_minutes`` a whole number of minutes; ``problems`` text.
+    Unknown keys pass (a newer gpuplan may add some).
+    """
+    summary = json_object(cell, "summary")
+    for key in _COUNTS:
+        counts = summary.get(key, {})
+        if not isinstance(counts, dict) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in counts.values()
+        ):
+            raise RowError(f"summary.{key} is not a mapping of counts")
+    for key in _SIGHTINGS:
+        items = summary.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise RowError(f"summary.{key} is not a list of objects")
+        for item in items:
+            _sighting(item, key)
+    window = summary.get("window_minutes", 60)
+    if not isinstance(window, int) or isinstance(window, bool):
+        raise RowError("summary.window_minutes is not a whole number")
+    if not 0 < window <= MAX_WINDOW_MINUTES:
+        raise RowError("summary.window_minutes is out of range")
+    problems = summary.get("problems", [])
+    if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
+        raise RowError("summary.problems is not a list of text")
+    return summary
+
+
+def _sighting(item: dict[str, Any], key: str) -> None:
+    if key == "restarted" and not {"instance_id", "stopped_at"} <= item.keys():
+        raise RowError("summary.restarted entry lacks instance_id or stopped_at")
+    if key == "acted" and "instance_id" not in item:
+        raise RowError("summary.acted entry lacks instance_id")
+    for name in _TEXT_FIELDS:
+        if name in item and not isinstance(item[name], str):
+            raise RowError(f"summary.{key}[].{name} is not text")
+    price = item.get("hourly_usd", "")
+    if price not in ("", None):
+        money(price, f"summary.{key}[].hourly_usd")
+    count = item.get("gpu_count", 0)
+    if isinstance(count, bool) or not isinstance(count, int | float) or not 0 <= count < 1e6:
+        raise RowError(f"summary.{key}[].gpu_count is not a GPU count")
+    labels = item.get("labels", {})
+    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+        raise RowError(f"summary.{key}[].labels is not a mapping of text")

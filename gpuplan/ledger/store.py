@@ -112,7 +112,7 @@ def _run_record(r: Any) -> RunRecord:
         rows_mod.maybe_when(r[4], "finished_at"),
         bool(r[5]),
         str(r[6]),
-        rows_mod.json_object(r[7], "summary"),
+        rows_mod.run_summary(r[7]),
     )
 
 
@@ -133,9 +133,11 @@ class Ledger:
             if str(path) != ":memory:":
                 private_file(self.path)
             self._conn = sqlite3.connect(str(path), isolation_level=None, timeout=30)
+            # A damaged text cell reads with U+FFFD instead of raising UnicodeDecodeError.
+            self._conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
             self._conn.execute("PRAGMA foreign_keys = ON")
             migrate(self._conn, str(path))
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise LedgerError(f"{path}: cannot use as the gpuplan ledger: {exc}") from None
         except OSError as exc:
             raise LedgerError(f"{path}: cannot create the ledger: {exc.strerror}") from None
