@@ -285,9 +285,13 @@ def _expand_env(
         if not isinstance(parent, dict) or not isinstance(parent.get(key_path[-1]), str):
             continue
 
-        def substitute(match: re.Match[str], where: KeyPath = key_path) -> str:
+        original = parent[key_path[-1]]
+
+        def substitute(
+            match: re.Match[str], where: KeyPath = key_path, text: str = original
+        ) -> str:
             name = match.group(1)
-            message = _env_refusal(name, extra, environ)
+            message = _env_refusal(name, extra, environ) or _in_host(text, match)
             if message is None:
                 return environ[name]
             problems.append(_place(where, message, marks, file))
@@ -295,6 +299,25 @@ def _expand_env(
 
         parent[key_path[-1]] = _ENV_REF.sub(substitute, parent[key_path[-1]])
     return problems
+
+
+def _in_host(text: str, match: re.Match[str]) -> str | None:
+    """A refusal when ``${NAME}`` is part of the URL's host (which is shown and logged);
+    the whole URL, the user info (credentials) and the path may come from variables."""
+    if match.group(0) == text:
+        return None
+    start = text.find("://")
+    if start < 0 or match.start() < start:
+        return "a variable may fill the whole URL, its user info or its path, not its scheme"
+    authority_end = text.find("/", start + 3)
+    authority_end = len(text) if authority_end < 0 else authority_end
+    host_start = text.rfind("@", start + 3, authority_end) + 1 or start + 3
+    if host_start <= match.start() < authority_end:
+        return (
+            "a variable may fill the whole URL, its user info or its path, not part of its "
+            "host (hosts are shown in messages)"
+        )
+    return None
 
 
 def _env_refusal(name: str, extra: set[str], environ: Mapping[str, str]) -> str | None:
