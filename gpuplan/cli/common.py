@@ -104,6 +104,32 @@ def parse_money(text: str, flag: str) -> Decimal:
         value = Decimal(text.strip().lstrip("$"))
     except InvalidOperation:
         raise InputError(f"{flag}: expected an amount in USD, got {text!r}") from None
-    if not value.is_finite() or value < 0:
-        raise InputError(f"{flag}: expected a non-negative amount in USD, got {text!r}")
+    if not value.is_finite() or not 0 <= value <= MAX_USD:
+        raise InputError(
+            f"{flag}: expected an amount in USD from 0 to {MAX_USD:,}, got {text[:40]!r}"
+        )
+    return value
+
+
+MAX_USD = 10**12
+
+
+def row_limit(text: str) -> int:
+    """An argparse type: how many rows to show, a whole number from 1 to 1,000,000."""
+    if not text.strip().isascii() or not text.strip().isdigit() or len(text.strip()) > 7:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1, got {text[:40]!r}")
+    value = int(text)
+    if not 1 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"expected a number from 1 to 1000000, got {text!r}")
+    return value
+
+
+def finite_count(text: str) -> float:
+    """An argparse type: a GPU count, finite, from 0 to 100,000 (nan, inf, -1 refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
+    if not 0 <= value <= 100_000:  # also false for nan
+        raise argparse.ArgumentTypeError(f"expected a count from 0 to 100000, got {text[:40]!r}")
     return value

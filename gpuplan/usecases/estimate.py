@@ -222,9 +222,14 @@ def _money(text: str | None, flag: str) -> Decimal | None:
         value = Decimal(str(text).strip().lstrip("$").replace(",", ""))
     except InvalidOperation:
         raise InputError(f"{flag}: expected an amount in USD, got {text!r}") from None
-    if not value.is_finite() or value < 0:
-        raise InputError(f"{flag}: expected a non-negative amount in USD, got {text!r}")
+    if not value.is_finite() or not 0 <= value <= MAX_USD_FLAG:
+        raise InputError(
+            f"{flag}: expected an amount in USD from 0 to {MAX_USD_FLAG:,}, got {text[:40]!r}"
+        )
     return value
+
+
+MAX_USD_FLAG = 10**12
 
 
 def read_job_file(path: str) -> dict[str, Any]:

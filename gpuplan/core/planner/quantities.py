@@ -57,8 +57,10 @@ def parse_duration_hours(text: str, flag: str) -> float:
         raise InputError(f"{flag}: expected a duration such as 36h or 14d, got {text!r}")
     unit = match.group(2) or "h"
     hours = float(match.group(1)) * _DURATION[unit]
-    if hours <= 0:
-        raise InputError(f"{flag}: expected a positive duration, got {text!r}")
+    if not 0 < hours <= 100 * 8766:  # also false for inf
+        raise InputError(
+            f"{flag}: expected a positive duration of at most 100 years, got {text[:40]!r}"
+        )
     return hours
 
 
