@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import load_catalog_for
     from gpuplan.ledger import Ledger, ledger_path
+    from gpuplan.ledger.files import private_file
     from gpuplan.providers.webhook import notifier_for
     from gpuplan.usecases.fleet import lifecycle_providers
     from gpuplan.usecases.policy import load_policy
@@ -52,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     policy = load_policy(args.policy)
     catalog = load_catalog_for(args)
     db = ledger_path(args.db)
+    private_file(db)  # a FIFO or device --db is refused before a lock file is made beside it
     with run_lock(db.with_name(db.name + ".lock"), args.lock_wait), Ledger(db) as ledger:
         providers, problems = lifecycle_providers(policy, catalog)
         result = run_stop_idle(

@@ -13,6 +13,8 @@ import os
 import stat
 from pathlib import Path
 
+from gpuplan.core.errors import InputError
+
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
@@ -32,13 +34,23 @@ def private_dir(path: Path) -> None:
         os.chmod(folder, DIR_MODE)  # mkdir's mode is masked by the umask
 
 
+class NotARegularFile(InputError):
+    """A ledger or lock path names a FIFO, a device or a folder (bad input, exit 2)."""
+
+
 def private_file(path: Path) -> None:
-    """Make sure ``path`` exists as a 0600 file (created so, or narrowed when wider)."""
+    """Make sure ``path`` exists as a 0600 regular file (created so, or narrowed)."""
     private_dir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags, FILE_MODE)
+    except IsADirectoryError:
+        raise NotARegularFile(f"{path}: is a directory, not a file gpuplan can keep") from None
     try:
         info = os.fstat(fd)
-        if stat.S_ISREG(info.st_mode) and info.st_mode & 0o077:
+        if not stat.S_ISREG(info.st_mode):
+            raise NotARegularFile(f"{path}: not a regular file (a FIFO or a device); refused")
+        if info.st_mode & 0o077:
             os.fchmod(fd, FILE_MODE)
     finally:
         os.close(fd)
