@@ -17,7 +17,7 @@ from tests.fuzz.test_arguments import COMMANDS
 VALUES = ["nan", "inf", "1e400", "9" * 4000, BIG_INT, "-1"]
 NOT_VALUES = {"--policy", "--job", "--traces", "--db", "--catalog-dir", "--write-traces",
               "--policies", "files", "file", "directory", "instance"}  # fmt: skip
-PREFIX = {
+PREFIX: dict[tuple[str, ...], list[str]] = {
     ("estimate",): ["--params", "7B", "--tokens", "1T", "--top", "1"],
     ("simulate",): ["--instances", "2", "--hours", "2"],
     ("snooze",): ["i-0fuzz", "--policy", "policies/notify-only.yaml"],
