@@ -79,16 +79,15 @@ def parse_url(text: str) -> Url:
     if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in text):
         raise ValueError("URL contains whitespace or control characters")
     match = _RFC3986.match(text)
-    scheme, authority = (match.group(1), match.group(2)) if match else (None, None)
-    if scheme is None or scheme.lower() not in SCHEMES:
+    if match is None or (match.group(1) or "").lower() not in SCHEMES:
         raise ValueError("expected an http:// or https:// URL")
-    if authority is None or not authority:
+    authority: str = match.group(2) or ""
+    if not authority:
         raise ValueError("URL has no host (expected http(s)://host[:port]/...)")
-    assert match is not None
     userinfo, _, hostport = authority.rpartition("@")
     host, port = _split_host_port(hostport)
     return Url(
-        scheme=scheme.lower(),
+        scheme=match.group(1).lower(),
         userinfo=userinfo or None,
         host=host,
         port=port,
@@ -218,9 +217,3 @@ def _redact_segment(segment: str) -> str:
         return "***"
     return segment
 
-
-def redact_text(text: str, urls: tuple[str, ...]) -> str:
-    """``text`` with each of ``urls`` (and its origin-less forms) replaced by its redaction."""
-    for url in sorted({u for u in urls if u}, key=len, reverse=True):
-        text = text.replace(url, redact_url(url))
-    return text
