@@ -216,4 +216,3 @@ def _redact_segment(segment: str) -> str:
     if len(segment) >= 24 or (len(segment) >= 8 and _TOKENISH.match(segment)):
         return "***"
     return segment
-
