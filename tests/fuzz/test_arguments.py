@@ -116,6 +116,8 @@ def test_any_arguments_to_any_command(hostile: Hostile, data: st.DataObject) -> 
     found = problems_with(result)
     assert not found, f"{describe(result)}: " + "; ".join(found)
     assert "fuzz-secret-never-printed" not in result.out + result.err
+    if result.code == 2:  # bad input: said in a line that names the error
+        assert "error" in result.err + result.out, f"{describe(result)}: exit 2, no error line"
 
 
 def test_every_command_is_fuzzed() -> None:
