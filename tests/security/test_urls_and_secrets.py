@@ -163,3 +163,22 @@ def test_numbers_finite_and_in_range_with_place(field: str, value: str, needle: 
         parse_policy(BASE + field % value + "\n", "p.yaml")
     text = str(caught.value)
     assert text.startswith("p.yaml:3:") and needle in text and len(text) < 300
+
+
+@pytest.mark.parametrize(
+    ("section", "line"),
+    [
+        ("scope: {gcp: {projects: [p], compute_endpoint: 'http://169.254.169.254/x'}}", 3),
+        (
+            "scope: {azure: {subscriptions: ['00000000-0000-0000-0000-000000000000'], "
+            "arm_endpoint: 'https://[fe80::1]/'}}",
+            3,
+        ),
+        ("idle: {metrics: {prometheus: {url: 'http://u:p@169.254.169.254:9090'}}}", 3),
+    ],
+)
+def test_no_policy_url_points_at_the_metadata_service(section: str, line: int) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_policy(BASE + section + "\n", "p.yaml")
+    text = str(caught.value)
+    assert text.startswith(f"p.yaml:{line}:") and "link-local" in text and "u:p" not in text
