@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_db
+from gpuplan.cli.common import add_db, print_notices
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 
@@ -30,13 +30,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import load_catalog_for
     from gpuplan.ledger import Ledger
-    from gpuplan.providers.webhook import WebhookNotifier
+    from gpuplan.providers.webhook import notifier_for
     from gpuplan.usecases.budget import budget_record, run_budget
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.providers import default_registry
 
     policy = load_policy(args.policy)
-    url = policy.notify.webhook_url
     with Ledger.open(args.db) as ledger:
         outcome = run_budget(
             policy,
@@ -44,9 +43,10 @@ def run(args: argparse.Namespace) -> int:
             registry=default_registry(),
             environ=os.environ,
             now=datetime.now(UTC),
-            notifier=None if url is None else WebhookNotifier(url),
+            notifier=notifier_for(policy.notify),
             catalog_loader=lambda: load_catalog_for(args),
         )
+        print_notices(str(row) for row in ledger.damaged)
     record = budget_record(outcome)
     if args.json:
         print_json(record)

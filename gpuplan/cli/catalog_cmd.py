@@ -12,6 +12,7 @@ from gpuplan.cli import catalog_refresh_cmd
 from gpuplan.cli.common import (
     add_catalog_dir,
     add_output_format,
+    finite_count,
     load_catalog_for,
     parse_money,
     split_list,
@@ -53,8 +54,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--provider", action="append", help="aws, gcp, azure (repeatable, comma list)")
     p.add_argument("--gpu", action="append", help="GPU name, e.g. H100, A100-80GB (repeatable)")
-    p.add_argument("--gpus", type=float, metavar="N", help="exactly N GPUs per instance")
-    p.add_argument("--min-gpus", type=float, metavar="N", help="at least N GPUs per instance")
+    p.add_argument("--gpus", type=finite_count, metavar="N", help="exactly N GPUs per instance")
+    p.add_argument(
+        "--min-gpus", type=finite_count, metavar="N", help="at least N GPUs per instance"
+    )
     p.add_argument("--region", action="append", help="region (repeatable, comma list)")
     p.add_argument(
         "--pricing",

@@ -18,13 +18,46 @@ Handler = Callable[[argparse.Namespace], int]
 SubParsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
+MAX_WAIT_S = 24 * 3600.0
+
+
+def existing_dir(text: str) -> str:
+    """An argparse type: a folder that exists (a missing one is bad input, not a fallback)."""
+    import os
+
+    if not text or not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an existing folder")
+    return text
+
+
+def wait_seconds(text: str) -> float:
+    """An argparse type: seconds to wait, finite, from 0 to a day (nan, inf, -1 refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 <= value <= MAX_WAIT_S:  # also false for nan
+        raise argparse.ArgumentTypeError(f"expected seconds from 0 to {MAX_WAIT_S:g}, got {text!r}")
+    return value
+
+
 def add_catalog_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--catalog-dir",
         metavar="DIR",
-        help="catalog folder whose files override the bundled ones, file by file "
-        "(env: GPUPLAN_CATALOG_DIR; default: the user catalog folder that refresh writes)",
+        type=existing_dir,
+        help="catalog folder whose files override the bundled ones, file by file; it must "
+        "exist (env: GPUPLAN_CATALOG_DIR; default: the user catalog folder that refresh writes)",
     )
+
+
+def check_catalog_env() -> None:
+    """``GPUPLAN_CATALOG_DIR`` names a folder that exists, when it is set."""
+    import os
+
+    env = os.environ.get("GPUPLAN_CATALOG_DIR")
+    if env and not os.path.isdir(env):
+        raise InputError(f"GPUPLAN_CATALOG_DIR={env!r} is not an existing folder")
 
 
 def add_db(parser: argparse._ActionsContainer) -> None:
@@ -47,6 +80,7 @@ def load_catalog_for(args: argparse.Namespace) -> Catalog:
     """The catalog named by ``--catalog-dir`` (or the bundle), notices printed to stderr."""
     from gpuplan.loaders.catalog import load_catalog
 
+    check_catalog_env()
     catalog = load_catalog(getattr(args, "catalog_dir", None), now=datetime.now(UTC))
     print_notices(catalog.notices)
     return catalog
@@ -70,6 +104,32 @@ def parse_money(text: str, flag: str) -> Decimal:
         value = Decimal(text.strip().lstrip("$"))
     except InvalidOperation:
         raise InputError(f"{flag}: expected an amount in USD, got {text!r}") from None
-    if not value.is_finite() or value < 0:
-        raise InputError(f"{flag}: expected a non-negative amount in USD, got {text!r}")
+    if not value.is_finite() or not 0 <= value <= MAX_USD:
+        raise InputError(
+            f"{flag}: expected an amount in USD from 0 to {MAX_USD:,}, got {text[:40]!r}"
+        )
+    return value
+
+
+MAX_USD = 10**12
+
+
+def row_limit(text: str) -> int:
+    """An argparse type: how many rows to show, a whole number from 1 to 1,000,000."""
+    if not text.strip().isascii() or not text.strip().isdigit() or len(text.strip()) > 7:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1, got {text[:40]!r}")
+    value = int(text)
+    if not 1 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"expected a number from 1 to 1000000, got {text!r}")
+    return value
+
+
+def finite_count(text: str) -> float:
+    """An argparse type: a GPU count, finite, from 0 to 100,000 (nan, inf, -1 refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
+    if not 0 <= value <= 100_000:  # also false for nan
+        raise argparse.ArgumentTypeError(f"expected a count from 0 to 100000, got {text[:40]!r}")
     return value

@@ -11,7 +11,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_db
+from gpuplan.cli.common import add_catalog_dir, add_db, print_notices
 from gpuplan.cli.render import format_cell, format_count, print_json, render_table
 
 
@@ -108,6 +108,7 @@ def report(args: argparse.Namespace) -> int:
     since, key = parse_since(args.since, now), parse_by(args.by)
     with Ledger.open(args.db) as ledger:
         runs = ledger.runs(limit=1_000_000)
+        print_notices(str(row) for row in ledger.damaged)
     lines = waste(runs, since, key)
     records: list[dict[str, Any]] = [
         {"month": x.month, key: x.group, "idle_gpu_hours": x.gpu_hours,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gpuplan.cli.common import add_db
+from gpuplan.cli.common import add_db, print_notices, row_limit
 from gpuplan.cli.render import print_json, render_table
 
 
@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="List stop-idle runs from the ledger with their outcome counts.",
     )
     p.add_argument("--policy", metavar="NAME", help="only runs of this policy name")
-    p.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (20)")
+    p.add_argument("--limit", type=row_limit, default=20, metavar="N", help="at most N runs (20)")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_db(p)
     p.set_defaults(handler=run)
@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
     with Ledger.open(args.db) as ledger:
         runs = [r for r in ledger.runs(limit=args.limit * 5, policy=args.policy)]
+        print_notices(str(row) for row in ledger.damaged)
     records: list[dict[str, Any]] = [
         {
             "run_id": r.id,

@@ -8,6 +8,7 @@ level; cloud SDKs and Textual load inside the handlers that need them.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -65,9 +66,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+MAX_ARGUMENT = 4096
+"""Characters per command-line argument: longer is a mistake or an attack (a 5,000-digit
+number would otherwise reach ``int()`` and its digit limit deep inside a command)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    for word in words:
+        if len(word) > MAX_ARGUMENT:
+            print(
+                f"gpuplan: error: an argument of {len(word):,} characters "
+                f"({word[:20]!r}...); at most {MAX_ARGUMENT:,}",
+                file=sys.stderr,
+            )
+            return 2
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(words)
     handler: Handler = args.handler
     try:
         return handler(args)
@@ -80,6 +95,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (``| head``); not an error worth a traceback.
         return 0
+    except ArithmeticError as exc:
+        # A number no check caught reached arithmetic it cannot do: bad input, one line.
+        print(f"gpuplan: error: a number out of range ({type(exc).__name__})", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as exc:
+        # A ledger damaged past its header (pages, indexes): one line, nothing done.
+        print(f"gpuplan: error: the ledger cannot be read: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        # File-system trouble no loader turned into a sentence: still one line, no traceback.
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"gpuplan: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2 if exc.filename else 1
 
 
 if __name__ == "__main__":

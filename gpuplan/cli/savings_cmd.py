@@ -11,7 +11,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_db
+from gpuplan.cli.common import add_db, print_notices
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 
@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         reserved, problems = reserved_pairs(providers)
     with Ledger.open(args.db) as ledger:
         runs = ledger.runs(limit=1_000_000, policy=name)
+        print_notices(str(row) for row in ledger.damaged)
     lines = savings(runs, datetime.now(UTC), key, reserved)
     records: list[dict[str, Any]] = [
         {"month": x.month, key: x.group, "hours": x.hours, "usd": x.usd,

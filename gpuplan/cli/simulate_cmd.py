@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from gpuplan.core.simulation.replay import SimulationResult
 
 
+MAX_INSTANCE_HOURS = 50_000
+"""About half a minute of replay on one core; more is a typo, not a fleet to simulate."""
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "simulate",
@@ -58,13 +62,19 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.core.errors import InputError
     from gpuplan.usecases import simulate as uc
 
+    limits = {"instances": 10_000, "hours": 24 * 366, "interval": 24 * 60}
     for flag in ("instances", "hours", "interval", "window", "live_window"):
-        value = getattr(args, flag)
-        if value is not None and not 0 < value <= 100_000:
+        value, most = getattr(args, flag), limits.get(flag, 100_000)
+        if value is not None and not 0 < value <= most:
             name = flag.replace("_", "-")
-            raise InputError(f"--{name}: must be a whole number from 1 to 100000")
+            raise InputError(f"--{name}: must be a whole number from 1 to {most}")
     if args.threshold is not None and not 0 < args.threshold <= 100:
         raise InputError("--threshold: must be a percent above 0 and at most 100")
+    if args.instances * args.hours > MAX_INSTANCE_HOURS:
+        raise InputError(
+            f"--instances x --hours: at most {MAX_INSTANCE_HOURS:,} instance-hours "
+            f"(a minute-by-minute replay), got {args.instances * args.hours:,}"
+        )
     policy = None
     if args.policy:
         from gpuplan.usecases.policy import load_policy

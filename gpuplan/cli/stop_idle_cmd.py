@@ -13,7 +13,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_db
+from gpuplan.cli.common import add_catalog_dir, add_db, wait_seconds
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument(
         "--lock-wait",
-        type=float,
+        type=wait_seconds,
         default=30.0,
         metavar="SECONDS",
         help="wait this long for a concurrent run to finish, then exit 1 (default 30)",
@@ -44,7 +44,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import load_catalog_for
     from gpuplan.ledger import Ledger, ledger_path
-    from gpuplan.providers.webhook import WebhookNotifier
+    from gpuplan.ledger.files import private_file
+    from gpuplan.providers.webhook import notifier_for
     from gpuplan.usecases.fleet import lifecycle_providers
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.stop_idle import result_record, run_lock, run_stop_idle
@@ -52,16 +53,16 @@ def run(args: argparse.Namespace) -> int:
     policy = load_policy(args.policy)
     catalog = load_catalog_for(args)
     db = ledger_path(args.db)
+    private_file(db)  # a FIFO or device --db is refused before a lock file is made beside it
     with run_lock(db.with_name(db.name + ".lock"), args.lock_wait), Ledger(db) as ledger:
         providers, problems = lifecycle_providers(policy, catalog)
-        url = policy.notify.webhook_url
         result = run_stop_idle(
             policy,
             providers,
             apply=args.apply,
             now=datetime.now(UTC),
             ledger=ledger,
-            notifier=None if url is None else WebhookNotifier(url),
+            notifier=notifier_for(policy.notify),
             problems=problems,
         )
     record = result_record(result)

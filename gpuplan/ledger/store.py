@@ -19,6 +19,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from gpuplan.ledger import rows as rows_mod
+from gpuplan.ledger.files import private_file
 from gpuplan.ledger.migrations import LedgerError, migrate
 
 DB_ENV = "GPUPLAN_DB"
@@ -101,6 +103,19 @@ class RunRecord:
     summary: dict[str, Any]
 
 
+def _run_record(r: Any) -> RunRecord:
+    return RunRecord(
+        int(r[0]),
+        str(r[1]),
+        str(r[2]),
+        rows_mod.when(r[3], "started_at"),
+        rows_mod.maybe_when(r[4], "finished_at"),
+        bool(r[5]),
+        str(r[6]),
+        rows_mod.run_summary(r[7]),
+    )
+
+
 def _money(value: Decimal | None) -> str | None:
     return None if value is None else str(value)
 
@@ -112,13 +127,17 @@ class Ledger:
         self.path = Path(path)
         self._depth = 0
         """How deep in nested ``transaction()`` blocks we are (0: none open)."""
+        self.damaged: list[rows_mod.DamagedRow] = []
+        """Rows that reading skipped because they could not be decoded (for notices)."""
         try:
             if str(path) != ":memory:":
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                private_file(self.path)
             self._conn = sqlite3.connect(str(path), isolation_level=None, timeout=30)
+            # A damaged text cell reads with U+FFFD instead of raising UnicodeDecodeError.
+            self._conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
             self._conn.execute("PRAGMA foreign_keys = ON")
             migrate(self._conn, str(path))
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise LedgerError(f"{path}: cannot use as the gpuplan ledger: {exc}") from None
         except OSError as exc:
             raise LedgerError(f"{path}: cannot create the ledger: {exc.strerror}") from None
@@ -250,19 +269,10 @@ class Ledger:
             params = (policy,)
         sql += " ORDER BY started_at DESC, id DESC LIMIT ?"
         rows = self._conn.execute(sql, (*params, limit)).fetchall()
-        return [
-            RunRecord(
-                int(r[0]),
-                r[1],
-                r[2],
-                datetime.fromisoformat(r[3]),
-                None if r[4] is None else datetime.fromisoformat(r[4]),
-                bool(r[5]),
-                r[6],
-                json.loads(r[7]),
-            )
-            for r in rows
-        ]
+        good: list[RunRecord]
+        good, damaged = rows_mod.decode_rows("runs", rows, _run_record)
+        self.damaged.extend(damaged)
+        return good
 
     def count(self, table: str) -> int:
         """Rows in one of the ledger's tables (for reports and tests)."""
@@ -302,17 +312,21 @@ class Ledger:
         ).fetchone()
         if row is None:
             return None
-        return SpendRecord(
-            policy=policy,
-            month=month,
-            run_id=row[0],
-            recorded_at=datetime.fromisoformat(row[1]),
-            month_to_date_usd=Decimal(row[2]),
-            forecast_usd=Decimal(row[3]),
-            monthly_usd=None if row[4] is None else Decimal(row[4]),
-            instances=int(row[5]),
-            detail=json.loads(row[6]),
-        )
+        try:
+            return SpendRecord(
+                policy=policy,
+                month=month,
+                run_id=row[0],
+                recorded_at=rows_mod.when(row[1], "recorded_at"),
+                month_to_date_usd=rows_mod.money(row[2], "month_to_date_usd"),
+                forecast_usd=rows_mod.money(row[3], "forecast_usd"),
+                monthly_usd=rows_mod.maybe_money(row[4], "monthly_usd"),
+                instances=int(row[5]),
+                detail=rows_mod.json_object(row[6], "detail"),
+            )
+        except (rows_mod.RowError, TypeError, ValueError) as exc:
+            self.damaged.append(rows_mod.DamagedRow("spend_snapshots", f"of {month}", str(exc)))
+            return None
 
     def alert_sent(self, policy: str, month: str, threshold_percent: float) -> bool:
         row = self._conn.execute(

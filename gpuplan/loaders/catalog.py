@@ -53,7 +53,9 @@ def user_catalog_dir(override: str | os.PathLike[str] | None = None) -> Path:
 def catalog_file(name: str, directory: Path, bundled: Path) -> tuple[Path, str]:
     """The file to read for ``name`` and its origin label ("bundled" or the user path)."""
     user = directory / name
-    if directory.resolve() != bundled.resolve() and user.is_file():
+    # Anything by that name counts (a FIFO or a device too), so the bounded reader refuses
+    # it with one line instead of a silent fall-back to the bundled file.
+    if directory.resolve() != bundled.resolve() and (user.exists() or user.is_symlink()):
         return user, str(user)
     return bundled / name, BUNDLED
 

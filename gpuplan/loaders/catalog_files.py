@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
+from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_bytes
 
 REQUIRED_COLUMNS = (
     "instance_type",
@@ -64,9 +65,7 @@ def load_provider_file(path: Path, provider: Provider, gpus: GpuTable) -> Loaded
     """Offers of one provider file, or :class:`DataError` at the first bad cell."""
     name = str(path)
     try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise DataError(name, "file not found") from None
+        text = read_bytes(path, limit=CATALOG_LIMIT, what="catalog file").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DataError(name, f"not UTF-8 text (byte {exc.start})") from None
     if "\x00" in text:

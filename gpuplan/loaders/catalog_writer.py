@@ -111,7 +111,7 @@ def _number(value: float) -> str:
 
 def write_provider_file(directory: Path, provider: Provider, offers: Sequence[Offer]) -> Path:
     """Atomically replace ``directory/<provider>.csv`` with ``offers``; returns the path."""
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # files: mkstemp's 0600
     target = directory / FILE_NAMES[provider]
     text = provider_csv(offers)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)

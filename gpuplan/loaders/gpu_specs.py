@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpus import GpuSpec, GpuTable
+from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_text
 
 GPU_FILE = "gpus.toml"
 
@@ -16,11 +17,10 @@ GPU_FILE = "gpus.toml"
 def load_gpu_table(directory: Path) -> GpuTable:
     """The GPU table in ``directory``; :class:`DataError` names the file and entry on error."""
     path = directory / GPU_FILE
+    text = read_text(path, limit=CATALOG_LIMIT, what="GPU table")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(str(path), "file not found") from None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raw = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise DataError(str(path), f"not valid TOML: {exc}") from None
     entries = raw.get("gpu")
     if not isinstance(entries, list):

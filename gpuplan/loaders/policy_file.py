@@ -4,8 +4,13 @@ Promise: whatever the bytes, the answer is a policy or a :class:`PolicyFileError
 whose every line names the file, line, column and key path (``x.yaml:7:3:
 idle.threshold_percent: must be between 0 and 100, got 150``), never a traceback.
 Duplicate keys, tabs in indentation, empty files, binary data, several documents and
-YAML tags that build objects are refused. ``${ENV_VAR}`` in ``notify.webhook_url`` is
-expanded from the environment given (an unset variable is an error).
+YAML tags that build objects are refused; so are scalars longer than 4,096 characters,
+integers with absurd digit counts and impossible dates. The file is read through
+:mod:`gpuplan.loaders.safe_read` (regular files up to 1 MiB; FIFOs and devices refused
+before reading). ``${NAME}`` in ``notify.webhook_url`` and
+``idle.metrics.prometheus.url`` expands from the environment given, but only for
+``GPUPLAN_*`` names and names the policy lists in ``env_allow`` (an unset variable is
+an error); the expanded URLs are then checked (https to a public host for the webhook).
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -22,14 +26,23 @@ from pydantic import ValidationError
 from gpuplan.core.errors import DataError, InputError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.policy import KeyPath, Policy, PolicyProblem, check_rules, resolve_gpus
+from gpuplan.core.policy.secrets import url_problems
 from gpuplan.loaders.policy_errors import describe_error, format_path
+from gpuplan.loaders.safe_read import POLICY_LIMIT, read_bytes
 
-MAX_BYTES = 1_000_000
+MAX_BYTES = POLICY_LIMIT
 MAX_NODES = 20_000
 MAX_DEPTH = 32
 MAX_SHOWN = 3
+MAX_SCALAR = 4096
 _ENV_REF = re.compile(r"\$\{([^}]*)\}")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+ENV_PREFIX = "GPUPLAN_"
+EXPANDED: tuple[KeyPath, ...] = (
+    ("notify", "webhook_url"),
+    ("idle", "metrics", "prometheus", "url"),
+)
+"""The keys where ``${NAME}`` is expanded; elsewhere it is plain text."""
 _PLAIN_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 Mark = tuple[int, int]
 """1-based line and column."""
@@ -72,14 +85,7 @@ def load_policy_file(
 ) -> Policy:
     """The policy in ``path``; ``gpus`` checks ``planning.allowed_gpus`` when given."""
     shown = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise DataError(shown, "file not found") from None
-    except IsADirectoryError:
-        raise DataError(shown, "is a directory, not a policy file") from None
-    except OSError as exc:
-        raise DataError(shown, f"cannot read: {exc.strerror or exc}") from None
+    data = read_bytes(path, limit=MAX_BYTES, what="policy file")
     return parse_policy(data, shown, gpus=gpus, environ=environ)
 
 
@@ -109,7 +115,7 @@ def parse_policy(
         raise PolicyFileError(
             [_validation_problem(err, marks, path) for err in exc.errors()]
         ) from None
-    found: list[PolicyProblem] = check_rules(policy)
+    found: list[PolicyProblem] = [*check_rules(policy), *url_problems(policy)]
     if gpus is not None:
         policy, unknown = resolve_gpus(policy, gpus)
         found.extend(unknown)
@@ -160,6 +166,7 @@ def _compose(text: str, path: str) -> tuple[Any, _Marks]:
         ) from None
     marks = _Marks()
     try:
+        _check_depth(text, path)
         node = loader.get_single_node()
         if node is None:
             raise DataError(path, "no policy in this file (only comments or '---')", line=1)
@@ -178,6 +185,24 @@ def _compose(text: str, path: str) -> tuple[Any, _Marks]:
         raise DataError(path, "not valid YAML: nested too deeply") from None
     finally:
         loader.dispose()
+
+
+def _check_depth(text: str, path: str) -> None:
+    """Refuse deep nesting from the event stream (no recursion) before composing a tree."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                raise DataError(
+                    path,
+                    f"nested more than {MAX_DEPTH} levels deep; not a policy file",
+                    line=mark.line + 1 if mark else None,
+                    column=mark.column + 1 if mark else None,
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def _build(
@@ -200,7 +225,11 @@ def _build(
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
+            key = (
+                _scalar(key_node, loader, file, path)
+                if isinstance(key_node, yaml.ScalarNode)
+                else loader.construct_object(key_node, deep=True)
+            )
             if isinstance(key, bool) or not isinstance(key, str | int):
                 raise _at(file, "keys must be plain words", key_node)
             if key in out:
@@ -215,7 +244,18 @@ def _build(
             _build(item, (*path, index), loader, marks, file, count)
             for index, item in enumerate(node.value)
         ]
-    return loader.construct_object(node, deep=True)
+    return _scalar(node, loader, file, path)
+
+
+def _scalar(node: yaml.Node, loader: yaml.SafeLoader, file: str, path: KeyPath) -> Any:
+    """A scalar's value; numbers with absurd digit counts and impossible dates refused."""
+    if len(str(node.value)) > MAX_SCALAR:
+        raise _at(file, f"value longer than {MAX_SCALAR} characters", node, format_path(path))
+    try:
+        return loader.construct_object(node, deep=True)
+    except (ValueError, OverflowError) as exc:
+        reason = "a number too long to be a policy value" if "digits" in str(exc) else str(exc)
+        raise _at(file, f"not a valid value: {reason}", node, format_path(path)) from None
 
 
 def _mark(node: yaml.Node) -> Mark:
@@ -230,26 +270,68 @@ def _at(file: str, message: str, node: yaml.Node, field: str | None = None) -> D
 def _expand_env(
     raw: dict[Any, Any], marks: _Marks, file: str, environ: Mapping[str, str]
 ) -> list[DataError]:
-    """Expand ``${NAME}`` in ``notify.webhook_url`` in place; problems for unset names."""
-    notify = raw.get("notify")
-    if not isinstance(notify, dict) or not isinstance(notify.get("webhook_url"), str):
-        return []
+    """Expand ``${NAME}`` in the URL keys that may hold secrets, in place.
+
+    Only ``GPUPLAN_*`` names and names listed in ``env_allow`` expand; any other name,
+    an unset or empty variable, or a malformed reference is a problem at that key.
+    """
+    allowed = raw.get("env_allow")
+    extra = {n for n in allowed if isinstance(n, str)} if isinstance(allowed, list) else set()
     problems: list[DataError] = []
+    for key_path in EXPANDED:
+        parent: Any = raw
+        for part in key_path[:-1]:
+            parent = parent.get(part) if isinstance(parent, dict) else None
+        if not isinstance(parent, dict) or not isinstance(parent.get(key_path[-1]), str):
+            continue
 
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(1)
-        value = environ.get(name, "") if _ENV_NAME.match(name) else ""
-        if not _ENV_NAME.match(name):
-            message = f"'${{{name}}}' is not a valid environment variable reference"
-        elif not value:
-            message = f"environment variable {name} is not set (or empty); set it or write the URL"
-        else:
-            return value
-        problems.append(_place(("notify", "webhook_url"), message, marks, file))
-        return ""
+        original = parent[key_path[-1]]
 
-    notify["webhook_url"] = _ENV_REF.sub(substitute, notify["webhook_url"])
+        def substitute(
+            match: re.Match[str], where: KeyPath = key_path, text: str = original
+        ) -> str:
+            name = match.group(1)
+            message = _env_refusal(name, extra, environ) or _in_host(text, match)
+            if message is None:
+                return environ[name]
+            problems.append(_place(where, message, marks, file))
+            return ""
+
+        parent[key_path[-1]] = _ENV_REF.sub(substitute, parent[key_path[-1]])
     return problems
+
+
+def _in_host(text: str, match: re.Match[str]) -> str | None:
+    """A refusal when ``${NAME}`` is part of the URL's host (which is shown and logged);
+    the whole URL, the user info (credentials) and the path may come from variables."""
+    if match.group(0) == text:
+        return None
+    start = text.find("://")
+    if start < 0 or match.start() < start:
+        return "a variable may fill the whole URL, its user info or its path, not its scheme"
+    authority_end = text.find("/", start + 3)
+    authority_end = len(text) if authority_end < 0 else authority_end
+    host_start = text.rfind("@", start + 3, authority_end) + 1 or start + 3
+    if host_start <= match.start() < authority_end:
+        return (
+            "a variable may fill the whole URL, its user info or its path, not part of its "
+            "host (hosts are shown in messages)"
+        )
+    return None
+
+
+def _env_refusal(name: str, extra: set[str], environ: Mapping[str, str]) -> str | None:
+    """Why ``${name}`` may not expand, or None."""
+    if not _ENV_NAME.match(name):
+        return f"'${{{name[:40]}}}' is not a valid environment variable reference"
+    if not name.startswith(ENV_PREFIX) and name not in extra:
+        return (
+            f"environment variable {name} may not be expanded here: only {ENV_PREFIX}* "
+            "names, or names listed in env_allow"
+        )
+    if not environ.get(name):
+        return f"environment variable {name} is not set (or empty); set it or write the URL"
+    return None
 
 
 def _validation_problem(err: Any, marks: _Marks, file: str) -> DataError:

@@ -32,6 +32,7 @@ from gpuplan.core.errors import DataError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
 from gpuplan.core.refresh import Quote, is_aws_local_zone
+from gpuplan.loaders.safe_read import IMPORT_LIMIT, read_text
 
 REQUIRED: tuple[str, ...] = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs")
 REQUIRED += ("MemoryGiB", "Price", "SpotPrice", "Region")
@@ -94,10 +95,7 @@ def find_vms_csv(directory: Path, provider: Provider) -> Path | None:
 
 def read_vms_csv(path: Path) -> list[_Row]:
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise DataError(name, "not UTF-8 text") from None
+    text = read_text(path, limit=IMPORT_LIMIT, what="SkyPilot vms.csv")
     reader = csv.DictReader(text.splitlines())
     missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
     if missing:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import csv
 import itertools
 import math
-import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -37,9 +36,9 @@ from pathlib import Path
 
 from gpuplan.core.errors import DataError
 from gpuplan.core.simulation.traces import Kind, Segment, Trace
+from gpuplan.loaders.safe_read import TRACE_LIMIT, read_text
 
 FLEET_FILE = "fleet.csv"
-MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_MINUTES = 366 * 24 * 60
 MAX_STEP = 60
 COLUMNS = ("minute", "utilisation", "gpu_memory_used_percent", "cpu_percent", "kind", "label")
@@ -48,6 +47,15 @@ _ALIASES = {"utilization": "utilisation"}
 
 def write_traces(directory: Path, traces: Sequence[Trace]) -> None:
     """Format v2, one row a minute; memory and CPU columns only when the traces have them."""
+    try:
+        _write_traces(directory, traces)
+    except OSError as exc:
+        raise DataError(
+            str(directory), f"cannot write traces here: {exc.strerror or exc}"
+        ) from None
+
+
+def _write_traces(directory: Path, traces: Sequence[Trace]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     with (directory / FLEET_FILE).open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh, lineterminator="\n")
@@ -143,19 +151,7 @@ class _Table:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise DataError(str(path), "not a regular file")
-        if info.st_size > MAX_FILE_BYTES:
-            raise DataError(str(path), f"larger than {MAX_FILE_BYTES // 2**20} MiB")
-        with path.open("rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-        return data.decode("utf-8-sig")
-    except FileNotFoundError:
-        raise DataError(str(path), "not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(str(path), f"cannot read: {exc}") from None
+    return read_text(path, limit=TRACE_LIMIT, what="trace file")
 
 
 def _csv_rows(path: Path, required: Sequence[str]) -> _Table:

@@ -185,6 +185,8 @@ def load_fake_fleet(path: str | Path) -> list[GpuInstance]:
 def load_fake_fleet_file(path: str | Path) -> tuple[list[GpuInstance], dict[str, float]]:
     """Instances and flat utilisation percents from a fleet file; :class:`DataError` if bad."""
     shown = str(path)
+    if Path(path).exists() and (not Path(path).is_file() or Path(path).stat().st_size > 2**24):
+        raise DataError(shown, "not a regular file of at most 16 MiB (GPUPLAN_FAKE_FLEET)")
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:

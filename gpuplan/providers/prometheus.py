@@ -24,31 +24,32 @@ for Azure, the VM's ``vmId``): never by name, since names repeat across scopes.
 
 ``DCGM_FI_DEV_GPU_UTIL`` is a percent; the profiling fields (``DCGM_FI_PROF_*``, e.g.
 ``DCGM_FI_PROF_GR_ENGINE_ACTIVE``) are ratios 0..1 and are scaled to percent.
-Transient answers (429, 502, 503, 504, connection errors) are retried with backoff.
+Transient answers (429, 502, 503, 504, connection errors) are retried with backoff
+(:mod:`gpuplan.providers.http`: httpx, no redirects, a 64 MiB answer cap). An answer
+that is not the API's JSON (an HTML login page, a non-numeric or negative sample) is a
+one-line :class:`ProviderError`, so every instance of the run is ``unknown``; the URL
+in any message is redacted (credentials, query and tokens hidden).
 """
 
 from __future__ import annotations
 
 import functools
-import json
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
+from gpuplan.core.urls import redact_url
 from gpuplan.providers.base import LifecycleProvider, ProviderError
+from gpuplan.providers.http import HttpError, Limits, decode_json, request
 
 DEFAULT_METRIC = "DCGM_FI_DEV_GPU_UTIL"
 DEFAULT_MEMORY_USED = "DCGM_FI_DEV_FB_USED"
 DEFAULT_MEMORY_FREE = "DCGM_FI_DEV_FB_FREE"
 DEFAULT_CPU = "node_cpu_seconds_total"
 RATIO_PREFIX = "DCGM_FI_PROF_"
-TRANSIENT = frozenset({429, 502, 503, 504})
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
 _REGEX_SPECIAL = set(".+*?()[]{}|^$\\")
 
 
@@ -159,43 +160,39 @@ class PrometheusSource:
         data = self._post("/api/v1/query_range", form)
         out: dict[str, dict[str, dict[datetime, float]]] = {}
         for series in data.get("result", ()):
-            labels = series.get("metric", {})
+            labels, values = _series(series)
             owner = owners.get(str(labels.get(self.instance_label, "")).lower())
             if owner is None:
                 continue
             gpu = str(labels.get("gpu", "0"))
             points = out.setdefault(owner, {}).setdefault(gpu, {})
-            for stamp, raw in series.get("values", ()):
-                value = float(raw)
-                if value != value:  # NaN: no sample
-                    continue
-                begin = datetime.fromtimestamp(float(stamp), tz=UTC) - period
-                points[begin] = max(points.get(begin, 0.0), value)
+            for sample in filter(None, map(_sample, values)):
+                begin = sample[0] - period
+                points[begin] = max(points.get(begin, 0.0), sample[1])
         return out
 
     def _post(self, path: str, form: Mapping[str, str]) -> Any:
-        body = urllib.parse.urlencode(form).encode()
-        last = ""
-        for attempt in range(self._attempts):
-            if attempt:
-                time.sleep(self._backoff_s * 2 ** (attempt - 1))
-            self.calls += 1
-            request = urllib.request.Request(
-                self.url + path,
-                data=body,
-                headers={"Content-Type": "application/x-www-form-urlencoded"},
-                method="POST",
-            )
-            try:
-                with urllib.request.urlopen(request, timeout=self._timeout_s) as response:
-                    return _data(json.load(response))
-            except urllib.error.HTTPError as exc:
-                last = f"HTTP {exc.code}: {_error_text(exc)}"
-                if exc.code not in TRANSIENT:
-                    break
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                last = str(getattr(exc, "reason", exc))
-        raise ProviderError(f"prometheus {self.url}: query_range failed ({last})")
+        """POST a form to the API; the ``data`` of a successful answer, else ProviderError.
+
+        Transport through :mod:`gpuplan.providers.http` (timeouts, bounded retries of
+        transient answers, no redirects, a size cap); every message names the URL
+        redacted, so credentials in it never reach the terminal or the ledger.
+        """
+        limits = Limits(
+            connect_s=min(self._timeout_s, 10.0),
+            read_s=self._timeout_s,
+            attempts=self._attempts,
+            backoff_s=self._backoff_s,
+            max_bytes=MAX_ANSWER_BYTES,
+        )
+        url = self.url + path
+        self.calls += 1
+        try:
+            response = request("POST", url, limits=limits, data=form)
+            payload = decode_json(response, url, ok_only=False)
+        except HttpError as exc:
+            raise ProviderError(f"prometheus: query_range failed: {exc.message}") from None
+        return _data(payload, redact_url(url), response.status)
 
 
 def _memory_percent(
@@ -210,19 +207,44 @@ def _memory_percent(
     return out
 
 
-def _data(payload: Any) -> Any:
+def _data(payload: Any, shown: str, status: int) -> dict[str, Any]:
+    """The ``data`` object of a Prometheus API answer; errors as one redacted line."""
     if not isinstance(payload, dict) or payload.get("status") != "success":
-        error = payload.get("error") if isinstance(payload, dict) else payload
-        raise ProviderError(f"prometheus: query failed: {error}")
-    return payload.get("data") or {}
+        error = payload.get("error") if isinstance(payload, dict) else None
+        text = str(error)[:200] if error else "not a Prometheus API answer"
+        raise ProviderError(f"prometheus: {shown}: query failed (HTTP {status}): {text}")
+    data = payload.get("data") or {}
+    if not isinstance(data, dict) or not isinstance(data.get("result", []), list):
+        raise ProviderError(f"prometheus: {shown}: answer has no result list")
+    return data
 
 
-def _error_text(exc: urllib.error.HTTPError) -> str:
+def _series(item: Any) -> tuple[Mapping[str, Any], list[Any]]:
+    """Labels and values of one result series; ProviderError when it is malformed."""
+    labels = item.get("metric") if isinstance(item, dict) else None
+    values = item.get("values", []) if isinstance(item, dict) else None
+    if not isinstance(labels, dict) or not isinstance(values, list):
+        raise ProviderError("prometheus: a result series without metric labels or values")
+    return labels, values
+
+
+def _sample(point: Any) -> tuple[datetime, float] | None:
+    """``[stamp, "value"]`` as (time, value); None for NaN (no sample); else ProviderError."""
+    if not isinstance(point, list | tuple) or len(point) != 2:
+        raise ProviderError(f"prometheus: a sample that is not [time, value]: {str(point)[:60]}")
+    stamp, raw = point
     try:
-        payload = json.loads(exc.read() or b"{}")
-    except (ValueError, OSError):
-        return exc.reason if isinstance(exc.reason, str) else ""
-    return str(payload.get("error") or exc.reason)
+        value = float(raw)
+        when = datetime.fromtimestamp(float(stamp), tz=UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        raise ProviderError(
+            f"prometheus: a non-numeric sample ({str(stamp)[:30]}, {str(raw)[:30]})"
+        ) from None
+    if value != value:  # NaN: no sample
+        return None
+    if value in (float("inf"), float("-inf")) or value < -1.0:
+        raise ProviderError(f"prometheus: a sample out of range ({str(raw)[:30]})")
+    return when, max(value, 0.0)  # 100 * (1 - idle rate) can dip a hair below 0
 
 
 class WithPrometheus:

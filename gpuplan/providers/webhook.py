@@ -2,18 +2,20 @@
 
 Promise: ``send`` never raises for network or HTTP trouble; it returns a
 :class:`Delivery` that says what happened, so a run reports a failed alert and goes on.
+The call goes through :mod:`gpuplan.providers.http`: https to a public address only
+(unless ``allow_insecure``, the policy's ``notify.allow_insecure_webhook``), never a
+link-local one, no redirects, explicit timeouts, and every message shows the URL's
+origin only (the path of a webhook URL is its secret).
 """
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
-from gpuplan import __version__
+from gpuplan.core.policy import Notify
+from gpuplan.core.urls import redact_webhook, webhook_problem
+from gpuplan.providers.http import HttpError, Limits, request
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -34,42 +36,48 @@ class Notifier(Protocol):
 
 
 def redact_url(url: str) -> str:
-    """The URL with its secret parts hidden: ``https://hooks.slack.com/...``."""
-    parts = urlsplit(url)
-    if not parts.scheme or not parts.hostname:
-        return "<webhook>"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{parts.hostname}{port}/..."
+    """The webhook URL with its secret parts hidden: ``https://hooks.slack.com/...``."""
+    return redact_webhook(url)
 
 
 class WebhookNotifier:
     """Posts messages to one incoming-webhook URL (Slack, Mattermost, Teams workflows)."""
 
-    def __init__(self, url: str, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self, url: str, *, timeout: float = DEFAULT_TIMEOUT_S, allow_insecure: bool = False
+    ) -> None:
         self.url = url
         self.timeout = timeout
+        self.allow_insecure = allow_insecure
 
     def send(self, text: str, *, extra: dict[str, Any] | None = None) -> Delivery:
-        body = json.dumps({"text": text, **(extra or {})}).encode("utf-8")
-        request = urllib.request.Request(
-            self.url,
-            data=body,
-            method="POST",
-            headers={
-                "Content-Type": "application/json",
-                "User-Agent": f"gpuplan/{__version__}",
-            },
-        )
         where = redact_url(self.url)
+        refused = webhook_problem(self.url, allow_insecure=self.allow_insecure)
+        if refused is not None:
+            return Delivery(False, None, f"{where}: not sent: {refused}")
+        limits = Limits(
+            connect_s=min(self.timeout, 5.0),
+            read_s=self.timeout,
+            attempts=2,
+            backoff_s=0.5,
+            max_bytes=64 * 1024,
+            public_only=not self.allow_insecure,
+            hide_path=True,
+        )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                status = int(response.status)
-        except urllib.error.HTTPError as exc:
-            return Delivery(False, exc.code, f"{where} answered HTTP {exc.code} {exc.reason}")
-        except urllib.error.URLError as exc:
-            return Delivery(False, None, f"{where} unreachable: {exc.reason}")
-        except TimeoutError:
-            return Delivery(False, None, f"{where} did not answer within {self.timeout:g}s")
-        except (OSError, ValueError) as exc:
-            return Delivery(False, None, f"{where}: {exc}")
-        return Delivery(True, status)
+            response = request(
+                "POST", self.url, limits=limits, json_body={"text": text, **(extra or {})}
+            )
+        except HttpError as exc:
+            detail = exc.message.split(": ", 1)[-1]
+            return Delivery(False, exc.status, f"{where} unreachable or refused: {detail}")
+        if not 200 <= response.status < 300:
+            return Delivery(False, response.status, f"{where} answered HTTP {response.status}")
+        return Delivery(True, response.status)
+
+
+def notifier_for(notify: Notify) -> WebhookNotifier | None:
+    """The policy's webhook (with its insecure opt-in), or None when it names none."""
+    if notify.webhook_url is None:
+        return None
+    return WebhookNotifier(notify.webhook_url, allow_insecure=notify.allow_insecure_webhook)

@@ -323,7 +323,6 @@ class FleetScreen(Screen[None]):
         from gpuplan.usecases.stop_idle import run_lock, run_stop_idle
 
         db = self.context.ledger_path or ledger_path()
-        url = policy.notify.webhook_url
         try:
             with run_lock(db.with_name(db.name + ".lock"), 5.0), Ledger(db) as ledger:
                 result = run_stop_idle(
@@ -332,7 +331,7 @@ class FleetScreen(Screen[None]):
                     apply=live,
                     now=self.context.clock(),
                     ledger=ledger,
-                    notifier=None if url is None else self._notifier(url),
+                    notifier=self._notifier(policy),
                     instance_ids={seen.instance.instance_id},
                 )
         except GpuplanError as exc:
@@ -341,11 +340,11 @@ class FleetScreen(Screen[None]):
         self.app.call_from_thread(self._stopped, result)
 
     @staticmethod
-    def _notifier(url: str) -> Notifier:
+    def _notifier(policy: Policy) -> Notifier | None:
         """The policy's webhook, as ``gpuplan stop-idle`` uses it (sent for live runs only)."""
-        from gpuplan.providers.webhook import WebhookNotifier
+        from gpuplan.providers.webhook import notifier_for
 
-        return WebhookNotifier(url)
+        return notifier_for(policy.notify)
 
     def _stopped(self, result: StopIdleResult) -> None:
         from gpuplan.tui.fleet_text import outcome_message

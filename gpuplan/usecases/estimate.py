@@ -321,11 +321,10 @@ MAX_USD = Decimal("1e12")
 
 def read_job_file(path: str) -> dict[str, Any]:
     """A YAML or JSON job file: a mapping with the same keys as the flags."""
+    from gpuplan.loaders.safe_read import JOB_FILE_LIMIT, read_text
+
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(path, f"cannot read: {exc.strerror}") from None
+    text = read_text(path, limit=JOB_FILE_LIMIT, what="job file")
     import yaml
 
     try:
@@ -337,6 +336,11 @@ def read_job_file(path: str) -> dict[str, Any]:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         line = mark.line + 1 if mark is not None else None
         raise DataError(path, f"not valid YAML: {problem}", line=line) from None
+    except (ValueError, OverflowError, RecursionError) as exc:
+        reason = (
+            "a number too long" if "digits" in str(exc) else str(exc)[:80] or "nested too deeply"
+        )
+        raise DataError(path, f"not a valid job file: {reason}") from None
     if not isinstance(data, dict):
         raise DataError(path, "expected a mapping of flag names to values")
     known = {f.name for f in fields(EstimateArgs)}

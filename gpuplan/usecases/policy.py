@@ -71,14 +71,25 @@ def check_policies(
 
 
 def effective_policy(policy: Policy) -> dict[str, Any]:
-    """The policy with every default filled in, as plain data; the webhook URL redacted."""
-    from gpuplan.providers.webhook import redact_url
+    """The policy with every default filled in, as plain data; every URL redacted.
 
-    data: dict[str, Any] = policy.model_dump(mode="json")
-    url = policy.notify.webhook_url
-    if url is not None:
-        data["notify"]["webhook_url"] = redact_url(url)
+    The webhook shows its origin only (its path is the secret); other URLs (endpoints,
+    Prometheus) lose user info, query and token-like path segments.
+    """
+    from gpuplan.core.urls import redact_url, redact_webhook
+
+    data: dict[str, Any] = _redact_urls(policy.model_dump(mode="json"), redact_url, redact_webhook)
     return data
+
+
+def _redact_urls(value: Any, redact: Any, webhook: Any, key: str = "") -> Any:
+    if isinstance(value, dict):
+        return {k: _redact_urls(v, redact, webhook, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_urls(v, redact, webhook, key) for v in value]
+    if isinstance(value, str) and "://" in value:
+        return webhook(value) if key == "webhook_url" else redact(value)
+    return value
 
 
 SCHEMA_ID = "https://github.com/gpuplan/gpuplan/raw/main/policies/policy.schema.json"

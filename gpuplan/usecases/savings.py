@@ -154,8 +154,11 @@ def parse_since(text: str, now: datetime) -> datetime:
 
     units = {"d": "days", "h": "hours", "m": "minutes", "w": "weeks"}
     raw = text.strip().lower()
-    if raw[:-1].isdigit() and raw[-1:] in units:
-        return now - timedelta(**{units[raw[-1]]: int(raw[:-1])})
+    if raw[:-1].isascii() and raw[:-1].isdigit() and raw[-1:] in units:
+        try:
+            return now - timedelta(**{units[raw[-1]]: int(raw[:-1][:12])})
+        except (OverflowError, ValueError):
+            raise InputError(f"--since: {text!r} reaches before year 1") from None
     try:
         parsed = datetime.fromisoformat(raw)
     except ValueError:

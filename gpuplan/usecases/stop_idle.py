@@ -26,6 +26,7 @@ from gpuplan.core.idle import STOPPED_AT_TAG, IdleRule, IdleVerdict, window_boun
 from gpuplan.core.lifecycle import Plan, PlannedAction, Step, plan
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import ActionRecord, DecisionRecord, Ledger
+from gpuplan.ledger.files import private_file
 from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.webhook import Notifier
 from gpuplan.usecases.fleet import Survey, action_rule, decide_one, fetch_samples, idle_rule, survey
@@ -74,8 +75,8 @@ class StopIdleResult:
 @contextmanager
 def run_lock(path: Path, wait_seconds: float) -> Iterator[None]:
     """An exclusive lock file; waits up to ``wait_seconds``, then raises LockBusy."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
+    private_file(path)  # 0600 in a 0700 folder gpuplan creates
+    with open(path, "r+") as handle:
         deadline = time.monotonic() + wait_seconds
         while True:
             try:

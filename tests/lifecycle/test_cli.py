@@ -150,7 +150,9 @@ def test_webhook_per_applied_run(
     idle = world.launch(tags={"team": "research"})
     world.publish(idle, flat(0.0))
     silent = world.launch(tags={"team": "research"})
-    policy = write_policy(tmp_path, f"notify: {{webhook_url: '{webhook}'}}")
+    policy = write_policy(
+        tmp_path, f"notify: {{webhook_url: '{webhook}', allow_insecure_webhook: true}}"
+    )
     args = ["stop-idle", "--policy", policy, "--db", str(tmp_path / "l.db")]
     args += ["--catalog-dir", str(lc_catalog_dir)]
     run(args, capsys)

@@ -1,11 +1,21 @@
-"""deploy/aws-iam-policy.json lists exactly the AWS actions the adapter calls."""
+"""deploy/aws-iam-policy.json and aws-iam-terminate.json grant exactly what the adapter calls.
+
+The base policy must equal the calls of every non-terminating action (list, metrics,
+re-check, tag, untag, stop, hibernate, reservations); the opt-in terminate file must
+equal what terminating adds. Any extra grant, a missing one, a wildcard action, a write
+on ``Resource: *``, a stop or tag write not limited to GPU instance types, or a tag
+statement without its ``Null`` guard fails here.
+"""
 
 from __future__ import annotations
 
+import csv
+import fnmatch
 import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from botocore.stub import Stubber
 
 from gpuplan.core.catalog import Catalog
@@ -14,16 +24,33 @@ from gpuplan.providers.aws.provider import AwsProvider
 from tests.lifecycle.helpers import providers
 from tests.lifecycle.world import NOW, World, flat
 
-POLICY = Path(__file__).resolve().parents[2] / "deploy" / "aws-iam-policy.json"
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+POLICY = DEPLOY / "aws-iam-policy.json"
+TERMINATE = DEPLOY / "aws-iam-terminate.json"
 PREFIX = {"ec2": "ec2", "cloudwatch": "cloudwatch", "sts": "sts"}
+NON_GPU_TYPES = ("m5.large", "c7g.xlarge", "t3.micro", "r6i.8xlarge", "x2idn.32xlarge")
 
 
-def _policy_actions() -> set[str]:
-    doc = json.loads(POLICY.read_text(encoding="utf-8"))
-    return {a for s in doc["Statement"] for a in s["Action"]}
+def _doc(path: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return doc
 
 
-def test_every_adapter_call_is_allowed_and_nothing_more(world: World, lc_catalog: Catalog) -> None:
+def _actions(path: Path) -> set[str]:
+    return {a for s in _doc(path)["Statement"] for a in s["Action"]}
+
+
+def _type_patterns(statement: dict[str, Any]) -> list[str]:
+    patterns: list[str] = statement["Condition"]["StringLike"]["ec2:InstanceType"]
+    return patterns
+
+
+def _allows_type(statement: dict[str, Any], instance_type: str) -> bool:
+    """IAM StringLike on ec2:InstanceType: ``*`` and ``?`` wildcards, case-sensitive."""
+    return any(fnmatch.fnmatchcase(instance_type, p) for p in _type_patterns(statement))
+
+
+def _record_calls(world: World) -> set[str]:
     calls: set[str] = set()
 
     def count(event_name: str, **_: Any) -> None:
@@ -32,10 +59,18 @@ def test_every_adapter_call_is_allowed_and_nothing_more(world: World, lc_catalog
 
     for service in ("ec2", "cloudwatch"):
         world.client(service, "us-east-1").meta.events.register("before-call.*.*", count)
+    return calls
+
+
+def test_every_adapter_call_is_allowed_and_nothing_more(world: World, lc_catalog: Catalog) -> None:
+    calls = _record_calls(world)
     # moto lacks DescribeReservedInstances: a Stubber answers it on a separate client,
     # counted one step earlier (the Stubber itself answers at before-call).
     stubbed = world.session.client("ec2", region_name="us-east-1")
-    stubbed.meta.events.register("before-parameter-build.*.*", count)
+    stubbed.meta.events.register(
+        "before-parameter-build.*.*",
+        lambda event_name, **_: calls.add("ec2:" + event_name.split(".")[-1]),
+    )
     stub = Stubber(stubbed)
     stub.add_response("describe_reserved_instances", {"ReservedInstances": []})
     a = world.launch(tags={"team": "research"})
@@ -53,18 +88,66 @@ def test_every_adapter_call_is_allowed_and_nothing_more(world: World, lc_catalog
     aws.untag(listed[a], ["gpuplan-stop-after"])
     aws.stop(listed[a])
     aws.stop(listed[c], hibernate=True)
-    aws.terminate(listed[b])
-    assert {a, b, c} <= set(listed)
     with stub:
         reserved = AwsProvider("us-east-1", ec2_client=stubbed, cloudwatch_client=None)
         assert reserved.reserved_types() == set()
+    base_calls = set(calls)
+    calls.clear()
+    aws.terminate(listed[b])
+    terminate_calls = calls - base_calls
+    assert {a, b, c} <= set(listed)
 
-    allowed = _policy_actions()
-    assert calls <= allowed, f"calls missing from the IAM policy: {sorted(calls - allowed)}"
-    assert allowed <= calls, f"IAM policy grants more than is called: {sorted(allowed - calls)}"
+    allowed = _actions(POLICY)
+    assert base_calls <= allowed, f"calls missing from the IAM policy: {base_calls - allowed}"
+    assert allowed <= base_calls, f"IAM policy grants more than is called: {allowed - base_calls}"
+    opt_in = _actions(TERMINATE)
+    assert terminate_calls == opt_in == {"ec2:TerminateInstances"}
+    assert "ec2:TerminateInstances" not in allowed  # never in the default policy
+    for statement in _doc(POLICY)["Statement"]:
+        assert set(statement["Action"]) <= base_calls, f"{statement['Sid']} grants unused calls"
 
 
-def test_tag_statement_is_limited_to_gpuplan_keys() -> None:
-    doc = json.loads(POLICY.read_text(encoding="utf-8"))
-    tagging = next(s for s in doc["Statement"] if "ec2:CreateTags" in s["Action"])
+@pytest.mark.parametrize("path", [POLICY, TERMINATE], ids=lambda p: p.name)
+def test_no_wildcard_actions_and_writes_only_on_instances(path: Path) -> None:
+    for statement in _doc(path)["Statement"]:
+        assert statement["Effect"] == "Allow"
+        assert not any("*" in action for action in statement["Action"])
+        writes = [
+            a
+            for a in statement["Action"]
+            if not a.split(":")[1].startswith(("Describe", "List", "Get"))
+        ]
+        if writes:
+            assert statement["Resource"] == "arn:aws:ec2:*:*:instance/*", statement["Sid"]
+
+
+def _gpu_types_in_catalog() -> set[str]:
+    path = Path(__file__).resolve().parents[2] / "pricing" / "aws.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        return {row["instance_type"] for row in csv.DictReader(handle)}
+
+
+def test_stop_terminate_and_tag_writes_are_limited_to_gpu_instance_types() -> None:
+    limited = [
+        s
+        for path in (POLICY, TERMINATE)
+        for s in _doc(path)["Statement"]
+        if {"ec2:StopInstances", "ec2:TerminateInstances", "ec2:CreateTags"} & set(s["Action"])
+    ]
+    assert len(limited) == 3
+    gpu_types = _gpu_types_in_catalog()
+    assert len(gpu_types) > 20
+    for statement in limited:
+        missed = sorted(t for t in gpu_types if not _allows_type(statement, t))
+        assert not missed, f"{statement['Sid']} would refuse catalog GPU types {missed[:5]}"
+        assert not any(_allows_type(statement, t) for t in NON_GPU_TYPES), statement["Sid"]
+        assert _allows_type(statement, "g5.xlarge")  # the type the moto test stops
+
+
+def test_tag_statement_is_limited_to_gpuplan_keys_with_a_null_guard() -> None:
+    tagging = next(s for s in _doc(POLICY)["Statement"] if "ec2:CreateTags" in s["Action"])
+    assert set(tagging["Action"]) == {"ec2:CreateTags", "ec2:DeleteTags"}
     assert tagging["Condition"]["ForAllValues:StringLike"]["aws:TagKeys"] == ["gpuplan-*"]
+    # ForAllValues is true for a request with no tag keys at all (DeleteTags without
+    # keys deletes every tag): the Null guard requires the key to be present.
+    assert tagging["Condition"]["Null"] == {"aws:TagKeys": "false"}

@@ -52,6 +52,9 @@ class HookServer:
         self.received: list[dict[str, Any]] = []
         self.status = 200
         self.delay_s = 0.0
+        self.location: str | None = None
+        """When set, every answer is a 302 redirect to this URL."""
+        self.body = b"ok"
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -64,9 +67,12 @@ class HookServer:
                     time.sleep(server.delay_s)
                 server.received.append({"body": body, "type": self.headers["Content-Type"]})
                 try:
-                    self.send_response(server.status)
+                    self.send_response(302 if server.location else server.status)
+                    if server.location:
+                        self.send_header("Location", server.location)
+                    self.send_header("Content-Length", str(len(server.body)))
                     self.end_headers()
-                    self.wfile.write(b"ok")
+                    self.wfile.write(server.body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting (the timeout test)
 

@@ -126,7 +126,7 @@ def run(pol: Policy, fleet: list[GpuInstance], ledger: Ledger, hook: str | None,
         registry=FakeRegistry(fleet),
         environ={},
         now=now,
-        notifier=None if hook is None else WebhookNotifier(hook, timeout=2),
+        notifier=None if hook is None else WebhookNotifier(hook, timeout=2, allow_insecure=True),
     )
 
 
@@ -262,7 +262,8 @@ def test_budget_command_with_the_fake_fleet_hook(
     monkeypatch.setenv("HOOK", hook_server.url)
     path = write_policy(
         "version: 1\nname: team-a\nscope: {aws: {regions: [us-east-1]}}\n"
-        "budget: {monthly_usd: 100}\nnotify: {webhook_url: '${HOOK}'}\n",
+        "budget: {monthly_usd: 100}\nenv_allow: [HOOK]\n"
+        "notify: {webhook_url: '${HOOK}', allow_insecure_webhook: true}\n",
         "p.yaml",
     )
     db = tmp_path / "l.sqlite3"

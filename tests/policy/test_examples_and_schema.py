@@ -101,7 +101,9 @@ def test_show_fills_defaults_and_redacts_webhook(
 ) -> None:
     monkeypatch.setenv("TEAM_HOOK", "https://hooks.example.org/services/SECRET123")
     path = write_policy(
-        VALID + "  window_minutes: 2h\nnotify: {webhook_url: '${TEAM_HOOK}'}\n", "p.yaml"
+        VALID
+        + "  window_minutes: 2h\nnotify: {webhook_url: '${TEAM_HOOK}'}\nenv_allow: [TEAM_HOOK]\n",
+        "p.yaml",
     )
     assert main(["policy", "show", "--json", str(path)]) == 0
     out = capsys.readouterr().out

@@ -17,6 +17,7 @@ from tests.cloudfakes.scenarios import PERIODS, WINDOW
 from tests.providers_azure.conftest import SUB, AzureWorld
 
 ROLE = Path(__file__).resolve().parents[2] / "deploy" / "azure-role-definition.json"
+TERMINATE_ROLE = ROLE.with_name("azure-role-terminate.json")
 
 
 def test_the_role_definition_matches_the_calls_the_adapter_makes(azure: AzureWorld) -> None:
@@ -37,10 +38,15 @@ def test_the_role_definition_matches_the_calls_the_adapter_makes(azure: AzureWor
     provider.tag(fresh, {"gpuplan-reason": "idle-60m-lt5pct"})
     provider.untag(provider.refresh(vms[0]), ["gpuplan-reason"])
     assert provider.stop(vms[0]) is InstanceState.DEALLOCATED
-    assert provider.terminate(vms[1]) is InstanceState.TERMINATED
-
     used = {ACTIONS[name] for name in azure.fake.calls}
+    assert provider.terminate(vms[1]) is InstanceState.TERMINATED
+    terminating = {ACTIONS[name] for name in azure.fake.calls} - used
+
     role = json.loads(ROLE.read_text(encoding="utf-8"))
-    assert set(role["Actions"]) == used
+    assert set(role["Actions"]) == used  # a missing or an extra grant fails
     assert len(role["Actions"]) == len(used)
     assert role["DataActions"] == [] and role["NotActions"] == []
+    assert not any(a.endswith("/delete") or "*" in a for a in role["Actions"])
+    opt_in = json.loads(TERMINATE_ROLE.read_text(encoding="utf-8"))
+    assert opt_in["Actions"] == sorted(terminating) == ["Microsoft.Compute/virtualMachines/delete"]
+    assert opt_in["DataActions"] == [] and opt_in["NotActions"] == []

@@ -18,6 +18,7 @@ from tests.cloudfakes.scenarios import PERIODS, WINDOW
 from tests.providers_gcp.conftest import PROJECT, GcpWorld
 
 ROLE = Path(__file__).resolve().parents[2] / "deploy" / "gcp-custom-role.yaml"
+TERMINATE_ROLE = ROLE.with_name("gcp-custom-role-terminate.yaml")
 GRPC_PERMISSIONS = {"ListTimeSeries": "monitoring.timeSeries.list"}
 
 
@@ -32,10 +33,14 @@ def test_the_custom_role_matches_the_calls_the_adapter_makes(gcp: GcpWorld) -> N
     provider.untag(fresh, ["gpuplan-reason"])
     assert provider.stop(vms[0]) is InstanceState.STOPPED
     assert provider.suspend(vms[1]) is InstanceState.SUSPENDED
-    assert provider.terminate(vms[2]) is InstanceState.TERMINATED
-
     used = {PERMISSIONS[name] for name in gcp.compute.calls}
     used |= {GRPC_PERMISSIONS[name] for name in gcp.monitoring.calls}
+    assert provider.terminate(vms[2]) is InstanceState.TERMINATED
+    terminating = {PERMISSIONS[name] for name in gcp.compute.calls} - used
+
     role = yaml.safe_load(ROLE.read_text(encoding="utf-8"))
-    assert set(role["includedPermissions"]) == used
+    assert set(role["includedPermissions"]) == used  # a missing or an extra grant fails
     assert len(role["includedPermissions"]) == len(used)
+    assert not any("delete" in p for p in role["includedPermissions"])
+    opt_in = yaml.safe_load(TERMINATE_ROLE.read_text(encoding="utf-8"))
+    assert opt_in["includedPermissions"] == sorted(terminating) == ["compute.instances.delete"]

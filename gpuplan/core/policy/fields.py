@@ -13,12 +13,18 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, PlainSerializer, WithJsonSchema
 
+from gpuplan.core.urls import parse_url
+
 TAG_PATTERN = r"^[a-z][a-z0-9_-]{0,62}$"
 """Tag and label keys valid on AWS, GCP and Azure alike (GCP is the strictest)."""
 TAG_VALUE_PATTERN = r"^[a-z0-9_-]{0,63}$"
 DURATION_PATTERN = r"^\s*(?:(\d+)\s*h)?\s*(?:(\d+)\s*m(?:in)?)?\s*$"
 MAX_MINUTES = 366 * 24 * 60
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+MAX_USD = Decimal(10**9)
+"""No policy amount is above a billion dollars: a larger one is a typo."""
+MAX_COUNT = 100_000
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 
 _DURATION = re.compile(DURATION_PATTERN)
 
@@ -33,6 +39,8 @@ def describe(value: object) -> str:
         return "a mapping"
     if isinstance(value, list | tuple):
         return "a list"
+    if isinstance(value, int) and abs(value) >= 10**18:
+        return f"a {len(str(abs(value))) if abs(value) < 10**4000 else 'many'}-digit number"
     if isinstance(value, int | float | Decimal):
         return str(value)
     text = repr(value)
@@ -47,7 +55,12 @@ def parse_minutes(value: Any) -> int:
     """Whole minutes from ``90``, ``"90m"``, ``"2h"`` or ``"1h30m"``."""
     if isinstance(value, int) and not isinstance(value, bool):
         minutes = value
-    elif isinstance(value, str) and (match := _DURATION.match(value)) and any(match.groups()):
+    elif (
+        isinstance(value, str)
+        and len(value) <= 40
+        and (match := _DURATION.match(value))
+        and any(match.groups())
+    ):
         hours, mins = match.groups()
         minutes = int(hours or 0) * 60 + int(mins or 0)
     else:
@@ -57,13 +70,19 @@ def parse_minutes(value: Any) -> int:
     if minutes < 0:
         raise ValueError(f"must not be negative, got {describe(value)}")
     if minutes > MAX_MINUTES:
-        raise ValueError(f"must be at most {MAX_MINUTES} minutes (366 days), got {minutes}")
+        raise ValueError(
+            f"must be at most {MAX_MINUTES} minutes (366 days), got {describe(minutes)}"
+        )
     return minutes
 
 
 def _number(value: Any) -> Any:
     if not _is_number(value):
         raise ValueError(f"expected a number, got {describe(value)}")
+    if isinstance(value, int) and abs(value) > 10**15:
+        raise ValueError(f"expected a number of sensible size, got {describe(value)}")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"expected a finite number, got {describe(value)}")
     return value
 
 
@@ -89,6 +108,8 @@ def _money(value: Any) -> Decimal:
         raise ValueError(f"expected a finite amount in USD, got {describe(value)}")
     if amount <= 0:
         raise ValueError(f"must be more than 0 USD, got {describe(value)}")
+    if amount > MAX_USD:
+        raise ValueError(f"must be at most {MAX_USD:,} USD, got {describe(value)}")
     return amount
 
 
@@ -114,7 +135,9 @@ def _positive_int(value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise ValueError(f"expected a whole number, got {describe(value)}")
     if value < 1:
-        raise ValueError(f"must be at least 1, got {value}")
+        raise ValueError(f"must be at least 1, got {describe(value)}")
+    if value > MAX_COUNT:
+        raise ValueError(f"must be at most {MAX_COUNT:,}, got {describe(value)}")
     return value
 
 
@@ -196,14 +219,38 @@ SubscriptionId = Annotated[
     ),
     WithJsonSchema({"type": "string", "format": "uuid"}),
 ]
+
+
+def _url(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected an http:// or https:// URL, got {describe(value)}")
+    parse_url(value)
+    return value
+
+
+def _env_name(value: Any) -> str:
+    if not isinstance(value, str) or not re.match(ENV_NAME_PATTERN, value):
+        raise ValueError(
+            f"expected an environment variable name (letters, digits, '_'), got {describe(value)}"
+        )
+    return value
+
+
 HttpUrl = Annotated[
     str,
-    _text(r"^https?://[^\s/$.?#][^\s]*$", "an http:// or https:// URL"),
+    BeforeValidator(_url),
     WithJsonSchema({"type": "string", "pattern": r"^https?://"}),
 ]
+"""An http(s) URL, parsed completely (host, port 1-65535); shown redacted."""
 WebhookUrl = Annotated[
     str,
-    _text(r"^https?://[^\s/$.?#][^\s]*$", "an http:// or https:// URL"),
+    BeforeValidator(_url),
     WithJsonSchema({"type": "string", "pattern": r"^(https?://|\$\{[A-Za-z_][A-Za-z0-9_]*\})"}),
 ]
 """A URL; in files it may be written ``${ENV_VAR}``, expanded when the file is loaded."""
+EnvName = Annotated[
+    str,
+    BeforeValidator(_env_name),
+    WithJsonSchema({"type": "string", "pattern": ENV_NAME_PATTERN}),
+]
+"""The name of an environment variable a policy may expand with ``${NAME}``."""

@@ -16,6 +16,7 @@ from gpuplan.core.fleet import Action
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.fields import (
     AlertPercent,
+    EnvName,
     HttpUrl,
     Identifier,
     Minutes,
@@ -190,7 +191,8 @@ class PrometheusMetrics(_Section):
     """A Prometheus with dcgm-exporter data; when set, used for every provider."""
 
     url: HttpUrl
-    """Base URL of the Prometheus HTTP API, e.g. ``http://prometheus:9090``."""
+    """Base URL of the Prometheus HTTP API, e.g. ``http://prometheus:9090`` (may hold
+    ``${GPUPLAN_...}``; credentials in it are never printed or stored)."""
     metric: str = "DCGM_FI_DEV_GPU_UTIL"
     """dcgm-exporter metric with GPU utilisation in percent, one series per GPU."""
     memory_used_metric: str = "DCGM_FI_DEV_FB_USED"
@@ -253,7 +255,11 @@ class Notify(_Section):
     """Where messages go."""
 
     webhook_url: WebhookUrl | None = None
-    """Slack-compatible incoming webhook: a literal URL or ``${ENV_VAR}``."""
+    """Slack-compatible incoming webhook: a literal URL or ``${ENV_VAR}``; https to a
+    public host unless ``allow_insecure_webhook``; shown redacted (origin only)."""
+    allow_insecure_webhook: StrictBool = False
+    """Allow ``http://`` and loopback or private hosts for the webhook (a lab or an
+    internal chat server). Link-local addresses (cloud metadata) are refused even then."""
 
 
 class Policy(_Section):
@@ -268,3 +274,6 @@ class Policy(_Section):
     planning: Planning = Field(default_factory=Planning)
     idle: IdleSettings = Field(default_factory=IdleSettings)
     notify: Notify = Field(default_factory=Notify)
+    env_allow: list[EnvName] = Field(default_factory=list)
+    """Environment variables ``${NAME}`` may expand (in ``notify.webhook_url`` and
+    ``idle.metrics.prometheus.url``) besides ``GPUPLAN_*``; any other name is refused."""

@@ -8,26 +8,29 @@ Low Priority and Dev/Test meters are left out. A region whose pages cannot all b
 (HTTP error, bad JSON, a page without ``Items``) is reported and nothing of it is used.
 
 The endpoint is configurable (``GPUPLAN_AZURE_PRICES_ENDPOINT`` or an argument): a proxy
-or a mirror is a real need, and tests serve pages from 127.0.0.1.
+or a mirror is a real need, and tests serve pages from 127.0.0.1. Pages are read through
+:mod:`gpuplan.providers.http` (httpx: http(s) only, timeouts, bounded retries, no
+redirects, 32 MiB per page), and a ``NextPageLink`` is followed only on the endpoint's
+own scheme, host and port (a ``file://`` or foreign link fails the region).
 """
 
 from __future__ import annotations
 
-import json
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.refresh import FetchResult, Quote
+from gpuplan.core.urls import parse_url, redact_url
+from gpuplan.providers.http import HttpError, Limits, decode_json, request
 from gpuplan.providers.pricing import Progress, no_progress
 
 DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
 ENDPOINT_ENV = "GPUPLAN_AZURE_PRICES_ENDPOINT"
 MAX_PAGES = 500
+MAX_PAGE_BYTES = 32 * 1024 * 1024
 RESERVATION_TERMS = {"1 Year": PricingModel.RESERVED_1Y, "3 Years": PricingModel.RESERVED_3Y}
 HOURLY = Decimal("0.000001")
 
@@ -78,27 +81,47 @@ def _items(url: str, timeout: float, progress: Progress, region: str) -> Iterato
             raise PageError(f"page {page}: no 'Items' list in the response")
         progress(f"azure {region}: page {page}, {len(items)} price(s)")
         yield from (i for i in items if isinstance(i, dict))
-        link = body.get("NextPageLink")
-        next_url = link if isinstance(link, str) and link else None
+        next_url = _next_page(body.get("NextPageLink"), url, page)
 
 
 def _get_json(url: str, timeout: float, page: int) -> dict[str, Any]:
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    """One page through the shared client: http(s) only, no redirects, capped, retried."""
+    limits = Limits(
+        connect_s=min(timeout, 10.0),
+        read_s=timeout,
+        attempts=3,
+        max_bytes=MAX_PAGE_BYTES,
+        trust_env=True,
+    )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            raw = response.read()
-    except urllib.error.HTTPError as exc:
-        raise PageError(f"page {page}: HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise PageError(f"page {page}: cannot reach the price API ({reason})") from None
+        response = request("GET", url, limits=limits, headers={"Accept": "application/json"})
+    except HttpError as exc:
+        raise PageError(f"page {page}: cannot reach the price API ({exc.message})") from None
+    if not 200 <= response.status < 300:
+        raise PageError(f"page {page}: HTTP {response.status} from {redact_url(url)}")
     try:
-        body = json.loads(raw.decode("utf-8"), parse_float=Decimal)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PageError(f"page {page}: response is not valid JSON ({exc})") from None
+        body = decode_json(response, url, ok_only=False, parse_float=Decimal)
+    except HttpError as exc:
+        raise PageError(f"page {page}: response is not valid JSON ({exc.message})") from None
     if not isinstance(body, dict):
         raise PageError(f"page {page}: expected a JSON object")
     return body
+
+
+def _next_page(link: object, endpoint: str, page: int) -> str | None:
+    """The next page's URL when it is on the endpoint's own origin; else PageError."""
+    if not isinstance(link, str) or not link:
+        return None
+    try:
+        same = parse_url(link).origin() == parse_url(endpoint).origin()
+    except ValueError:
+        same = False
+    if not same:
+        raise PageError(
+            f"page {page}: NextPageLink {redact_url(link)} leaves {redact_url(endpoint)}; "
+            "not followed"
+        )
+    return link
 
 
 def classify(item: dict[str, Any]) -> PricingModel | None:

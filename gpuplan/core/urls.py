@@ -1,0 +1,218 @@
+"""URLs in policies: parsed completely, judged for where they point, shown redacted.
+
+Pure (no ``urllib``, no sockets): the split follows RFC 3986, appendix B. What is
+refused, with a message that never repeats the URL's secret parts:
+
+- any scheme other than ``http`` and ``https``; whitespace or control characters;
+  more than 2,048 characters;
+- a missing or malformed host (labels of letters, digits and ``-``, at most 63 each
+  and 253 in all; IPv4 only as four decimal octets, so ``127.1`` or ``0x7f.1`` are not
+  taken for names; IPv6 in brackets); a port that is not a number from 1 to 65535.
+
+:func:`webhook_problem` adds the rules for outgoing messages: ``https`` to a *public*
+host (a global IP address, or a name that is neither ``localhost`` nor a private
+suffix such as ``.internal``) unless the policy opts in, and never a link-local
+address (cloud metadata services live there), opt-in or not.
+
+:func:`redact_url` keeps scheme, host and port; user info becomes ``***@``, a query
+``?***``, a fragment is dropped, and path segments that look like tokens (long, or
+mixing letters and digits) become ``***``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+MAX_URL_LENGTH = 2048
+SCHEMES = ("http", "https")
+PRIVATE_SUFFIXES = (
+    ".localhost",
+    ".local",
+    ".internal",
+    ".intranet",
+    ".corp",
+    ".home",
+    ".home.arpa",
+    ".lan",
+    ".localdomain",
+)
+_RFC3986 = re.compile(r"^(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$")
+_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+_NUMERIC_LABEL = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$", re.IGNORECASE)
+_TOKENISH = re.compile(r"(?=.*[A-Za-z])(?=.*[0-9])")
+
+
+@dataclass(frozen=True)
+class Url:
+    """The parts of an http(s) URL; ``port`` is None when not written."""
+
+    scheme: str
+    userinfo: str | None
+    host: str
+    port: int | None
+    path: str
+    query: str | None
+    fragment: str | None
+
+    @property
+    def ip(self) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+        """The host as an IP address, when it is written as one."""
+        try:
+            return ipaddress.ip_address(self.host.strip("[]"))
+        except ValueError:
+            return None
+
+    def origin(self) -> str:
+        """``scheme://host[:port]``: nothing secret."""
+        port = f":{self.port}" if self.port is not None else ""
+        return f"{self.scheme}://{self.host}{port}"
+
+
+def parse_url(text: str) -> Url:
+    """The parts of ``text``; ValueError with a message that does not quote secrets."""
+    if not isinstance(text, str):
+        raise ValueError("expected an http:// or https:// URL")
+    if len(text) > MAX_URL_LENGTH:
+        raise ValueError(f"URL longer than {MAX_URL_LENGTH} characters")
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in text):
+        raise ValueError("URL contains whitespace or control characters")
+    match = _RFC3986.match(text)
+    if match is None or (match.group(1) or "").lower() not in SCHEMES:
+        raise ValueError("expected an http:// or https:// URL")
+    authority: str = match.group(2) or ""
+    if not authority:
+        raise ValueError("URL has no host (expected http(s)://host[:port]/...)")
+    userinfo, _, hostport = authority.rpartition("@")
+    host, port = _split_host_port(hostport)
+    return Url(
+        scheme=match.group(1).lower(),
+        userinfo=userinfo or None,
+        host=host,
+        port=port,
+        path=match.group(3) or "",
+        query=match.group(4),
+        fragment=match.group(5),
+    )
+
+
+def _split_host_port(hostport: str) -> tuple[str, int | None]:
+    if hostport.startswith("["):
+        end = hostport.find("]")
+        if end < 0:
+            raise ValueError("URL has an unclosed '[' in its host")
+        host, rest = hostport[: end + 1], hostport[end + 1 :]
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise ValueError("URL host in brackets is not an IPv6 address") from None
+    else:
+        host, sep, port_text = hostport.partition(":")
+        rest = sep + port_text
+        _check_host_name(host)
+    if not rest:
+        return host.lower(), None
+    if not rest.startswith(":"):
+        raise ValueError("URL host is followed by something other than ':port'")
+    return host.lower(), _port(rest[1:])
+
+
+def _port(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or len(text) > 5:
+        raise ValueError("URL port must be a number from 1 to 65535")
+    port = int(text)
+    if not 1 <= port <= 65535:
+        raise ValueError(f"URL port must be from 1 to 65535, got {port}")
+    return port
+
+
+def _check_host_name(host: str) -> None:
+    if not host:
+        raise ValueError("URL has no host (expected http(s)://host[:port]/...)")
+    if not host.isascii() or "%" in host:
+        raise ValueError("URL host must be plain ASCII (write an IDN in its xn-- form)")
+    name = host[:-1] if host.endswith(".") else host
+    labels = name.split(".")
+    if len(name) > 253 or not all(_LABEL.match(label) for label in labels):
+        raise ValueError("URL host is not a valid host name or IP address")
+    if _NUMERIC_LABEL.match(labels[-1]):
+        # No top-level domain is numeric: this is an IP literal and must be a plain one.
+        try:
+            ipaddress.IPv4Address(name)
+        except ValueError:
+            raise ValueError(
+                "URL host looks like an IP address but is not four decimal octets"
+            ) from None
+
+
+def host_is_public(url: Url) -> bool:
+    """True for a global IP address, or a name that is not local by its suffix."""
+    ip = url.ip
+    if ip is not None:
+        return bool(ip.is_global) and not ip.is_multicast
+    name = url.host.rstrip(".")
+    if "." not in name or name == "localhost":
+        return False
+    return not any(name.endswith(suffix) for suffix in PRIVATE_SUFFIXES)
+
+
+def is_link_local(url: Url) -> bool:
+    """True for a link-local address (169.254.0.0/16, fe80::/10: metadata services)."""
+    ip = url.ip
+    if ip is None:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return bool(ip.is_link_local) or str(ip) == "fd00:ec2::254"
+
+
+def webhook_problem(text: str, *, allow_insecure: bool) -> str | None:
+    """Why ``text`` may not receive webhook messages, or None when it may."""
+    try:
+        url = parse_url(text)
+    except ValueError as exc:
+        return str(exc)
+    shown = redact_webhook(text)
+    if is_link_local(url):
+        return f"{shown}: a link-local address (cloud metadata service) never receives messages"
+    if allow_insecure:
+        return None
+    if url.scheme != "https":
+        return (
+            f"{shown}: webhook URLs must use https (set notify.allow_insecure_webhook: true "
+            "to allow http)"
+        )
+    if not host_is_public(url):
+        return (
+            f"{shown}: webhook host is not public (loopback, private or local name); set "
+            "notify.allow_insecure_webhook: true to allow it"
+        )
+    return None
+
+
+def redact_url(text: str) -> str:
+    """``text`` safe to print, log or store; ``<unparsable URL>`` when it cannot be split."""
+    try:
+        url = parse_url(text)
+    except ValueError:
+        return "<unparsable URL>"
+    auth = "***@" if url.userinfo is not None else ""
+    port = f":{url.port}" if url.port is not None else ""
+    segments = [_redact_segment(s) for s in url.path.split("/")]
+    query = "?***" if url.query else ""
+    return f"{url.scheme}://{auth}{url.host}{port}{'/'.join(segments)}{query}"
+
+
+def redact_webhook(text: str) -> str:
+    """A webhook URL's origin only: its whole path is the secret (Slack, Teams)."""
+    try:
+        return parse_url(text).origin() + "/..."
+    except ValueError:
+        return "<webhook>"
+
+
+def _redact_segment(segment: str) -> str:
+    if len(segment) >= 24 or (len(segment) >= 8 and _TOKENISH.match(segment)):
+        return "***"
+    return segment
