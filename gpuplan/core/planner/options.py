@@ -13,10 +13,10 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.gpus import GpuSpec
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.kinds import PricingModel, Provider
 from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.efficiency import Factor
 from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS, early_reasons, finish, who
@@ -27,6 +27,10 @@ from gpuplan.core.planner.spot import DEFAULT_CHECKPOINT_HOURS, SpotOverhead
 from gpuplan.core.planner.spot_realism import OutlierKey, spot_outliers
 from gpuplan.core.planner.timing import Compute, Throughput, compute_for
 from gpuplan.core.planner.workload import Workload
+
+if TYPE_CHECKING:
+    from gpuplan.core.gpus import GpuSpec
+    from gpuplan.core.offers import Offer
 
 __all__ = [
     "DEFAULT_COUNTS",

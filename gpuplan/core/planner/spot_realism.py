@@ -15,7 +15,9 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from gpuplan.core.offers import Offer
+if TYPE_CHECKING:
+    from gpuplan.core.offers import Offer
+
 
 if TYPE_CHECKING:
     from gpuplan.core.planner.options import Option
