@@ -9,7 +9,6 @@ builds with the same fields); it needs only their ``name`` and ``aliases``.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -104,6 +103,8 @@ class GpuTable:
         return out
 
     def _suggest(self, key: str) -> str:
+        import difflib  # only for a name that matched nothing
+
         close = difflib.get_close_matches(key, list(self._index), n=8, cutoff=0.6)
         names: list[str] = []
         for alias in close:

@@ -160,9 +160,12 @@ def enumerate_options(catalog: Catalog, request: PlanRequest) -> tuple[list[Opti
     cache: dict[tuple[str, float, float, int, float | None], Compute] = {}
     outliers = spot_outliers(catalog.offers)
     out: list[Option] = []
+    by_gpu: dict[str, list[Offer]] = {}
+    for offer in catalog.offers:
+        by_gpu.setdefault(offer.gpu, []).append(offer)
     for spec in _specs(catalog, request):
-        offers = [o for o in catalog.offers if o.gpu == spec.name and _wanted(o, request)]
-        sold = any(o.gpu == spec.name for o in catalog.offers)
+        offers = [o for o in by_gpu.get(spec.name, ()) if _wanted(o, request)]
+        sold = spec.name in by_gpu
         if sold and not offers and request.price_per_gpu_hour is None:
             out.append(_unsold_here(spec.name, request))
             continue

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.kinds import PricingModel
 from gpuplan.core.planner.calibration import RESIDUAL_HIGH, RESIDUAL_LOW
-from gpuplan.core.planner.reserved import hours_cost, reserved_cost
+from gpuplan.core.planner.reserved import hours_cost, reserved_cost, term_cost
 from gpuplan.core.planner.spot import spot_overhead
 
 if TYPE_CHECKING:
@@ -144,6 +144,7 @@ def _reserved(
         on_demand_hourly=None if od is None else od * Decimal(nodes),
         reuse=request.reuse_commitment,
     )
+    reuse = request.reuse_commitment
     term = f"{term_hours // (365 * 24)}-year"
     if rc.whole_term:
         note = (
@@ -158,17 +159,11 @@ def _reserved(
             f"; pays off against on-demand when busy >= {rc.break_even_utilization:.0%} of the term"
         )
 
-    def cost_at(h: float) -> Decimal:
-        od_hourly = None if od is None else od * Decimal(nodes)
-        return reserved_cost(
-            hourly, h, term_hours, on_demand_hourly=od_hourly, reuse=request.reuse_commitment
-        ).cost
-
     return {
         "hours": hours,
         "cost_usd": rc.cost,
-        "cost_usd_low": cost_at(hours * RESIDUAL_LOW),
-        "cost_usd_high": cost_at(hours * RESIDUAL_HIGH),
+        "cost_usd_low": term_cost(hourly, hours * RESIDUAL_LOW, term_hours, reuse=reuse),
+        "cost_usd_high": term_cost(hourly, hours * RESIDUAL_HIGH, term_hours, reuse=reuse),
         "commitment_usd": rc.commitment,
         "break_even_utilization": rc.break_even_utilization,
         "notes": (note,),
