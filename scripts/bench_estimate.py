@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "estimate.md"
 COMMAND = ["estimate", "--params", "7B", "--tokens", "1T"]
-RUNS = 7
+RUNS = 11
 LLM_ANALYSIS = [
     "-m", "llm_analysis.analysis", "train", "--model_name=decapoda-research_llama-7b-hf",
     "--gpu_name=a100-sxm-80gb", "--total_num_tokens=1e12", "--total_num_gpus=64",
@@ -61,12 +61,19 @@ def has_llm_analysis() -> bool:
     return importlib.util.find_spec("llm_analysis") is not None
 
 
+def gpuplan_argv() -> list[str]:
+    """The installed ``gpuplan`` command (what people run) when there is one next to this
+    interpreter, else ``-m gpuplan``."""
+    script = Path(sys.executable).with_name("gpuplan")
+    return [str(script)] if script.is_file() else ["-m", "gpuplan"]
+
+
 def cold_runs() -> tuple[Timings, Timings | None]:
     """Wall and CPU seconds of fresh processes: gpuplan and llm-analysis, interleaved."""
     ours: Timings = ([], [])
     theirs: Timings | None = ([], []) if has_llm_analysis() else None
     for _ in range(RUNS):
-        wall, cpu = _timed(["-m", "gpuplan", *COMMAND])
+        wall, cpu = _timed([*gpuplan_argv(), *COMMAND])
         ours[0].append(wall)
         ours[1].append(cpu)
         if theirs is not None:
@@ -93,7 +100,7 @@ def json_sizes() -> tuple[int, int]:
 def import_profile(top: int = 15) -> tuple[float, list[tuple[float, str]]]:
     """Total import time and the slowest top-level-ish imports of one estimate run."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "gpuplan", *COMMAND],
+        [sys.executable, "-X", "importtime", *gpuplan_argv(), *COMMAND],
         check=True,
         capture_output=True,
         text=True,
@@ -124,7 +131,7 @@ def whole_catalog() -> list[tuple[str, int, int, float]]:
     from gpuplan.loaders.catalog import load_catalog
     from gpuplan.usecases.estimate import EstimateArgs, build_workload
 
-    catalog = load_catalog()
+    catalog = load_catalog(fast=True)
     workload = build_workload(EstimateArgs(params="7B", tokens="1T"))
     results = []
     for label, counts in (("powers of two 1..1024", tuple(float(2**k) for k in range(11))),):

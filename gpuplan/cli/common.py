@@ -76,12 +76,14 @@ def add_output_format(parser: argparse.ArgumentParser, *, csv: bool = True) -> N
         group.add_argument("--csv", action="store_true", help="print CSV")
 
 
-def load_catalog_for(args: argparse.Namespace) -> Catalog:
-    """The catalog named by ``--catalog-dir`` (or the bundle), notices printed to stderr."""
+def load_catalog_for(args: argparse.Namespace, *, fast: bool = False) -> Catalog:
+    """The catalog named by ``--catalog-dir`` (or the bundle), notices printed to stderr.
+
+    ``fast``: plain rows without pydantic, for read-only planning (``estimate``)."""
     from gpuplan.loaders.catalog import load_catalog
 
     check_catalog_env()
-    catalog = load_catalog(getattr(args, "catalog_dir", None), now=datetime.now(UTC))
+    catalog = load_catalog(getattr(args, "catalog_dir", None), now=datetime.now(UTC), fast=fast)
     print_notices(catalog.notices)
     return catalog
 

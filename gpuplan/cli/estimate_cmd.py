@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     top = _positive_int(args.top, "--top")
     explain_rank = _positive_int(args.explain, "--explain")
     fx = _fx(args.currency, args.fx)
-    catalog = load_catalog_for(args)
+    catalog = load_catalog_for(args, fast=True)
     constraints, note = None, None
     if args.policy:
         from datetime import UTC, datetime

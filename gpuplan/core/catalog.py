@@ -11,9 +11,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from gpuplan.core.gpus import GpuTable, Precision
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.gpu_names import GpuTable
+from gpuplan.core.kinds import Precision, PricingModel, Provider
+
+if TYPE_CHECKING:
+    from gpuplan.core.offers import Offer
 
 STALE_AFTER = timedelta(days=90)
 OLD_ROW_AFTER = timedelta(days=30)

@@ -26,16 +26,19 @@ import csv
 import os
 from datetime import date, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuplan.core.catalog import Catalog, stale_notice
-from gpuplan.core.gpus import GpuTable
-from gpuplan.core.offers import Offer, Provider
-from gpuplan.loaders.catalog_files import load_provider_file
-from gpuplan.loaders.gpu_specs import GPU_FILE, load_gpu_table
+from gpuplan.core.gpu_names import GpuTable
+from gpuplan.core.kinds import Provider
 from gpuplan.loaders.paths import CATALOG_DIR_ENV, bundled_pricing_dir
+
+if TYPE_CHECKING:
+    from gpuplan.core.offers import Offer
 
 PROVIDER_FILES = {Provider.AWS: "aws.csv", Provider.GCP: "gcp.csv", Provider.AZURE: "azure.csv"}
 BUNDLED = "bundled"
+GPU_FILE = "gpus.toml"
 
 
 def user_catalog_dir(override: str | os.PathLike[str] | None = None) -> Path:
@@ -60,11 +63,24 @@ def catalog_file(name: str, directory: Path, bundled: Path) -> tuple[Path, str]:
     return bundled / name, BUNDLED
 
 
-def load_gpus(directory: str | os.PathLike[str] | None = None) -> GpuTable:
+def load_gpus(directory: str | os.PathLike[str] | None = None, *, fast: bool = False) -> GpuTable:
     """The GPU table under the same overlay rule (``gpus.toml`` from the catalog dir or the
-    bundle): what ``gpuplan gpus`` and policy checks should read."""
+    bundle): what ``gpuplan gpus`` and policy checks should read.
+
+    ``fast`` reads it without pydantic into plain rows (see :mod:`gpuplan.loaders.fast_catalog`),
+    falling back to the validated reader for anything unusual.
+    """
     root = user_catalog_dir(directory)
     path, _ = catalog_file(GPU_FILE, root, bundled_pricing_dir())
+    if fast:
+        from gpuplan.loaders.fast_catalog import NotFast, read_gpus
+
+        try:
+            return read_gpus(path)
+        except NotFast:
+            pass
+    from gpuplan.loaders.gpu_specs import load_gpu_table
+
     return load_gpu_table(path.parent)
 
 
@@ -73,17 +89,20 @@ def load_catalog(
     *,
     now: datetime | None = None,
     providers: tuple[Provider, ...] = tuple(Provider),
+    fast: bool = False,
 ) -> Catalog:
     """Read and validate the catalog: files in the catalog directory over the bundled ones.
 
-    ``now`` enables the staleness notice; without it no age check is made.
+    ``now`` enables the staleness notice; without it no age check is made. ``fast`` (the
+    estimate path) reads well-formed files into plain rows without pydantic and leaves
+    anything unusual to the validated reader: same offers, same errors.
     """
     root = user_catalog_dir(directory)
     # A folder named on purpose (flag, environment) is the catalog the user wants; only the
     # default user folder, filled by an earlier refresh, can silently go stale.
     default_dir = not directory and not os.environ.get(CATALOG_DIR_ENV)
     bundled = bundled_pricing_dir()
-    gpus = load_gpus(directory)
+    gpus = load_gpus(directory, fast=fast)
     offers: list[Offer] = []
     notices: list[str] = []
     for provider in providers:
@@ -91,17 +110,34 @@ def load_catalog(
         if not path.exists():
             notices.append(f"{path}: missing; no {provider.value} offers")
             continue
-        loaded = load_provider_file(path, provider, gpus)
-        offers.extend(o.model_copy(update={"origin": origin}) for o in loaded.offers)
-        notices.extend(loaded.notices)
+        loaded, found = _read_offers(path, provider, gpus, origin, fast)
+        offers.extend(loaded)
+        notices.extend(found)
         if origin != BUNDLED and default_dir:
-            newest = max((o.as_of for o in loaded.offers), default=None)
+            newest = max((o.as_of for o in loaded), default=None)
             notices.extend(_older_than_bundle(path, newest, bundled / path.name))
         if now is not None:
-            stale = stale_notice(loaded.offers, now, str(path))
+            stale = stale_notice(loaded, now, str(path))
             if stale:
                 notices.append(stale)
     return Catalog(offers=tuple(offers), gpus=gpus, notices=tuple(notices))
+
+
+def _read_offers(
+    path: Path, provider: Provider, gpus: GpuTable, origin: str, fast: bool
+) -> tuple[list[Offer], list[str]]:
+    """Offers (their origin set) and notices of one file, fast where the file allows."""
+    if fast:
+        from gpuplan.loaders.fast_catalog import NotFast, read_offers
+
+        try:
+            return read_offers(path, provider, gpus, origin)
+        except NotFast:
+            pass
+    from gpuplan.loaders.catalog_files import load_provider_file
+
+    loaded = load_provider_file(path, provider, gpus)
+    return [o.model_copy(update={"origin": origin}) for o in loaded.offers], loaded.notices
 
 
 def _older_than_bundle(path: Path, as_of: date | None, bundled: Path) -> list[str]:

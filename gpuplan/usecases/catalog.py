@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date, timedelta
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from gpuplan.core.catalog import Catalog, OfferQuery, SortKey, query_offers
 from gpuplan.core.errors import InputError
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.kinds import PricingModel, Provider
+
+if TYPE_CHECKING:
+    from gpuplan.core.offers import Offer
 
 
 def parse_provider(text: str) -> Provider:

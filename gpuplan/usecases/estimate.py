@@ -17,7 +17,7 @@ from typing import Any
 
 from gpuplan.core.catalog import Catalog, oldest_price_note
 from gpuplan.core.errors import DataError, InputError
-from gpuplan.core.gpus import Precision
+from gpuplan.core.kinds import Precision
 from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.options import DEFAULT_GOODPUT, PlanRequest, PlanResult
 from gpuplan.core.planner.quantities import (

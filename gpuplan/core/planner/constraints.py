@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from gpuplan.core.offers import PricingModel
+from gpuplan.core.kinds import PricingModel
 
 
 @dataclass(frozen=True)

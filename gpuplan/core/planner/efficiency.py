@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gpuplan.core.gpus import GpuSpec, Precision
+from gpuplan.core.kinds import Precision
 from gpuplan.core.planner import calibration as cal
+
+if TYPE_CHECKING:
+    from gpuplan.core.gpus import GpuSpec
 
 _SHARE = cal.END_TO_END_SHARE
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuplan.core.offers import PricingModel
+from gpuplan.core.kinds import PricingModel
 from gpuplan.core.planner.calibration import RESIDUAL_LOW
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.core.gpus import Precision
+from gpuplan.core.kinds import Precision
 from gpuplan.core.planner.workload import Optimizer, Recompute, Shape, Workload
 
 GIB = float(2**30)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.gpus import GpuSpec
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.kinds import PricingModel, Provider
 from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.efficiency import Factor
 from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS, early_reasons, finish, who
@@ -27,6 +27,10 @@ from gpuplan.core.planner.spot import DEFAULT_CHECKPOINT_HOURS, SpotOverhead
 from gpuplan.core.planner.spot_realism import OutlierKey, spot_outliers
 from gpuplan.core.planner.timing import Compute, Throughput, compute_for
 from gpuplan.core.planner.workload import Workload
+
+if TYPE_CHECKING:
+    from gpuplan.core.gpus import GpuSpec
+    from gpuplan.core.offers import Offer
 
 __all__ = [
     "DEFAULT_COUNTS",
@@ -126,6 +130,9 @@ class Option:
         return None if self.compute is None else self.compute.memory
 
 
+_OPTION_FIELDS = tuple(f.name for f in fields(Option))
+
+
 @dataclass(frozen=True)
 class PlanResult:
     workload: Workload
@@ -153,12 +160,15 @@ def enumerate_options(catalog: Catalog, request: PlanRequest) -> tuple[list[Opti
     """All options, feasible or not, unranked."""
     flops = training_flops(request.workload)
     counts = request.counts or DEFAULT_COUNTS
-    cache: dict[tuple[str, float, float, int, float | None], Compute] = {}
+    cache: dict[_Key, tuple[Compute, tuple[str, ...]]] = {}
     outliers = spot_outliers(catalog.offers)
     out: list[Option] = []
+    by_gpu: dict[str, list[Offer]] = {}
+    for offer in catalog.offers:
+        by_gpu.setdefault(offer.gpu, []).append(offer)
     for spec in _specs(catalog, request):
-        offers = [o for o in catalog.offers if o.gpu == spec.name and _wanted(o, request)]
-        sold = any(o.gpu == spec.name for o in catalog.offers)
+        offers = [o for o in by_gpu.get(spec.name, ()) if _wanted(o, request)]
+        sold = spec.name in by_gpu
         if sold and not offers and request.price_per_gpu_hour is None:
             out.append(_unsold_here(spec.name, request))
             continue
@@ -292,17 +302,33 @@ def _dominated(spec: GpuSpec, count: float, offer: Offer, bigger: Offer) -> Opti
     )
 
 
+_Key = tuple[str, float, float, int, float | None]
+
+
 def _priced(
     placement: _Placement,
     request: PlanRequest,
     flops: Flops,
-    cache: dict[tuple[str, float, float, int, float | None], Compute],
+    cache: dict[_Key, tuple[Compute, tuple[str, ...]]],
 ) -> list[Option]:
+    """The placement under each pricing model. Compute and the reasons that hold whatever
+    the price depend only on the GPU, count, node shape and network: worked out once for
+    every region and instance type sharing them."""
     offer = placement.offer
     network = offer.network_gbps if offer else None
     key = (placement.spec.name, placement.count, placement.gpus_per_node, placement.nodes, network)
-    compute = cache.get(key)
-    if compute is None:
+    base = Option(
+        placement.spec.name,
+        placement.count,
+        placement.nodes,
+        placement.gpus_per_node,
+        offer.provider if offer else None,
+        offer.instance_type if offer else None,
+        offer.region if offer else None,
+        None,
+    )
+    known = cache.get(key)
+    if known is None:
         compute = compute_for(
             placement.spec,
             request.workload,
@@ -314,24 +340,16 @@ def _priced(
             mfu_override=request.mfu,
             throughput=request.throughput,
         )
-        cache[key] = compute
-    base = Option(
-        placement.spec.name,
-        placement.count,
-        placement.nodes,
-        placement.gpus_per_node,
-        offer.provider if offer else None,
-        offer.instance_type if offer else None,
-        offer.region if offer else None,
-        None,
-        compute=compute,
-    )
+        hours = compute.compute_hours / request.goodput
+        known = compute, tuple(early_reasons(compute, hours, request, base))
+        cache[key] = known
+    compute, early = known
     hours = compute.compute_hours / request.goodput
-    early = early_reasons(compute, hours, request, base)
     if early:
         # Infeasible under every pricing model: one record for the placement, not one each.
         notes = compute.notes + compute.suggestions
-        return [_replace(base, hours=hours, notes=notes, reasons=tuple(early))]
+        return [_replace(base, compute=compute, hours=hours, notes=notes, reasons=early)]
+    base = _replace(base, compute=compute)
     priced = price_option(base, offer, request, hours)
     if not priced:
         wanted = ", ".join(sorted(p.value for p in request.pricing)) or "any pricing"
@@ -341,4 +359,8 @@ def _priced(
 
 
 def _replace(option: Option, **changes: object) -> Option:
-    return replace(option, **changes)  # type: ignore[arg-type]
+    """``dataclasses.replace`` for an :class:`Option`, without its per-call field checks
+    (thousands of calls on the estimate path)."""
+    values = {name: getattr(option, name) for name in _OPTION_FIELDS}
+    values.update(changes)
+    return Option(**values)

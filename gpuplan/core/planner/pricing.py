@@ -10,16 +10,21 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.offers import Offer, PricingModel
+from gpuplan.core.kinds import PricingModel
 from gpuplan.core.planner.calibration import RESIDUAL_HIGH, RESIDUAL_LOW
-from gpuplan.core.planner.reserved import hours_cost, reserved_cost
+from gpuplan.core.planner.reserved import hours_cost, reserved_cost, term_cost
 from gpuplan.core.planner.spot import spot_overhead
+
+if TYPE_CHECKING:
+    from gpuplan.core.offers import Offer
 
 if TYPE_CHECKING:
     from gpuplan.core.planner.options import Option, PlanRequest
 
 CUSTOM = "custom"
 """Pricing label for ``--price-per-gpu-hour``."""
+_MODELS = tuple((m, m.value, m.term_hours, m.rules) for m in PricingModel)
+"""Each model with what the loop asks of it, read once (enum properties are slow)."""
 
 
 def price_option(
@@ -53,27 +58,31 @@ def price_option(
                 notes=(*notes, note),
             )
         ]
+    from gpuplan.core.planner.options import Option as make  # (options imports this module)
+
     out: list[Option] = []
     nodes = Decimal(base.nodes)
     common = {f: getattr(base, f) for f in _PLACEMENT_FIELDS}
     common["hours_low"], common["hours_high"] = low, high
-    for model in request.pricing or PricingModel:
-        price = offer.price(model)
+    for model, value, term_hours, rules in _MODELS:
+        if request.pricing and model not in request.pricing:
+            continue
+        price = getattr(offer, f"{value}_hourly")
         if price is None:
             continue
         hourly = price * nodes
         if model is PricingModel.SPOT:
             extra = _spot(base.nodes, offer, request, hours, hourly)
-        elif model.term_hours is not None:
+        elif term_hours is not None:
             extra = _reserved(model, offer, request, hours, hourly, base.nodes)
-        elif model.rules is not None:  # sold in blocks (capacity blocks, DWS): see core.offers
-            billed = model.rules.billed_hours(hours)
-            note = f"{model.value}: {billed:,} h billed ({model.rules.summary})"
+        elif rules is not None:  # sold in blocks (capacity blocks, DWS): see core.offers
+            billed = rules.billed_hours(hours)
+            note = f"{value}: {billed:,} h billed ({rules.summary})"
             extra = {
                 "hours": hours,
                 "cost_usd": hours_cost(hourly, billed),
-                "cost_usd_low": hours_cost(hourly, model.rules.billed_hours(low)),
-                "cost_usd_high": hours_cost(hourly, model.rules.billed_hours(high)),
+                "cost_usd_low": hours_cost(hourly, rules.billed_hours(low)),
+                "cost_usd_high": hours_cost(hourly, rules.billed_hours(high)),
                 "notes": (note,),
             }
         else:
@@ -85,19 +94,13 @@ def price_option(
                 "notes": (),
             }
         extra["notes"] = (*notes, *extra["notes"])
-        out.append(_option(common, pricing=model.value, hourly_usd=hourly, **extra))
+        out.append(make(**{**common, "pricing": value, "hourly_usd": hourly, **extra}))
     return out
 
 
 _PLACEMENT_FIELDS = (
     "gpu", "gpus", "nodes", "gpus_per_node", "provider", "instance_type", "region", "compute",
 )  # fmt: skip
-
-
-def _option(common: dict[str, Any], **values: Any) -> Option:
-    from gpuplan.core.planner.options import Option
-
-    return Option(**{**common, **values})
 
 
 def _spot(
@@ -141,6 +144,7 @@ def _reserved(
         on_demand_hourly=None if od is None else od * Decimal(nodes),
         reuse=request.reuse_commitment,
     )
+    reuse = request.reuse_commitment
     term = f"{term_hours // (365 * 24)}-year"
     if rc.whole_term:
         note = (
@@ -155,17 +159,11 @@ def _reserved(
             f"; pays off against on-demand when busy >= {rc.break_even_utilization:.0%} of the term"
         )
 
-    def cost_at(h: float) -> Decimal:
-        od_hourly = None if od is None else od * Decimal(nodes)
-        return reserved_cost(
-            hourly, h, term_hours, on_demand_hourly=od_hourly, reuse=request.reuse_commitment
-        ).cost
-
     return {
         "hours": hours,
         "cost_usd": rc.cost,
-        "cost_usd_low": cost_at(hours * RESIDUAL_LOW),
-        "cost_usd_high": cost_at(hours * RESIDUAL_HIGH),
+        "cost_usd_low": term_cost(hourly, hours * RESIDUAL_LOW, term_hours, reuse=reuse),
+        "cost_usd_high": term_cost(hourly, hours * RESIDUAL_HIGH, term_hours, reuse=reuse),
         "commitment_usd": rc.commitment,
         "break_even_utilization": rc.break_even_utilization,
         "notes": (note,),

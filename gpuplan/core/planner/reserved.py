@@ -37,6 +37,14 @@ class ReservedCost:
     """True when the job was charged the whole term."""
 
 
+def term_cost(hourly: Decimal, hours: float, term_hours: int, *, reuse: bool) -> Decimal:
+    """What a job of ``hours`` adds to the bill: :func:`reserved_cost`'s ``cost`` alone."""
+    if reuse:
+        return hours_cost(hourly, hours)
+    terms = max(1, -(-int(hours * 1_000_000) // (term_hours * 1_000_000)))
+    return money(money(hourly * term_hours) * terms)
+
+
 def reserved_cost(
     hourly: Decimal,
     hours: float,

@@ -10,12 +10,13 @@ names the best option without it.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from gpuplan.core.offers import Offer
+if TYPE_CHECKING:
+    from gpuplan.core.offers import Offer
+
 
 if TYPE_CHECKING:
     from gpuplan.core.planner.options import Option
@@ -44,7 +45,7 @@ def spot_outliers(offers: Iterable[Offer]) -> dict[OutlierKey, str]:
             others = [p for r, p, _ in prices if r != region]
             if len(others) < MIN_OTHERS:
                 continue
-            typical = Decimal(statistics.median(others))
+            typical = Decimal(_median(others))
             if price < OUTLIER_RATIO * typical:
                 where = f"{region} ({zone})" if zone else region
                 out[(provider, instance, region)] = (
@@ -53,6 +54,16 @@ def spot_outliers(offers: Iterable[Offer]) -> dict[OutlierKey, str]:
                     f"(${min(others):,.2f}-${max(others):,.2f})"
                 )
     return out
+
+
+def _median(values: list[Decimal]) -> Decimal:
+    """As ``statistics.median`` (mean of the middle two for an even count), without
+    importing it (and ``random``, ``fractions``) on the estimate path."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def outlier_warning(options: Sequence[Option]) -> tuple[str | None, Option | None]:

@@ -7,8 +7,9 @@ spot interruptions are applied per option by the caller.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gpuplan.core.gpus import GpuSpec, Precision
+from gpuplan.core.kinds import Precision
 from gpuplan.core.planner.efficiency import (
     Cluster,
     Factor,
@@ -24,6 +25,9 @@ from gpuplan.core.planner.memory import (
     suggestions,
 )
 from gpuplan.core.planner.workload import Recompute, Workload
+
+if TYPE_CHECKING:
+    from gpuplan.core.gpus import GpuSpec
 
 MEMORY_BOUND_MFU = 0.15
 """A measured rate under 15% of peak is taken as memory-bound: it scales with bandwidth."""

@@ -1,0 +1,318 @@
+"""A fast reader of the catalog files for ``gpuplan estimate``: no pydantic on the way.
+
+The validated reader (:mod:`gpuplan.loaders.catalog_files`, :mod:`gpuplan.loaders.gpu_specs`)
+builds pydantic models; importing pydantic and building those models costs more than
+the whole estimate. This reader parses the same files with the standard library into
+plain rows that carry the same fields and methods (:class:`OfferRow` for
+:class:`~gpuplan.core.offers.Offer`, :class:`GpuRow` for
+:class:`~gpuplan.core.gpus.GpuSpec`).
+
+It accepts only the plainly well-formed: plain decimal numbers, ISO dates, known
+columns, no duplicates, prices inside the validated bounds. Anything else raises
+:class:`NotFast`, and the caller reads the file with the validated reader instead, so a
+bad file gets exactly the validated reader's error. ``tests/test_fast_catalog.py``
+checks that both readers give the same offers and GPUs for the bundled catalog.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import tomllib
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from gpuplan.core.errors import DataError
+from gpuplan.core.gpu_names import GpuTable
+from gpuplan.core.kinds import Precision, PricingModel, Provider
+from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_bytes
+
+if TYPE_CHECKING:
+    from gpuplan.core.gpus import GpuSpec
+    from gpuplan.core.offers import Offer
+
+REQUIRED = ("instance_type", "region", "gpu", "gpu_count", "gpu_memory_gb", "vcpus")
+REQUIRED_TAIL = ("memory_gb", "as_of", "source")
+OPTIONAL = ("interconnect", "network_gbps", "spot_zone")
+MODELS = tuple(PricingModel)
+COLUMNS = {
+    m: (f"{m.value}_hourly", f"host_{m.value}_hourly", f"gpu_{m.value}_hourly") for m in MODELS
+}
+# The validated reader's bounds (catalog_files.MAX_PLAUSIBLE_HOURLY, PLACEHOLDER_PRICES).
+MAX_HOURLY = Decimal(1000)
+PLACEHOLDERS = frozenset({Decimal(700), Decimal("999"), Decimal("9999"), Decimal("99999")})
+_INT = re.compile(r"[0-9]{1,9}")
+_FLOAT = re.compile(r"[0-9]{1,9}(\.[0-9]{1,12})?")
+_PRICE = re.compile(r"[0-9]{1,6}(\.[0-9]{1,12})?")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+class NotFast(Exception):
+    """The file needs the validated reader (it may be bad, or merely unusual)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartsRow:
+    """Host and accelerator parts of a price (as :class:`~gpuplan.core.offers.PriceParts`)."""
+
+    host: Decimal
+    accelerators: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class OfferRow:
+    """One offer with :class:`~gpuplan.core.offers.Offer`'s fields and read methods."""
+
+    provider: Provider
+    instance_type: str
+    region: str
+    gpu: str
+    gpu_count: float
+    gpu_memory_gb: float
+    vcpus: int
+    memory_gb: float
+    interconnect: str
+    network_gbps: float | None
+    on_demand_hourly: Decimal | None
+    spot_hourly: Decimal | None
+    spot_zone: str | None
+    reserved_1y_hourly: Decimal | None
+    reserved_3y_hourly: Decimal | None
+    capacity_block_hourly: Decimal | None
+    flex_start_hourly: Decimal | None
+    dws_calendar_hourly: Decimal | None
+    parts: dict[PricingModel, PartsRow] | None
+    as_of: date
+    source: str
+    origin: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.provider.value, self.instance_type, self.region)
+
+    def price(self, pricing: PricingModel) -> Decimal | None:
+        value: Decimal | None = getattr(self, f"{pricing.value}_hourly")
+        return value
+
+    def price_per_gpu_hour(self, pricing: PricingModel) -> Decimal | None:
+        hourly = self.price(pricing)
+        if hourly is None or self.gpu_count <= 0:
+            return None
+        return hourly / Decimal(str(self.gpu_count))
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRow:
+    """One GPU with :class:`~gpuplan.core.gpus.GpuSpec`'s fields and ``peak_tflops``."""
+
+    name: str
+    vendor: str
+    architecture: str
+    launch_year: int
+    form_factor: str
+    memory_gb: float
+    memory_bandwidth_tbs: float
+    fp32_tflops: float | None
+    tf32_tflops: float | None
+    bf16_tflops: float | None
+    fp16_tflops: float | None
+    fp8_tflops: float | None
+    interconnect: str
+    interconnect_gbs: float | None
+    aliases: tuple[str, ...]
+    source: str
+
+    def peak_tflops(self, precision: Precision) -> float | None:
+        value: float | None = getattr(self, f"{precision.value}_tflops")
+        return value
+
+
+_GPU_STR = ("name", "vendor", "architecture", "form_factor", "interconnect", "source")
+_GPU_FLOAT = ("memory_gb", "memory_bandwidth_tbs")
+_GPU_OPT = ("fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops")
+_GPU_KEYS = frozenset((*_GPU_STR, *_GPU_FLOAT, *_GPU_OPT, "launch_year", "interconnect_gbs"))
+
+
+def read_gpus(path: Path) -> GpuTable:
+    """The GPU table of ``gpus.toml``; :class:`NotFast` for anything unusual."""
+    try:
+        data = read_bytes(path, limit=CATALOG_LIMIT, what="GPU table")
+        raw = tomllib.loads(data.decode("utf-8"))
+    except (DataError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        raise NotFast(str(path)) from None
+    entries = raw.get("gpu")
+    if not isinstance(entries, list) or not entries:
+        raise NotFast(str(path))
+    rows = [_gpu_row(entry) for entry in entries]
+    try:
+        return GpuTable(cast("list[GpuSpec]", rows))
+    except ValueError:
+        raise NotFast(str(path)) from None
+
+
+def _gpu_row(entry: Any) -> GpuRow:
+    if not isinstance(entry, dict) or not set(entry) <= _GPU_KEYS | {"aliases"}:
+        raise NotFast("unusual [[gpu]] entry")
+    values: dict[str, Any] = {}
+    for key in _GPU_STR:
+        if not isinstance(entry.get(key), str):
+            raise NotFast(key)
+        values[key] = entry[key]
+    for key in (*_GPU_FLOAT, *_GPU_OPT, "interconnect_gbs"):
+        value = entry.get(key)
+        if value is None and key not in _GPU_FLOAT:
+            values[key] = None
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            values[key] = float(value)
+        else:
+            raise NotFast(key)
+    year = entry.get("launch_year")
+    aliases = entry.get("aliases", [])
+    if type(year) is not int or not isinstance(aliases, list):
+        raise NotFast("launch_year/aliases")
+    if not all(isinstance(a, str) for a in aliases):
+        raise NotFast("aliases")
+    return GpuRow(launch_year=year, aliases=tuple(aliases), **values)
+
+
+def read_offers(
+    path: Path, provider: Provider, gpus: GpuTable, origin: str
+) -> tuple[list[Offer], list[str]]:
+    """Offers and notices of one provider file; :class:`NotFast` for anything unusual."""
+    try:
+        text = read_bytes(path, limit=CATALOG_LIMIT, what="catalog file").decode("utf-8")
+    except (DataError, UnicodeDecodeError):
+        raise NotFast(str(path)) from None
+    if "\x00" in text:
+        raise NotFast(str(path))
+    try:
+        table = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+    except csv.Error:
+        raise NotFast(str(path)) from None
+    if not table:
+        raise NotFast(str(path))
+    header = table[0]
+    _check_header(header)
+    offers: list[OfferRow] = []
+    seen: set[tuple[str, str, str]] = set()
+    spot_lines: list[int] = []
+    known = set(gpus.names)
+    for line, cells in enumerate(table[1:], start=2):
+        if len(cells) != len(header) or "\n" in "".join(cells) or "\r" in "".join(cells):
+            raise NotFast(f"line {line}")  # multi-line cells: line numbers need the validator
+        offer = _offer(dict(zip(header, cells, strict=True)), provider, known, origin)
+        if offer.key in seen:
+            raise NotFast(f"line {line}")
+        seen.add(offer.key)
+        od, spot = offer.on_demand_hourly, offer.spot_hourly
+        if spot is not None and od is not None and spot >= od:
+            spot_lines.append(line)
+        offers.append(offer)
+    return cast("list[Offer]", offers), _spot_notice(str(path), spot_lines)
+
+
+def _check_header(header: list[str]) -> None:
+    known = {*REQUIRED, *REQUIRED_TAIL, *OPTIONAL}
+    for columns in COLUMNS.values():
+        known.update(columns)
+    needed = {*REQUIRED, *REQUIRED_TAIL}
+    if len(set(header)) != len(header) or not needed <= set(header) or not set(header) <= known:
+        raise NotFast("header")
+
+
+def _offer(row: dict[str, str], provider: Provider, known: set[str], origin: str) -> OfferRow:
+    cell = {k: v.strip() for k, v in row.items()}
+    if cell["gpu"] not in known or not cell["instance_type"] or not cell["region"]:
+        raise NotFast("gpu/instance_type/region")
+    prices, parts = _prices(row, cell)
+    if not any(p is not None for p in prices.values()):
+        raise NotFast("no price")
+    count = _float(cell["gpu_count"])
+    if count <= 0:
+        raise NotFast("gpu_count")
+    network = cell.get("network_gbps", "")
+    if not _DATE.fullmatch(cell["as_of"]):
+        raise NotFast("as_of")
+    try:
+        as_of = date.fromisoformat(cell["as_of"])
+    except ValueError:
+        raise NotFast("as_of") from None
+    return OfferRow(
+        provider=provider,
+        instance_type=cell["instance_type"],
+        region=cell["region"],
+        gpu=cell["gpu"],
+        gpu_count=count,
+        gpu_memory_gb=_float(cell["gpu_memory_gb"]),
+        vcpus=_int(cell["vcpus"]),
+        memory_gb=_float(cell["memory_gb"]),
+        interconnect=cell.get("interconnect") or "",
+        network_gbps=_float(network) if network else None,
+        spot_zone=cell.get("spot_zone") or None,
+        parts=parts or None,
+        as_of=as_of,
+        source=cell["source"],
+        origin=origin,
+        **{f"{m.value}_hourly": prices[m] for m in MODELS},
+    )
+
+
+def _prices(
+    row: dict[str, str], cell: dict[str, str]
+) -> tuple[dict[PricingModel, Decimal | None], dict[PricingModel, PartsRow]]:
+    prices: dict[PricingModel, Decimal | None] = {}
+    parts: dict[PricingModel, PartsRow] = {}
+    for model, (total_col, host_col, gpu_col) in COLUMNS.items():
+        total = _price(cell.get(total_col, ""))
+        host = _price(cell.get(host_col, ""))
+        gpu = _price(cell.get(gpu_col, ""))
+        if total is not None and (host is not None or gpu is not None):
+            raise NotFast(total_col)
+        if (host is None) != (gpu is None):
+            raise NotFast(host_col)
+        if host is not None and gpu is not None:
+            parts[model] = PartsRow(host=host, accelerators=gpu)
+            total = host + gpu
+        prices[model] = total
+    return prices, parts
+
+
+def _price(text: str) -> Decimal | None:
+    if not text:
+        return None
+    if not _PRICE.fullmatch(text):
+        raise NotFast(text)
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise NotFast(text) from None
+    if value <= 0 or value in PLACEHOLDERS or value > MAX_HOURLY:
+        raise NotFast(text)
+    return value
+
+
+def _float(text: str) -> float:
+    if not _FLOAT.fullmatch(text):
+        raise NotFast(text)
+    return float(text)
+
+
+def _int(text: str) -> int:
+    if not _INT.fullmatch(text):
+        raise NotFast(text)
+    return int(text)
+
+
+def _spot_notice(name: str, spot_lines: list[int]) -> list[str]:
+    """The validated reader's notice for spot at or above on-demand, word for word."""
+    if not spot_lines:
+        return []
+    shown = ", ".join(str(n) for n in spot_lines[:8]) + (" ..." if len(spot_lines) > 8 else "")
+    return [
+        f"{name}: {len(spot_lines)} offer(s) have spot >= on-demand (lines {shown}); "
+        "spot capacity may be unavailable there"
+    ]
