@@ -96,6 +96,17 @@ def billed_hours(instance: GpuInstance, now: datetime) -> tuple[Decimal, str]:
     return seconds / _HOUR, note
 
 
+def month_to_date_usd(
+    instance: GpuInstance, hourly_usd: Decimal | None, now: datetime
+) -> Decimal | None:
+    """This month's cost of ``instance`` since its last start, to the cent: the one sum
+    that ``fleet`` and ``budget`` both show. None when the price is unknown."""
+    if hourly_usd is None:
+        return None
+    hours, _ = billed_hours(instance, now)
+    return (hours * hourly_usd).quantize(_CENT)
+
+
 def estimate_spend(
     instances: Iterable[GpuInstance],
     price_of: Callable[[GpuInstance], Decimal | None],

@@ -16,11 +16,11 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import Action, Capability, GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.aws import cloudwatch, ec2
 from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, client_config
-from gpuplan.providers.base import ProviderError
+from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 
 CAPABILITIES = frozenset(
     {
@@ -46,8 +46,10 @@ class AwsProvider:
         catalog: Catalog | None = None,
         namespace: str = "CWAgent",
         metric: str = "nvidia_smi_utilization_gpu",
+        metrics: MetricsSource | None = None,
     ) -> None:
         self.region = region
+        self._metrics = metrics
         self._ec2 = ec2_client
         self._cw = cloudwatch_client
         self._catalog = catalog
@@ -66,6 +68,7 @@ class AwsProvider:
         max_attempts: int = DEFAULT_ATTEMPTS,
         namespace: str = "CWAgent",
         metric: str = "nvidia_smi_utilization_gpu",
+        metrics: MetricsSource | None = None,
     ) -> AwsProvider:
         config = client_config(max_attempts)
         return cls(
@@ -75,6 +78,7 @@ class AwsProvider:
             catalog=catalog,
             namespace=namespace,
             metric=metric,
+            metrics=metrics,
         )
 
     @property
@@ -116,6 +120,10 @@ class AwsProvider:
     ) -> dict[str, GpuSamples]:
         if not instances:
             return {}
+        if self._metrics is not None:
+            return self._metrics.fetch_utilisation(
+                instances, start=start, end=end, period_minutes=period_minutes
+            )
         with self._errors("ListMetrics/GetMetricData"):
             metrics = cloudwatch.discover(self._cw, self._namespace, self._metric)
             series = cloudwatch.match_series(metrics, instances)
@@ -123,6 +131,15 @@ class AwsProvider:
                 self._cw, series, start=start, end=end, period_minutes=period_minutes
             )
         return dict(fetched)
+
+    def act(self, instance: GpuInstance, action: Action) -> InstanceState:
+        if action is Action.STOP:
+            return self.stop(instance)
+        if action is Action.HIBERNATE:
+            return self.stop(instance, hibernate=True)
+        if action is Action.TERMINATE:
+            return self.terminate(instance)
+        raise unsupported(self.scope, action)
 
     def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
         with self._errors(f"StopInstances {instance.instance_id}"):
