@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.usecases.providers import default_registry
 
     policy = load_policy(args.policy)
+    catalog = load_catalog_for(args)
     url = policy.notify.webhook_url
     with Ledger.open(args.db) as ledger:
         outcome = run_budget(
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             environ=os.environ,
             now=datetime.now(UTC),
             notifier=None if url is None else WebhookNotifier(url),
-            catalog_loader=lambda: load_catalog_for(args),
+            catalog=catalog,
         )
     record = budget_record(outcome)
     if args.json:

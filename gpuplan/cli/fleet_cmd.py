@@ -7,6 +7,7 @@ never plans or acts. Exit 0, or 1 when a scope could not be surveyed, 2 bad inpu
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import UTC, datetime
 from typing import Any
@@ -45,14 +46,16 @@ def run(args: argparse.Namespace) -> int:
 
         raise InputError("fleet: --policy FILE is required (or use --report)")
     from gpuplan.cli.common import load_catalog_for
-    from gpuplan.usecases.fleet import fleet_records, idle_rule, lifecycle_providers, survey
+    from gpuplan.usecases.fleet import fleet_records, idle_rule, survey
     from gpuplan.usecases.policy import load_policy
+    from gpuplan.usecases.providers import build_fleet
 
     policy = load_policy(args.policy)
     catalog = load_catalog_for(args)
-    providers, problems = lifecycle_providers(policy, catalog)
+    fleet = build_fleet(policy, catalog, os.environ)
+    problems = list(fleet.problems)
     now = datetime.now(UTC)
-    seen = survey(providers, idle_rule(policy), now)
+    seen = survey(fleet.adapters, idle_rule(policy), now)
     problems.extend(seen.problems)
     records = fleet_records(seen, now)
     if args.json:

@@ -9,6 +9,7 @@ not failures), 1 some action failed, a scope could not be surveyed, the run abor
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import UTC, datetime
 from typing import Any
@@ -43,26 +44,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import load_catalog_for
-    from gpuplan.ledger import Ledger, ledger_path
     from gpuplan.providers.webhook import WebhookNotifier
-    from gpuplan.usecases.fleet import lifecycle_providers
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.stop_idle import result_record, run_lock, run_stop_idle
+    from gpuplan.usecases.providers import build_fleet
+    from gpuplan.usecases.session import run_session
+    from gpuplan.usecases.stop_idle import result_record, run_stop_idle
 
     policy = load_policy(args.policy)
     catalog = load_catalog_for(args)
-    db = ledger_path(args.db)
-    with run_lock(db.with_name(db.name + ".lock"), args.lock_wait), Ledger(db) as ledger:
-        providers, problems = lifecycle_providers(policy, catalog)
+    with run_session(args.db, args.lock_wait) as ledger:
+        fleet = build_fleet(policy, catalog, os.environ)
         url = policy.notify.webhook_url
         result = run_stop_idle(
             policy,
-            providers,
+            fleet.adapters,
             apply=args.apply,
             now=datetime.now(UTC),
             ledger=ledger,
             notifier=None if url is None else WebhookNotifier(url),
-            problems=problems,
+            problems=fleet.problems,
         )
     record = result_record(result)
     if args.json:

@@ -1,7 +1,7 @@
 """``stop-idle``: survey, plan, and (with ``apply``) act on idle GPU instances safely.
 
-Order of a run: take the run lock (a second concurrent run waits, then gives up
-cleanly); survey every scope; plan (pure core); record the run and each decision in the
+Order of a run (the caller holds the run session: lock and ledger): survey every
+scope; plan (pure core); record the run and each decision in the
 ledger; unless dry run or aborted, execute: per scope, re-read each instance's state
 and tags and its latest datapoints right before acting, and act only if it is still
 running and still idle. One failing instance never fails the batch. Every action is
@@ -10,45 +10,28 @@ recorded; one webhook message per applied run lists actions and unknowns.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import time
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import Action, GpuInstance, InstanceState
+from gpuplan.core.fleet import GpuInstance, InstanceState
 from gpuplan.core.idle import STOPPED_AT_TAG, IdleRule, IdleVerdict, window_bounds
-from gpuplan.core.lifecycle import Plan, PlannedAction, Step, plan
+from gpuplan.core.lifecycle import DONE, Outcome, Plan, PlannedAction, Step, plan
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import ActionRecord, DecisionRecord, Ledger
 from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.webhook import Notifier
 from gpuplan.usecases.fleet import Survey, action_rule, decide_one, fetch_samples, idle_rule, survey
 
-DONE = {
-    Action.STOP: "stopped",
-    Action.HIBERNATE: "hibernated",
-    Action.SUSPEND: "suspended",
-    Action.DEALLOCATE: "deallocated",
-    Action.TERMINATE: "terminated",
-}
-
-
-class LockBusy(GpuplanError):
-    """Another stop-idle run holds the lock."""
-
 
 @dataclass
-class Outcome:
-    """What one instance ended with: ``action`` as the JSON contract names it."""
+class InstanceResult:
+    """One instance in a run: the plan for it, its outcome, and why."""
 
     item: PlannedAction
-    action: str = "none"
+    outcome: Outcome = Outcome.NONE
     detail: str = ""
 
 
@@ -57,7 +40,7 @@ class StopIdleResult:
     policy: str
     dry_run: bool
     started_at: datetime
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[InstanceResult] = field(default_factory=list)
     aborted: str | None = None
     problems: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
@@ -67,34 +50,8 @@ class StopIdleResult:
     @property
     def failed(self) -> bool:
         return bool(self.aborted or self.problems) or any(
-            o.action == "failed" for o in self.outcomes
+            o.outcome is Outcome.FAILED for o in self.outcomes
         )
-
-
-@contextmanager
-def run_lock(path: Path, wait_seconds: float) -> Iterator[None]:
-    """An exclusive lock file; waits up to ``wait_seconds``, then raises LockBusy."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        deadline = time.monotonic() + wait_seconds
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockBusy(
-                        f"another stop-idle run holds {path}; nothing was done"
-                    ) from None
-                time.sleep(0.2)
-        try:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(str(os.getpid()))
-            handle.flush()
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def run_stop_idle(
@@ -117,13 +74,14 @@ def run_stop_idle(
     result.problems = [*problems, *seen.problems]
     result.notices = seen.notices
     by_id = {s.instance.instance_id: s.provider for s in seen.seen}
-    result.outcomes = [Outcome(item) for item in planned.items]
+    result.outcomes = [InstanceResult(item) for item in planned.items]
     if apply and planned.aborted is None:
         _execute(result.outcomes, by_id, rule, now)
     elif planned.aborted is not None:
         for o in result.outcomes:
             if o.item.step is Step.ACT:
-                o.action, o.detail = ("skipped" if apply else "none"), planned.aborted
+                o.outcome = Outcome.SKIPPED if apply else Outcome.NONE
+                o.detail = planned.aborted
     if ledger is not None:
         result.run_id = _record(ledger, result, now)
     if apply and notifier is not None:
@@ -136,32 +94,14 @@ def run_stop_idle(
 
 
 def _plan(policy: Policy, seen: Survey, now: datetime) -> Plan:
-    triples = [(s.instance, s.decision, s.provider.capabilities) for s in seen.seen]
-    if not triples:
-        return Plan(())
     # Every cloud shares the policy's action (Azure turns stop into deallocate); the
-    # cap on actions counts across all of them.
-    items: list[PlannedAction] = []
-    aborted: str | None = None
-    for provider in dict.fromkeys(s.instance.provider for s in seen.seen):
-        part = plan(
-            [t for t in triples if t[0].provider is provider],
-            action_rule(policy, provider),
-            now,
-        )
-        items.extend(part.items)
-    total = sum(1 for i in items if i.step is Step.ACT)
-    limit = policy.idle.max_actions_per_run
-    if total > limit:
-        aborted = (
-            f"aborted: {total} instances would be acted on, more than "
-            f"max_actions_per_run = {limit}; nothing was done"
-        )
-    return Plan(tuple(items), aborted)
+    # core counts the cap across all of them.
+    triples = [(s.instance, s.decision, s.provider.capabilities) for s in seen.seen]
+    return plan(triples, lambda provider: action_rule(policy, provider), now)
 
 
 def _execute(
-    outcomes: list[Outcome],
+    outcomes: list[InstanceResult],
     providers: dict[str, LifecycleProvider],
     rule: IdleRule,
     now: datetime,
@@ -170,7 +110,7 @@ def _execute(
         step = o.item.step
         adapter = providers[o.item.instance.instance_id]
         if step is Step.SKIP:
-            o.action, o.detail = "skipped", o.item.note
+            o.outcome, o.detail = Outcome.SKIPPED, o.item.note
         elif step in (Step.MARK, Step.NOTIFY, Step.CLEAR):
             _tag_step(adapter, o)
     acting = [o for o in outcomes if o.item.step is Step.ACT]
@@ -179,7 +119,7 @@ def _execute(
         _act_in_scope(adapter, mine, rule, now)
 
 
-def _tag_step(adapter: LifecycleProvider, o: Outcome) -> None:
+def _tag_step(adapter: LifecycleProvider, o: InstanceResult) -> None:
     """Notice tags and notify-only steps: no stop, a tag at most."""
     item = o.item
     try:
@@ -188,15 +128,15 @@ def _tag_step(adapter: LifecycleProvider, o: Outcome) -> None:
         if item.untag:
             adapter.untag(item.instance, item.untag)
     except GpuplanError as exc:
-        o.action, o.detail = "failed", exc.message
+        o.outcome, o.detail = Outcome.FAILED, exc.message
         return
     o.detail = item.note
     if item.step is not Step.CLEAR:
-        o.action = "notified"
+        o.outcome = Outcome.NOTIFIED
 
 
 def _act_in_scope(
-    adapter: LifecycleProvider, outcomes: list[Outcome], rule: IdleRule, now: datetime
+    adapter: LifecycleProvider, outcomes: list[InstanceResult], rule: IdleRule, now: datetime
 ) -> None:
     """Re-read state, tags and the latest datapoints, then act on what is still idle."""
     fresh: dict[str, GpuInstance] = {}
@@ -204,7 +144,8 @@ def _act_in_scope(
         try:
             fresh[o.item.instance.instance_id] = adapter.refresh(o.item.instance)
         except GpuplanError as exc:
-            o.action, o.detail = "failed", f"re-read before acting failed: {exc.message}"
+            o.outcome = Outcome.FAILED
+            o.detail = f"re-read before acting failed: {exc.message}"
     start, end = window_bounds(rule, now)
     samples, failure = fetch_samples(adapter, list(fresh.values()), start, end, rule)
     for o in outcomes:
@@ -212,26 +153,23 @@ def _act_in_scope(
         if inst is None:
             continue
         if inst.state is not InstanceState.RUNNING:
-            o.action, o.detail = "skipped", f"state changed to {inst.state.value} since the plan"
+            o.outcome = Outcome.SKIPPED
+            o.detail = f"state changed to {inst.state.value} since the plan"
             continue
         again = decide_one(inst, samples, rule, now, failure)
         if again.verdict is not IdleVerdict.IDLE:
-            o.action, o.detail = "skipped", f"no longer idle: {again.reason}"
+            o.outcome, o.detail = Outcome.SKIPPED, f"no longer idle: {again.reason}"
             continue
-        o.action = _do(adapter, inst, o)
+        o.outcome = _do(adapter, inst, o)
 
 
-def _do(adapter: LifecycleProvider, inst: GpuInstance, o: Outcome) -> str:
+def _do(adapter: LifecycleProvider, inst: GpuInstance, o: InstanceResult) -> Outcome:
     item = o.item
     try:
-        if item.do is Action.TERMINATE:
-            adapter.terminate(inst)
-        else:
-            # GCP adapters carry out suspend as stop(hibernate=True) (Capability.SUSPEND).
-            adapter.stop(inst, hibernate=item.do in (Action.HIBERNATE, Action.SUSPEND))
+        adapter.act(inst, item.do)
     except GpuplanError as exc:
         o.detail = exc.message
-        return "failed"
+        return Outcome.FAILED
     o.detail = item.note
     try:
         adapter.tag(inst, item.tags)
@@ -239,7 +177,7 @@ def _do(adapter: LifecycleProvider, inst: GpuInstance, o: Outcome) -> str:
             adapter.untag(inst, item.untag)
     except GpuplanError as exc:
         o.detail = f"{item.note}; tagging failed: {exc.message}".lstrip("; ")
-    return DONE.get(item.do, item.do.value)
+    return DONE[item.do]
 
 
 def _record(ledger: Ledger, result: StopIdleResult, now: datetime) -> int:
@@ -270,7 +208,7 @@ def _record_run(ledger: Ledger, result: StopIdleResult, now: datetime) -> int:
                 labels=inst.labels,
             ),
         )
-        if o.action != "none":
+        if o.outcome is not Outcome.NONE:
             ledger.record_action(
                 run_id,
                 ActionRecord(
@@ -278,7 +216,7 @@ def _record_run(ledger: Ledger, result: StopIdleResult, now: datetime) -> int:
                     region=inst.region,
                     instance_id=inst.instance_id,
                     action=(o.item.do if o.item.step is Step.ACT else o.item.planned_action).value,
-                    outcome=o.action,
+                    outcome=o.outcome.value,
                     acted_at=now,
                     detail=o.detail,
                     decision_id=decision_id,
@@ -292,15 +230,15 @@ def _record_run(ledger: Ledger, result: StopIdleResult, now: datetime) -> int:
 def summary(result: StopIdleResult) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for o in result.outcomes:
-        counts[o.action] = counts.get(o.action, 0) + 1
+        counts[o.outcome.value] = counts.get(o.outcome.value, 0) + 1
     verdicts: dict[str, int] = {}
     for o in result.outcomes:
         v = o.item.decision.verdict.value
         verdicts[v] = verdicts.get(v, 0) + 1
     acted = [
-        {**_brief(o.item.instance), "action": o.action}
+        {**_brief(o.item.instance), "action": o.outcome.value}
         for o in result.outcomes
-        if o.action in DONE.values()
+        if o.outcome.acted
     ]
     idle = [
         _brief(o.item.instance)
@@ -340,8 +278,10 @@ def message(result: StopIdleResult) -> str:
     for o in result.outcomes:
         inst = o.item.instance
         name = f"{inst.instance_id} ({inst.instance_type}, {inst.region})"
-        if o.action not in ("none",):
-            lines.append(f"- {o.action}: {name}. {o.item.decision.reason}. {o.detail}".rstrip())
+        if o.outcome is not Outcome.NONE:
+            lines.append(
+                f"- {o.outcome.value}: {name}. {o.item.decision.reason}. {o.detail}".rstrip()
+            )
         elif o.item.decision.verdict is IdleVerdict.UNKNOWN:
             lines.append(
                 f"- unknown: install or fix the GPU metrics agent on {name}: "
@@ -355,7 +295,7 @@ def message(result: StopIdleResult) -> str:
     return f"gpuplan stop-idle, policy {result.policy}:\n" + "\n".join(lines)
 
 
-def decision_record(o: Outcome) -> dict[str, Any]:
+def decision_record(o: InstanceResult) -> dict[str, Any]:
     """One instance in ``stop-idle --json`` (the contract fields first)."""
     inst, d = o.item.instance, o.item.decision
     return {
@@ -368,7 +308,7 @@ def decision_record(o: Outcome) -> dict[str, Any]:
         "verdict": d.verdict.value,
         "reason": d.reason,
         "planned_action": o.item.planned_action.value,
-        "action": o.action,
+        "action": o.outcome.value,
         "hourly_usd": inst.hourly_usd,
         "detail": o.detail or o.item.note,
         "warnings": list(o.item.warnings),

@@ -97,7 +97,9 @@ def test_savings_and_report_commands(
     world.publish(iid, flat(0.0))
     policy = tmp_path / "p.yaml"
     policy.write_text(
-        "version: 1\nname: p\nscope: {aws: {regions: [us-east-1]}}\n", encoding="utf-8"
+        "version: 1\nname: p\nscope: {aws: {regions: [us-east-1]}}\n"
+        "idle: {allow_data_loss: true}\n",
+        encoding="utf-8",
     )
     db = str(tmp_path / "l.db")
     args = ["stop-idle", "--policy", str(policy), "--db", db, "--catalog-dir", str(lc_catalog_dir)]
