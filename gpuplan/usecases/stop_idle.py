@@ -10,29 +10,21 @@ recorded; one webhook message per applied run lists actions and unknowns.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import GpuInstance, InstanceState
-from gpuplan.core.idle import STOPPED_AT_TAG, IdleRule, IdleVerdict, window_bounds
-from gpuplan.core.lifecycle import DONE, Outcome, Plan, PlannedAction, Step, plan
+from gpuplan.core.fleet import GpuInstance
+from gpuplan.core.idle import STOPPED_AT_TAG, IdleVerdict
+from gpuplan.core.lifecycle import Outcome, Plan, Step, plan
 from gpuplan.core.policy import Policy
-from gpuplan.ledger import ActionRecord, DecisionRecord, Ledger
+from gpuplan.ledger import Ledger
 from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.webhook import Notifier
-from gpuplan.usecases.fleet import Survey, action_rule, decide_one, fetch_samples, idle_rule, survey
-
-
-@dataclass
-class InstanceResult:
-    """One instance in a run: the plan for it, its outcome, and why."""
-
-    item: PlannedAction
-    outcome: Outcome = Outcome.NONE
-    detail: str = ""
+from gpuplan.usecases.executor import Executor, InstanceResult
+from gpuplan.usecases.fleet import Survey, action_rule, idle_rule, survey
+from gpuplan.usecases.journal import Journal, Reconciled, reconcile
 
 
 @dataclass
@@ -46,10 +38,14 @@ class StopIdleResult:
     notices: list[str] = field(default_factory=list)
     run_id: int | None = None
     window_minutes: int = 60
+    reconciled: list[Reconciled] = field(default_factory=list)
+    """Intents a killed run left behind, settled against the cloud by this run."""
+    interrupted: bool = False
+    """A stop request (SIGTERM, Ctrl-C) ended the run before every action."""
 
     @property
     def failed(self) -> bool:
-        return bool(self.aborted or self.problems) or any(
+        return bool(self.aborted or self.problems or self.interrupted) or any(
             o.outcome is Outcome.FAILED for o in self.outcomes
         )
 
@@ -64,8 +60,13 @@ def run_stop_idle(
     notifier: Notifier | None = None,
     problems: Sequence[str] = (),
     instance_ids: Collection[str] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> StopIdleResult:
-    """One run; ``instance_ids`` narrows it to those instances (the TUI's single stop)."""
+    """One run; ``instance_ids`` narrows it to those instances (the TUI's single stop).
+
+    ``should_stop`` is asked before each cloud call (SIGTERM, Ctrl-C): once true, the
+    rest is left alone and the result says ``interrupted``.
+    """
     rule = idle_rule(policy)
     seen = survey(providers, rule, now, instance_ids)
     planned = _plan(policy, seen, now)
@@ -75,15 +76,22 @@ def run_stop_idle(
     result.notices = seen.notices
     by_id = {s.instance.instance_id: s.provider for s in seen.seen}
     result.outcomes = [InstanceResult(item) for item in planned.items]
+    journal = Journal(ledger)
+    journal.open("stop-idle", policy.name, now, not apply, planned.items)
+    result.run_id = journal.run_id
+    if apply:
+        listed = {s.instance.instance_id: (s.instance, s.provider) for s in seen.seen}
+        result.reconciled = reconcile(ledger, listed, rule.code, now)
     if apply and planned.aborted is None:
-        _execute(result.outcomes, by_id, rule, now)
-    elif planned.aborted is not None:
-        for o in result.outcomes:
-            if o.item.step is Step.ACT:
-                o.outcome = Outcome.SKIPPED if apply else Outcome.NONE
-                o.detail = planned.aborted
-    if ledger is not None:
-        result.run_id = _record(ledger, result, now)
+        executor = Executor(journal, rule, now, should_stop)
+        executor.run(result.outcomes, by_id)
+        result.problems.extend(executor.problems)
+        result.interrupted = executor.interrupted
+    else:
+        _not_acted(result, journal, apply, now)
+    if ledger is not None and result.run_id is not None:
+        status = "aborted" if result.aborted else ("failed" if result.failed else "ok")
+        ledger.finish_run(result.run_id, now, status, summary=summary(result))
     if apply and notifier is not None:
         text = message(result)
         if text:
@@ -93,138 +101,21 @@ def run_stop_idle(
     return result
 
 
+def _not_acted(result: StopIdleResult, journal: Journal, apply: bool, now: datetime) -> None:
+    """Dry run or aborted run: each would-be action recorded with why it was not done."""
+    for o in result.outcomes:
+        if o.item.step is Step.ACT and result.aborted is not None:
+            o.outcome = Outcome.SKIPPED if apply else Outcome.NONE
+            o.detail = result.aborted
+        if o.outcome is not Outcome.NONE:
+            journal.record(o.item, o.outcome, o.detail, now)
+
+
 def _plan(policy: Policy, seen: Survey, now: datetime) -> Plan:
     # Every cloud shares the policy's action (Azure turns stop into deallocate); the
     # core counts the cap across all of them.
     triples = [(s.instance, s.decision, s.provider.capabilities) for s in seen.seen]
     return plan(triples, lambda provider: action_rule(policy, provider), now)
-
-
-def _execute(
-    outcomes: list[InstanceResult],
-    providers: dict[str, LifecycleProvider],
-    rule: IdleRule,
-    now: datetime,
-) -> None:
-    for o in outcomes:
-        step = o.item.step
-        adapter = providers[o.item.instance.instance_id]
-        if step is Step.SKIP:
-            o.outcome, o.detail = Outcome.SKIPPED, o.item.note
-        elif step in (Step.MARK, Step.NOTIFY, Step.CLEAR):
-            _tag_step(adapter, o)
-    acting = [o for o in outcomes if o.item.step is Step.ACT]
-    for adapter in dict.fromkeys(providers[o.item.instance.instance_id] for o in acting):
-        mine = [o for o in acting if providers[o.item.instance.instance_id] is adapter]
-        _act_in_scope(adapter, mine, rule, now)
-
-
-def _tag_step(adapter: LifecycleProvider, o: InstanceResult) -> None:
-    """Notice tags and notify-only steps: no stop, a tag at most."""
-    item = o.item
-    try:
-        if item.tags:
-            adapter.tag(item.instance, item.tags)
-        if item.untag:
-            adapter.untag(item.instance, item.untag)
-    except GpuplanError as exc:
-        o.outcome, o.detail = Outcome.FAILED, exc.message
-        return
-    o.detail = item.note
-    if item.step is not Step.CLEAR:
-        o.outcome = Outcome.NOTIFIED
-
-
-def _act_in_scope(
-    adapter: LifecycleProvider, outcomes: list[InstanceResult], rule: IdleRule, now: datetime
-) -> None:
-    """Re-read state, tags and the latest datapoints, then act on what is still idle."""
-    fresh: dict[str, GpuInstance] = {}
-    for o in outcomes:
-        try:
-            fresh[o.item.instance.instance_id] = adapter.refresh(o.item.instance)
-        except GpuplanError as exc:
-            o.outcome = Outcome.FAILED
-            o.detail = f"re-read before acting failed: {exc.message}"
-    start, end = window_bounds(rule, now)
-    samples, failure = fetch_samples(adapter, list(fresh.values()), start, end, rule)
-    for o in outcomes:
-        inst = fresh.get(o.item.instance.instance_id)
-        if inst is None:
-            continue
-        if inst.state is not InstanceState.RUNNING:
-            o.outcome = Outcome.SKIPPED
-            o.detail = f"state changed to {inst.state.value} since the plan"
-            continue
-        again = decide_one(inst, samples, rule, now, failure)
-        if again.verdict is not IdleVerdict.IDLE:
-            o.outcome, o.detail = Outcome.SKIPPED, f"no longer idle: {again.reason}"
-            continue
-        o.outcome = _do(adapter, inst, o)
-
-
-def _do(adapter: LifecycleProvider, inst: GpuInstance, o: InstanceResult) -> Outcome:
-    item = o.item
-    try:
-        adapter.act(inst, item.do)
-    except GpuplanError as exc:
-        o.detail = exc.message
-        return Outcome.FAILED
-    o.detail = item.note
-    try:
-        adapter.tag(inst, item.tags)
-        if item.untag:
-            adapter.untag(inst, item.untag)
-    except GpuplanError as exc:
-        o.detail = f"{item.note}; tagging failed: {exc.message}".lstrip("; ")
-    return DONE[item.do]
-
-
-def _record(ledger: Ledger, result: StopIdleResult, now: datetime) -> int:
-    """The whole run in one ledger transaction: all of it is recorded, or none."""
-    with ledger.transaction():
-        return _record_run(ledger, result, now)
-
-
-def _record_run(ledger: Ledger, result: StopIdleResult, now: datetime) -> int:
-    run_id = ledger.start_run("stop-idle", result.policy, now, dry_run=result.dry_run)
-    for o in result.outcomes:
-        inst, d = o.item.instance, o.item.decision
-        decision_id = ledger.record_decision(
-            run_id,
-            DecisionRecord(
-                provider=inst.provider.value,
-                region=inst.region,
-                instance_id=inst.instance_id,
-                instance_type=inst.instance_type,
-                state=inst.state.value,
-                verdict=d.verdict.value,
-                reason=d.reason,
-                planned_action=o.item.planned_action.value,
-                decided_at=now,
-                account=inst.account,
-                zone=inst.zone,
-                hourly_usd=inst.hourly_usd,
-                labels=inst.labels,
-            ),
-        )
-        if o.outcome is not Outcome.NONE:
-            ledger.record_action(
-                run_id,
-                ActionRecord(
-                    provider=inst.provider.value,
-                    region=inst.region,
-                    instance_id=inst.instance_id,
-                    action=(o.item.do if o.item.step is Step.ACT else o.item.planned_action).value,
-                    outcome=o.outcome.value,
-                    acted_at=now,
-                    detail=o.detail,
-                    decision_id=decision_id,
-                ),
-            )
-    status = "aborted" if result.aborted else ("failed" if result.failed else "ok")
-    ledger.finish_run(run_id, now, status, summary=summary(result))
-    return run_id
 
 
 def summary(result: StopIdleResult) -> dict[str, Any]:
@@ -239,6 +130,10 @@ def summary(result: StopIdleResult) -> dict[str, Any]:
         {**_brief(o.item.instance), "action": o.outcome.value}
         for o in result.outcomes
         if o.outcome.acted
+    ] + [
+        {**_brief(r.instance), "action": r.outcome.value}
+        for r in result.reconciled
+        if r.instance is not None and r.outcome.acted
     ]
     idle = [
         _brief(o.item.instance)
@@ -258,7 +153,14 @@ def summary(result: StopIdleResult) -> dict[str, Any]:
         "restarted": restarted,
         "window_minutes": result.window_minutes,
         "problems": result.problems,
+        "reconciled": [_reconciled(r) for r in result.reconciled],
+        "interrupted": result.interrupted,
     }
+
+
+def _reconciled(r: Reconciled) -> dict[str, Any]:
+    return {"instance_id": r.instance_id, "action": r.action.value,
+            "outcome": r.outcome.value, "detail": r.detail}  # fmt: skip
 
 
 def _brief(inst: GpuInstance) -> dict[str, Any]:
@@ -287,6 +189,9 @@ def message(result: StopIdleResult) -> str:
                 f"- unknown: install or fix the GPU metrics agent on {name}: "
                 f"{o.item.decision.reason}"
             )
+    lines.extend(
+        f"- reconciled: {r.instance_id} {r.outcome.value}: {r.detail}" for r in result.reconciled
+    )
     lines.extend(f"- problem: {p}" for p in result.problems)
     if result.aborted:
         lines.insert(0, result.aborted)
@@ -331,6 +236,8 @@ def result_record(result: StopIdleResult) -> dict[str, Any]:
         "aborted": result.aborted,
         "problems": result.problems,
         "notices": result.notices,
+        "reconciled": [_reconciled(r) for r in result.reconciled],
+        "interrupted": result.interrupted,
         "summary": summary(result)["actions"],
         "decisions": [decision_record(o) for o in result.outcomes],
     }
