@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gpuplan.core.errors import GpuplanError
-from gpuplan.ledger import Ledger, ledger_path
+from gpuplan.ledger import Ledger, LedgerError, ledger_path
 
 
 class LockBusy(GpuplanError):
@@ -27,8 +27,12 @@ class LockBusy(GpuplanError):
 @contextmanager
 def run_lock(path: Path, wait_seconds: float) -> Iterator[None]:
     """An exclusive lock file; waits up to ``wait_seconds``, then raises LockBusy."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+")  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise LedgerError(f"{path}: cannot create the run lock: {exc.strerror}") from None
+    with handle:
         deadline = time.monotonic() + wait_seconds
         while True:
             try:

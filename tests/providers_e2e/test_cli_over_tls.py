@@ -67,7 +67,7 @@ def test_a_cloud_without_credentials_is_one_error_line_and_the_other_is_listed(
     assert done.returncode == 1
     record = json.loads(done.stdout)
     (problem,) = record["problems"]
-    assert problem.startswith(f"azure: azure {SUB}: listing VMs: not authenticated")
+    assert problem.startswith(f"azure {SUB}: listing failed: listing VMs: not authenticated")
     assert {i["provider"] for i in record["instances"]} == {"gcp"}
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) <= 2
