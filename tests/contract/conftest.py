@@ -40,15 +40,14 @@ class Backend(Protocol):
     def adapters(self) -> list[LifecycleProvider]: ...
 
 
-def entry(provider: Provider) -> CloudEntry:
-    return next(e for e in ENTRIES if e.provider is provider)
+BY_PROVIDER = {e.provider: e for e in ENTRIES}
 
 
 @dataclass
 class AwsBackend:
     world: World
     catalog: Any
-    entry: CloudEntry = entry(Provider.AWS)
+    entry: CloudEntry = BY_PROVIDER[Provider.AWS]
     scope = {"aws": {"regions": ["us-east-1"]}}  # noqa: RUF012
 
     def build(self, case: Case, *, local_storage: bool = False) -> str:
@@ -74,7 +73,7 @@ class AwsBackend:
 @dataclass
 class GcpBackend:
     world: GcpWorld
-    entry: CloudEntry = entry(Provider.GCP)
+    entry: CloudEntry = BY_PROVIDER[Provider.GCP]
     scope = {"gcp": {"projects": [PROJECT]}}  # noqa: RUF012
 
     def build(self, case: Case, *, local_storage: bool = False) -> str:
@@ -91,7 +90,7 @@ class GcpBackend:
 @dataclass
 class AzureBackend:
     world: AzureWorld
-    entry: CloudEntry = entry(Provider.AZURE)
+    entry: CloudEntry = BY_PROVIDER[Provider.AZURE]
     scope = {"azure": {"subscriptions": [SUB]}}  # noqa: RUF012
 
     def build(self, case: Case, *, local_storage: bool = False) -> str:
