@@ -107,8 +107,9 @@ def report(args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     since, key = parse_since(args.since, now), parse_by(args.by)
     with Ledger.open(args.db) as ledger:
-        runs = ledger.runs(limit=1_000_000)
-    lines = waste(runs, since, key)
+        lines, damaged = waste(ledger, since, key)
+    for line in damaged:
+        print(f"gpuplan: notice: {line}", file=sys.stderr)
     records: list[dict[str, Any]] = [
         {"month": x.month, key: x.group, "idle_gpu_hours": x.gpu_hours,
          "idle_instance_hours": x.hours, "wasted_usd": x.usd, "instances": x.instances}

@@ -52,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
         reserved, problems = reserved_pairs(fleet.adapters)
         problems = [*fleet.problems, *problems]
     with Ledger.open(args.db) as ledger:
-        runs = ledger.runs(limit=1_000_000, policy=name)
-    lines = savings(runs, datetime.now(UTC), key, reserved)
+        lines, damaged = savings(ledger, datetime.now(UTC), key, reserved, policy=name)
+    for line in damaged:
+        print(f"gpuplan: notice: {line}", file=sys.stderr)
     records: list[dict[str, Any]] = [
         {"month": x.month, key: x.group, "hours": x.hours, "usd": x.usd,
          "doubtful_usd": x.doubtful_usd, "instances": x.instances}

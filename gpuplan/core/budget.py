@@ -9,7 +9,7 @@ it is a lower bound, and :data:`BLIND_SPOTS` says so wherever it is shown.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -77,6 +77,15 @@ def month_bounds(now: datetime) -> tuple[datetime, datetime]:
     start = utc.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     next_month = (start + timedelta(days=32)).replace(day=1)
     return start, next_month
+
+
+def split_by_month(start: datetime, end: datetime) -> Iterator[tuple[str, Decimal]]:
+    """(``YYYY-MM``, hours) pieces of [start, end), months in UTC."""
+    while start < end:
+        _, next_month = month_bounds(start)
+        stop = min(next_month, end)
+        yield month_key(start), Decimal(str((stop - start).total_seconds())) / _HOUR
+        start = stop
 
 
 def month_key(now: datetime) -> str:

@@ -63,6 +63,7 @@ class DecisionRecord:
     zone: str | None = None
     hourly_usd: Decimal | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    gpu_count: float = 0
 
 
 @dataclass(frozen=True)
@@ -207,12 +208,19 @@ class Ledger:
     # Runs, decisions, actions (used by the lifecycle manager) -------------------
 
     def start_run(
-        self, kind: str, policy: str, started_at: datetime, *, dry_run: bool = True
+        self,
+        kind: str,
+        policy: str,
+        started_at: datetime,
+        *,
+        dry_run: bool = True,
+        window_minutes: int = 60,
     ) -> int:
         with self.transaction() as conn:
             cur = conn.execute(
-                "INSERT INTO runs (kind, policy, started_at, dry_run) VALUES (?, ?, ?, ?)",
-                (kind, policy, started_at.isoformat(), int(dry_run)),
+                "INSERT INTO runs (kind, policy, started_at, dry_run, window_minutes)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (kind, policy, started_at.isoformat(), int(dry_run), window_minutes),
             )
         return int(cur.lastrowid or 0)
 
@@ -221,7 +229,7 @@ class Ledger:
             cur = conn.execute(
                 "INSERT INTO decisions (run_id, provider, account, region, zone, instance_id,"
                 " instance_type, state, verdict, reason, planned_action, hourly_usd, labels,"
-                " decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " decided_at, gpu_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     d.provider,
@@ -237,6 +245,7 @@ class Ledger:
                     _money(d.hourly_usd),
                     json.dumps(dict(d.labels), sort_keys=True),
                     d.decided_at.isoformat(),
+                    float(d.gpu_count),
                 ),
             )
         return int(cur.lastrowid or 0)
@@ -319,6 +328,13 @@ class Ledger:
             )
             for r in rows
         ]
+
+    def select(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Rows of one read-only query (for :mod:`gpuplan.ledger.queries`)."""
+        try:
+            return list(self._conn.execute(sql, params).fetchall())
+        except sqlite3.Error as exc:
+            raise LedgerError(f"{self.path}: ledger read failed: {exc}") from None
 
     def count(self, table: str) -> int:
         """Rows in one of the ledger's tables (for reports and tests)."""

@@ -37,13 +37,21 @@ class Journal:
     decision_ids: dict[str, int] = field(default_factory=dict)
 
     def open(
-        self, kind: str, policy: str, now: datetime, dry_run: bool, items: Sequence[PlannedAction]
+        self,
+        kind: str,
+        policy: str,
+        now: datetime,
+        dry_run: bool,
+        items: Sequence[PlannedAction],
+        window_minutes: int = 60,
     ) -> None:
         """The run and its decisions, committed together before anything is done."""
         if self.ledger is None:
             return
         with self.ledger.transaction():
-            self.run_id = self.ledger.start_run(kind, policy, now, dry_run=dry_run)
+            self.run_id = self.ledger.start_run(
+                kind, policy, now, dry_run=dry_run, window_minutes=window_minutes
+            )
             for item in items:
                 self.decision_ids[item.instance.instance_id] = self.ledger.record_decision(
                     self.run_id, decision_record(item, now)
@@ -98,6 +106,7 @@ def decision_record(item: PlannedAction, now: datetime) -> DecisionRecord:
         zone=inst.zone,
         hourly_usd=inst.hourly_usd,
         labels=inst.labels,
+        gpu_count=inst.gpu_count,
     )
 
 

@@ -77,7 +77,7 @@ def run_stop_idle(
     by_id = {s.instance.instance_id: s.provider for s in seen.seen}
     result.outcomes = [InstanceResult(item) for item in planned.items]
     journal = Journal(ledger)
-    journal.open("stop-idle", policy.name, now, not apply, planned.items)
+    journal.open("stop-idle", policy.name, now, not apply, planned.items, rule.window_minutes)
     result.run_id = journal.run_id
     if apply:
         listed = {s.instance.instance_id: (s.instance, s.provider) for s in seen.seen}
