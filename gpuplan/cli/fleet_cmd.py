@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--report",
         action="store_true",
-        help="audit view from the ledger: idle GPU-hours and dollars wasted per group",
+        help="same as `gpuplan waste` (kept for existing scripts)",
     )
     p.add_argument("--since", default="7d", help="report period: 7d, 24h, 2026-12-01 (7d)")
     p.add_argument("--by", default="label:team", metavar="label:KEY", help="report grouping")
@@ -40,7 +40,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.report:
-        return report(args)
+        from gpuplan.cli.waste_cmd import run as waste
+
+        return waste(args)
     if not args.policy:
         from gpuplan.core.errors import InputError
 
@@ -98,35 +100,3 @@ def _print(records: list[dict[str, Any]]) -> None:
         f"\n{len(records)} GPU instance(s). MTD $: running hours this month x list price "
         "(an estimate: stopped periods, disks and IPs are not counted)."
     )
-
-
-def report(args: argparse.Namespace) -> int:
-    from gpuplan.ledger import Ledger
-    from gpuplan.usecases.savings import parse_by, parse_since, waste
-
-    now = datetime.now(UTC)
-    since, key = parse_since(args.since, now), parse_by(args.by)
-    with Ledger.open(args.db) as ledger:
-        lines, damaged = waste(ledger, since, key)
-    for line in damaged:
-        print(f"gpuplan: notice: {line}", file=sys.stderr)
-    records: list[dict[str, Any]] = [
-        {"month": x.month, key: x.group, "idle_gpu_hours": x.gpu_hours,
-         "idle_instance_hours": x.hours, "wasted_usd": x.usd, "instances": x.instances}
-        for x in lines
-    ]  # fmt: skip
-    if args.json:
-        print_json({"since": since, "by": key, "groups": records})
-        return 0
-    rows = [
-        [r["month"], r[key], format_cell(r["idle_gpu_hours"]),
-         format_cell(r["wasted_usd"], money=True), str(r["instances"])]
-        for r in records
-    ]  # fmt: skip
-    print(render_table(("month", key, "idle GPU-h", "wasted $", "instances"), rows,
-                       align_right=[False, False, True, True, True]))  # fmt: skip
-    print(
-        f"\nSince {since:%Y-%m-%d %H:%M}Z, from stop-idle runs in the ledger: time seen "
-        "idle between runs (at most one idle window per sighting)."
-    )
-    return 0

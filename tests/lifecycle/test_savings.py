@@ -137,5 +137,7 @@ def test_savings_and_report_commands(
             1.0,
             1.01,
         )
+        assert main(["waste", "--since", "7d", "--db", db, "--json"]) == 0  # its own command
+        assert json.loads(capsys.readouterr().out)["groups"][0]["wasted_usd"] == 1.01
         assert main(["savings", "--db", db]) == 0
         assert "saved $" in capsys.readouterr().out
