@@ -8,9 +8,9 @@ Promises (docs/lifecycle.md, "Guarantees"):
   its outcome committed right after. A write that fails after a call stops the run:
   nothing more is acted on, and the error is one line.
 - A run killed between intent and outcome leaves ``pending`` rows. The next applied
-  run reads them back against the cloud: an instance found not billing is recorded
-  as done (and tagged when and why, as a normal stop would), one still running as
-  failed; each is reported.
+  run reads them back against the cloud: an instance found stopping or stopped is
+  recorded as done (and tagged when and why, as a normal stop would), one still
+  running as failed; each is reported.
 - With no ledger (library use, tests) the journal records nothing and never refuses.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import Action, GpuInstance
+from gpuplan.core.fleet import Action, GpuInstance, InstanceState
 from gpuplan.core.idle import REASON_TAG, STOPPED_AT_TAG, format_tag_time
 from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction
 from gpuplan.ledger import PENDING, ActionRecord, DecisionRecord, Ledger
@@ -152,8 +152,9 @@ def _settle_one(
     acted_at: datetime,
     reason_code: str,
 ) -> tuple[Outcome, str]:
-    if inst.state.bills_compute:
+    if inst.state in (InstanceState.RUNNING, InstanceState.PENDING):
         return Outcome.FAILED, "killed mid-call; the instance is still running"
+    # Stopping counts as done: the cloud accepted the call and finishes it on its own.
     detail = f"reconciled after a killed run: found {inst.state.value}"
     if STOPPED_AT_TAG not in inst.labels:
         try:

@@ -116,15 +116,16 @@ def test_sigkill_mid_call_leaves_an_intent_that_the_next_run_reconciles(scene: S
     assert {a["instance_id"] for a in acted} == {killed, other}  # savings see both
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 def test_sigterm_finishes_the_call_in_flight_records_it_and_leaves_the_rest(
-    scene: Scene,
+    scene: Scene, sig: signal.Signals
 ) -> None:
     child = start(scene)
-    child.send_signal(signal.SIGTERM)
+    child.send_signal(sig)
     scene.hold.release.set()
     out, err = child.communicate(timeout=60)
-    assert child.returncode == 128 + signal.SIGTERM, err
-    assert "stopped by signal 15" in err and "Traceback" not in err
+    assert child.returncode == 128 + sig, err
+    assert f"stopped by signal {int(sig)}" in err and "Traceback" not in err
     got = {d["instance_id"]: d for d in json.loads(out)["decisions"]}
     done = [i for i, d in got.items() if d["action"] == "stopped"]
     left = [i for i, d in got.items() if d["action"] == "skipped"]
