@@ -89,8 +89,7 @@ class Executor:
             self._settle(o, Outcome.FAILED, exc.message)
             return
         if item.step is Step.CLEAR:
-            o.detail = item.note
-            self.journal.record(item, Outcome.NONE, item.note, self.now)
+            o.detail = item.note  # a withdrawn notice: nothing done to the instance
         else:
             self._settle(o, Outcome.NOTIFIED, item.note)
 

@@ -89,16 +89,23 @@ def run_stop_idle(
         result.interrupted = executor.interrupted
     else:
         _not_acted(result, journal, apply, now)
+    _finish(result, ledger, notifier if apply else None, now)
+    return result
+
+
+def _finish(
+    result: StopIdleResult, ledger: Ledger | None, notifier: Notifier | None, now: datetime
+) -> None:
+    """The run's status and summary in the ledger, then the webhook (applied runs)."""
     if ledger is not None and result.run_id is not None:
         status = "aborted" if result.aborted else ("failed" if result.failed else "ok")
         ledger.finish_run(result.run_id, now, status, summary=summary(result))
-    if apply and notifier is not None:
+    if notifier is not None:
         text = message(result)
         if text:
             delivery = notifier.send(text)
             if not delivery.ok:
                 result.problems.append(f"webhook not delivered: {delivery.error}")
-    return result
 
 
 def _not_acted(result: StopIdleResult, journal: Journal, apply: bool, now: datetime) -> None:
