@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.usecases.providers import default_registry
 
     policy = load_policy(args.policy)
+    catalog = load_catalog_for(args)
     with Ledger.open(args.db) as ledger:
         outcome = run_budget(
             policy,
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             environ=os.environ,
             now=datetime.now(UTC),
             notifier=notifier_for(policy.notify),
-            catalog_loader=lambda: load_catalog_for(args),
+            catalog=catalog,
         )
         print_notices(str(row) for row in ledger.damaged)
     record = budget_record(outcome)

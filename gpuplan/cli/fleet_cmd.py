@@ -7,11 +7,12 @@ never plans or acts. Exit 0, or 1 when a scope could not be surveyed, 2 bad inpu
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_db, print_notices
+from gpuplan.cli.common import add_catalog_dir, add_db
 from gpuplan.cli.render import format_cell, format_count, print_json, render_table
 
 
@@ -28,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--report",
         action="store_true",
-        help="audit view from the ledger: idle GPU-hours and dollars wasted per group",
+        help="same as `gpuplan waste` (kept for existing scripts)",
     )
     p.add_argument("--since", default="7d", help="report period: 7d, 24h, 2026-12-01 (7d)")
     p.add_argument("--by", default="label:team", metavar="label:KEY", help="report grouping")
@@ -39,20 +40,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.report:
-        return report(args)
+        from gpuplan.cli.waste_cmd import run as waste
+
+        return waste(args)
     if not args.policy:
         from gpuplan.core.errors import InputError
 
         raise InputError("fleet: --policy FILE is required (or use --report)")
     from gpuplan.cli.common import load_catalog_for
-    from gpuplan.usecases.fleet import fleet_records, idle_rule, lifecycle_providers, survey
+    from gpuplan.usecases.fleet import fleet_records, idle_rule, survey
     from gpuplan.usecases.policy import load_policy
+    from gpuplan.usecases.providers import build_fleet
 
     policy = load_policy(args.policy)
     catalog = load_catalog_for(args)
-    providers, problems = lifecycle_providers(policy, catalog)
+    fleet = build_fleet(policy, catalog, os.environ)
+    problems = list(fleet.problems)
     now = datetime.now(UTC)
-    seen = survey(providers, idle_rule(policy), now)
+    seen = survey(fleet.adapters, idle_rule(policy), now)
     problems.extend(seen.problems)
     records = fleet_records(seen, now)
     if args.json:
@@ -98,35 +103,3 @@ def _print(records: list[dict[str, Any]]) -> None:
         f"\n{len(records)} GPU instance(s). MTD $: running hours this month x list price "
         "(an estimate: stopped periods, disks and IPs are not counted)."
     )
-
-
-def report(args: argparse.Namespace) -> int:
-    from gpuplan.ledger import Ledger
-    from gpuplan.usecases.savings import parse_by, parse_since, waste
-
-    now = datetime.now(UTC)
-    since, key = parse_since(args.since, now), parse_by(args.by)
-    with Ledger.open(args.db) as ledger:
-        runs = ledger.runs(limit=1_000_000)
-        print_notices(str(row) for row in ledger.damaged)
-    lines = waste(runs, since, key)
-    records: list[dict[str, Any]] = [
-        {"month": x.month, key: x.group, "idle_gpu_hours": x.gpu_hours,
-         "idle_instance_hours": x.hours, "wasted_usd": x.usd, "instances": x.instances}
-        for x in lines
-    ]  # fmt: skip
-    if args.json:
-        print_json({"since": since, "by": key, "groups": records})
-        return 0
-    rows = [
-        [r["month"], r[key], format_cell(r["idle_gpu_hours"]),
-         format_cell(r["wasted_usd"], money=True), str(r["instances"])]
-        for r in records
-    ]  # fmt: skip
-    print(render_table(("month", key, "idle GPU-h", "wasted $", "instances"), rows,
-                       align_right=[False, False, True, True, True]))  # fmt: skip
-    print(
-        f"\nSince {since:%Y-%m-%d %H:%M}Z, from stop-idle runs in the ledger: time seen "
-        "idle between runs (at most one idle window per sighting)."
-    )
-    return 0

@@ -26,6 +26,7 @@ from gpuplan.cli import (
     snooze_cmd,
     stop_idle_cmd,
     tui_cmd,
+    waste_cmd,
 )
 from gpuplan.cli.common import Handler
 from gpuplan.core.errors import GpuplanError
@@ -43,6 +44,7 @@ COMMAND_MODULES = (
     snooze_cmd,
     history_cmd,
     savings_cmd,
+    waste_cmd,
 )
 
 

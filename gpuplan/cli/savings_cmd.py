@@ -7,11 +7,12 @@ billing while an instance is stopped.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_db, print_notices
+from gpuplan.cli.common import add_db
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 
@@ -41,28 +42,29 @@ def run(args: argparse.Namespace) -> int:
     key = parse_by(args.by)
     name, reserved, problems = None, set[tuple[str, str]](), list[str]()
     if args.policy:
-        from gpuplan.usecases.fleet import lifecycle_providers
         from gpuplan.usecases.policy import load_policy
+        from gpuplan.usecases.providers import build_fleet
         from gpuplan.usecases.savings import reserved_pairs
 
         policy = load_policy(args.policy)
         name = policy.name
-        providers, _ = lifecycle_providers(policy, None)
-        reserved, problems = reserved_pairs(providers)
+        fleet = build_fleet(policy, None, os.environ)
+        reserved, problems = reserved_pairs(fleet.adapters)
+        problems = [*fleet.problems, *problems]
     with Ledger.open(args.db) as ledger:
-        runs = ledger.runs(limit=1_000_000, policy=name)
-        print_notices(str(row) for row in ledger.damaged)
-    lines = savings(runs, datetime.now(UTC), key, reserved)
+        lines, damaged = savings(ledger, datetime.now(UTC), key, reserved, policy=name)
+    for line in damaged:
+        print(f"gpuplan: notice: {line}", file=sys.stderr)
     records: list[dict[str, Any]] = [
         {"month": x.month, key: x.group, "hours": x.hours, "usd": x.usd,
          "doubtful_usd": x.doubtful_usd, "instances": x.instances}
         for x in lines
     ]  # fmt: skip
     for line in problems:
-        print(f"gpuplan: notice: {line}", file=sys.stderr)
+        print(f"gpuplan: error: {line}", file=sys.stderr)
     if args.json:
         print_json({"by": key, "savings": records, "note": COMPUTE_ONLY, "problems": problems})
-        return 0
+        return 1 if problems else 0
     rows = [
         [r["month"], r[key], format_cell(r["hours"]), format_cell(r["usd"], money=True),
          format_cell(r["doubtful_usd"], money=True), str(r["instances"])]
@@ -72,4 +74,4 @@ def run(args: argparse.Namespace) -> int:
     print(render_table(headers, rows, align_right=[False, False, True, True, True, True]))
     print(f"\nEstimated savings, {COMPUTE_ONLY}. Doubtful: the type has active reserved "
           "instances in that region (checked only with --policy).")  # fmt: skip
-    return 0
+    return 1 if problems else 0

@@ -7,6 +7,7 @@ instance as exempt until then. ``--clear`` removes the tag.
 from __future__ import annotations
 
 import argparse
+import os
 from datetime import UTC, datetime, timedelta
 
 from gpuplan.cli.render import print_json
@@ -31,8 +32,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.core.errors import InputError
     from gpuplan.core.policy.fields import parse_minutes
-    from gpuplan.usecases.fleet import lifecycle_providers, snooze
+    from gpuplan.usecases.fleet import snooze
     from gpuplan.usecases.policy import load_policy
+    from gpuplan.usecases.providers import build_fleet
 
     until: datetime | None = None
     if not args.clear:
@@ -44,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--for: must be more than 0 minutes")
         until = datetime.now(UTC) + timedelta(minutes=minutes)
     policy = load_policy(args.policy)
-    providers, _ = lifecycle_providers(policy, None)
-    found = snooze(providers, args.instance, until)
+    fleet = build_fleet(policy, None, os.environ)
+    found = snooze(fleet.adapters, args.instance, until, fleet.problems)
     record = {
         "instance_id": found.instance_id,
         "region": found.region,

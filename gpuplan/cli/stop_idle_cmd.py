@@ -1,16 +1,23 @@
 """``gpuplan stop-idle --policy FILE [--apply]``: plan (dry run by default) and act.
 
 Exit codes, for monitoring a scheduled job: 0 all good (unknown verdicts are reported,
-not failures), 1 some action failed, a scope could not be surveyed, the run aborted
-(more would-be actions than ``max_actions_per_run``) or another run held the lock,
-2 bad input (the policy does not load: nothing is stopped).
+not failures), 1 some action failed, a scope could not be surveyed, a re-check could
+not be made, the run aborted (more would-be actions than ``max_actions_per_run``),
+another run held the lock or the ledger could not be written, 2 bad input (the policy
+does not load: nothing is stopped), 128 + N stopped by signal N (SIGTERM 143, Ctrl-C
+130) after finishing and recording the call in flight.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from types import FrameType
 from typing import Any
 
 from gpuplan.cli.common import add_catalog_dir, add_db, wait_seconds
@@ -43,27 +50,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import load_catalog_for
-    from gpuplan.ledger import Ledger, ledger_path
-    from gpuplan.ledger.files import private_file
     from gpuplan.providers.webhook import notifier_for
-    from gpuplan.usecases.fleet import lifecycle_providers
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.stop_idle import result_record, run_lock, run_stop_idle
+    from gpuplan.usecases.providers import build_fleet
+    from gpuplan.usecases.session import run_session
+    from gpuplan.usecases.stop_idle import result_record, run_stop_idle
 
     policy = load_policy(args.policy)
     catalog = load_catalog_for(args)
-    db = ledger_path(args.db)
-    private_file(db)  # a FIFO or device --db is refused before a lock file is made beside it
-    with run_lock(db.with_name(db.name + ".lock"), args.lock_wait), Ledger(db) as ledger:
-        providers, problems = lifecycle_providers(policy, catalog)
+    with run_session(args.db, args.lock_wait) as ledger, stop_requests() as stopping:
+        fleet = build_fleet(policy, catalog, os.environ)
         result = run_stop_idle(
             policy,
-            providers,
+            fleet.adapters,
             apply=args.apply,
             now=datetime.now(UTC),
             ledger=ledger,
             notifier=notifier_for(policy.notify),
-            problems=problems,
+            problems=fleet.problems,
+            should_stop=lambda: bool(stopping),
         )
     record = result_record(result)
     if args.json:
@@ -76,7 +81,32 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpuplan: error: {line}", file=sys.stderr)
     if result.aborted:
         print(f"gpuplan: error: {result.aborted}", file=sys.stderr)
+    if stopping:
+        print(
+            f"gpuplan: error: stopped by signal {stopping[0]}: the call in flight finished "
+            "and was recorded; the rest was left alone",
+            file=sys.stderr,
+        )
+        return 128 + stopping[0]
     return 1 if result.failed else 0
+
+
+@contextmanager
+def stop_requests() -> Iterator[list[int]]:
+    """SIGTERM and Ctrl-C (SIGINT) are noted, not raised, while the run is open: the
+    cloud call in flight finishes and is recorded, later instances are left alone.
+    The list holds the signal numbers received."""
+    received: list[int] = []
+
+    def note(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
+
+    previous = {sig: signal.signal(sig, note) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 HEADERS = ("region", "instance", "type", "state", "$/h", "verdict", "plan", "action", "reason")

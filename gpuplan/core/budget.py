@@ -9,7 +9,7 @@ it is a lower bound, and :data:`BLIND_SPOTS` says so wherever it is shown.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -79,6 +79,15 @@ def month_bounds(now: datetime) -> tuple[datetime, datetime]:
     return start, next_month
 
 
+def split_by_month(start: datetime, end: datetime) -> Iterator[tuple[str, Decimal]]:
+    """(``YYYY-MM``, hours) pieces of [start, end), months in UTC."""
+    while start < end:
+        _, next_month = month_bounds(start)
+        stop = min(next_month, end)
+        yield month_key(start), Decimal(str((stop - start).total_seconds())) / _HOUR
+        start = stop
+
+
 def month_key(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y-%m")
 
@@ -94,6 +103,17 @@ def billed_hours(instance: GpuInstance, now: datetime) -> tuple[Decimal, str]:
     seconds = max(Decimal(0), Decimal(str((now.astimezone(UTC) - since).total_seconds())))
     note = "since the start of the month" if since == start else "since its last start"
     return seconds / _HOUR, note
+
+
+def month_to_date_usd(
+    instance: GpuInstance, hourly_usd: Decimal | None, now: datetime
+) -> Decimal | None:
+    """This month's cost of ``instance`` since its last start, to the cent: the one sum
+    that ``fleet`` and ``budget`` both show. None when the price is unknown."""
+    if hourly_usd is None:
+        return None
+    hours, _ = billed_hours(instance, now)
+    return (hours * hourly_usd).quantize(_CENT)
 
 
 def estimate_spend(

@@ -97,6 +97,12 @@ class Action(StrEnum):
     NONE = "none"
 
 
+ACTING = (Action.STOP, Action.HIBERNATE, Action.SUSPEND, Action.DEALLOCATE, Action.TERMINATE)
+"""The actions that call the cloud (``notify`` and ``none`` do not)."""
+DATA_ACTIONS = frozenset(ACTING)
+"""Every acting action erases local instance storage on every cloud (stop included)."""
+
+
 class Capability(StrEnum):
     """What a provider adapter can do; declared per provider, checked before acting."""
 
@@ -108,6 +114,55 @@ class Capability(StrEnum):
     DEALLOCATE = "deallocate"
     TERMINATE = "terminate"
     TAG = "tag"
+
+
+NEEDS: dict[Action, Capability] = {
+    Action.STOP: Capability.STOP,
+    Action.HIBERNATE: Capability.HIBERNATE,
+    Action.SUSPEND: Capability.SUSPEND,
+    Action.DEALLOCATE: Capability.DEALLOCATE,
+    Action.TERMINATE: Capability.TERMINATE,
+}
+"""The capability an adapter declares for each acting action (one entry per action)."""
+
+
+class RiskFacts(BaseModel):
+    """Facts about one instance that decide whether an action is safe, typed so that a
+    misspelt key cannot silently switch a data-loss check off."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    hibernation_enabled: bool = False
+    """Launched with hibernation configured (AWS, Azure): only then can it hibernate."""
+    spot_one_time: bool = False
+    """A spot instance that ends at interruption (AWS one-time request, Azure eviction
+    policy Delete): it cannot be stopped, only terminated."""
+    root_instance_store: bool = False
+    """AWS instance-store root device: the instance cannot be stopped at all."""
+    instance_store_gb: int = Field(default=0, ge=0)
+    """AWS instance-store (local NVMe) volumes on any device: erased by stop, hibernate
+    and terminate."""
+    local_ssd_count: int = Field(default=0, ge=0)
+    """GCP local SSDs: erased by stop, suspend and delete."""
+    temp_disk_gb: int | None = Field(default=0, ge=0)
+    """Azure temporary (resource) disk of the VM size: erased by deallocate, hibernate
+    and delete. None when the size's disk could not be read (treated as present)."""
+
+    def erased_by(self, action: Action) -> str:
+        """What ``action`` would erase on this instance, or "" when nothing local."""
+        if action not in DATA_ACTIONS:
+            return ""
+        if self.instance_store_gb:
+            return f"{self.instance_store_gb} GB of instance-store (NVMe) data"
+        if self.root_instance_store:
+            return "the instance-store root volume"
+        if self.local_ssd_count:
+            return f"data on {self.local_ssd_count} local SSD(s)"
+        if self.temp_disk_gb is None:
+            return "the temporary disk (its size could not be read)"
+        if self.temp_disk_gb:
+            return f"the {self.temp_disk_gb} GB temporary disk"
+        return ""
 
 
 class GpuInstance(BaseModel):
@@ -138,5 +193,8 @@ class GpuInstance(BaseModel):
     """Catalog price for this type, region and pricing model; None when unknown."""
     managed_by: str | None = None
     """A managed service that owns the instance (Auto Scaling group, MIG, scale set...)."""
+    risk: RiskFacts = Field(default_factory=lambda: RiskFacts())
+    """What an action would cost beyond compute: data erased, an instance that cannot return."""
     attributes: dict[str, str] = Field(default_factory=dict)
-    """Provider facts that matter for actions (spot request type, root device, local SSD)."""
+    """Addressing facts for the adapter itself (resource group, VM id, private DNS name);
+    nothing here changes what the planner decides."""

@@ -2,11 +2,15 @@
 
 Promises:
 - Only ``idle`` instances get an action; every other verdict is ``none`` with its reason.
-- What the policy calls for (``planned_action``) is kept apart from what will be done:
-  hibernate falls back to stop where the instance was not launched with hibernation
+- Three names, three things: ``planned_action`` is what the policy calls for,
+  ``do`` (the provider call) what the executor will ask the cloud for, and
+  :class:`Outcome` what happened.
+- Hibernate falls back to stop where the instance was not launched with hibernation
   (said so); a one-time spot instance is skipped unless the action is ``terminate``;
-  an instance-store root cannot be stopped and is only terminated with
-  ``allow_data_loss``; an action the provider cannot do is skipped.
+  an instance-store root cannot be stopped; any local instance storage (AWS instance
+  store on any device, GCP local SSD, Azure temporary disk) is erased by every acting
+  action, so such an instance is skipped unless ``allow_data_loss``; an action the
+  provider cannot do is skipped.
 - With ``notice_minutes`` > 0 the first idle run only tags ``gpuplan-stop-after`` and
   notifies; a later run acts once the notice has passed and the instance is still
   idle; activity returning withdraws the notice (the tag is removed).
@@ -17,12 +21,12 @@ Promises:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from gpuplan.core.fleet import Action, Capability, GpuInstance
+from gpuplan.core.fleet import NEEDS, Action, Capability, GpuInstance
 from gpuplan.core.idle import (
     REASON_TAG,
     STOP_AFTER_TAG,
@@ -32,16 +36,39 @@ from gpuplan.core.idle import (
     format_tag_time,
     parse_tag_time,
 )
+from gpuplan.core.offers import Provider
 
 SCARCE_TYPE_PREFIXES = ("p5", "p4d", "p4de", "p6", "a3-", "a4-", "standard_nd96")
 SCARCE_GPUS = frozenset({"H100", "H200", "B200", "GB200"})
-_NEEDS = {
-    Action.STOP: Capability.STOP,
-    Action.HIBERNATE: Capability.HIBERNATE,
-    Action.SUSPEND: Capability.SUSPEND,
-    Action.DEALLOCATE: Capability.DEALLOCATE,
-    Action.TERMINATE: Capability.TERMINATE,
+
+
+class Outcome(StrEnum):
+    """What happened to one instance in a run (the ledger's and the JSON's ``action``)."""
+
+    NONE = "none"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+    NOTIFIED = "notified"
+    STOPPED = "stopped"
+    HIBERNATED = "hibernated"
+    SUSPENDED = "suspended"
+    DEALLOCATED = "deallocated"
+    TERMINATED = "terminated"
+
+    @property
+    def acted(self) -> bool:
+        """The cloud carried the action out."""
+        return self in DONE.values()
+
+
+DONE = {
+    Action.STOP: Outcome.STOPPED,
+    Action.HIBERNATE: Outcome.HIBERNATED,
+    Action.SUSPEND: Outcome.SUSPENDED,
+    Action.DEALLOCATE: Outcome.DEALLOCATED,
+    Action.TERMINATE: Outcome.TERMINATED,
 }
+"""The outcome of each provider call that succeeded."""
 
 
 class Step(StrEnum):
@@ -100,18 +127,26 @@ class Plan:
 
 def plan(
     decisions: Iterable[tuple[GpuInstance, IdleDecision, frozenset[Capability]]],
-    rule: ActionRule,
+    rule: ActionRule | Callable[[Provider], ActionRule],
     now: datetime,
 ) -> Plan:
-    """A plan for every instance; aborted when it would act on too many."""
-    items = tuple(plan_one(inst, d, rule, now, caps) for inst, d, caps in decisions)
+    """A plan for every instance; aborted when it would act on too many.
+
+    ``rule`` may differ per cloud (Azure's stop is a deallocate); the cap on actions
+    counts across all of them (every rule carries the policy's one cap).
+    """
+    rule_for = rule if callable(rule) else (lambda _p, r=rule: r)
+    items = tuple(
+        plan_one(inst, d, rule_for(inst.provider), now, caps) for inst, d, caps in decisions
+    )
     result = Plan(items)
-    if result.would_act > rule.max_actions_per_run:
+    limit = min((rule_for(i.instance.provider).max_actions_per_run for i in items), default=0)
+    if items and result.would_act > limit:
         return Plan(
             items,
             aborted=(
                 f"aborted: {result.would_act} instances would be acted on, more than "
-                f"max_actions_per_run = {rule.max_actions_per_run}; nothing was done"
+                f"max_actions_per_run = {limit}; nothing was done"
             ),
         )
     return result
@@ -184,7 +219,7 @@ def _act(
 ) -> PlannedAction:
     planned = rule.action
     do, note = planned, ""
-    if planned is Action.HIBERNATE and inst.attributes.get("hibernation") != "true":
+    if planned is Action.HIBERNATE and not inst.risk.hibernation_enabled:
         do, note = Action.STOP, "not launched with hibernation: stopping instead"
     skip = _skip_reason(inst, do, rule, capabilities)
     if skip:
@@ -207,17 +242,15 @@ def _act(
 def _skip_reason(
     inst: GpuInstance, do: Action, rule: ActionRule, capabilities: frozenset[Capability]
 ) -> str:
-    attrs = inst.attributes
-    if attrs.get("spot_request_type") == "one-time" and do is not Action.TERMINATE:
+    risk = inst.risk
+    if risk.spot_one_time and do is not Action.TERMINATE:
         return "one-time spot instance: it cannot be stopped (only action: terminate ends it)"
-    if attrs.get("root_device_type") == "instance-store":
-        if do is not Action.TERMINATE:
-            return "instance-store root device: the instance cannot be stopped"
-        if not rule.allow_data_loss:
-            return "terminating erases the instance-store root; set allow_data_loss: true"
-    if attrs.get("local_ssd") == "true" and not rule.allow_data_loss:
-        return f"local SSD data is lost on {do.value}; set allow_data_loss: true to allow"
-    needed = _NEEDS.get(do)
+    if risk.root_instance_store and do is not Action.TERMINATE:
+        return "instance-store root device: the instance cannot be stopped"
+    erased = risk.erased_by(do)
+    if erased and not rule.allow_data_loss:
+        return f"{do.value} erases {erased}; set allow_data_loss: true to allow"
+    needed = NEEDS.get(do)
     if needed is None or needed not in capabilities:
         return f"{inst.provider.value} adapter cannot {do.value} instances"
     return ""
@@ -228,7 +261,7 @@ def _warnings(inst: GpuInstance, do: Action) -> tuple[str, ...]:
     kind = inst.instance_type.lower()
     if kind.startswith(SCARCE_TYPE_PREFIXES) or (inst.gpu or "") in SCARCE_GPUS:
         out.append(f"{inst.instance_type} is scarce: a restart may not find capacity")
-    store = int(inst.attributes.get("instance_store_gb", "0") or 0)
-    if store and do in (Action.STOP, Action.HIBERNATE):
-        out.append(f"{store} GB of instance-store (NVMe) data is erased on {do.value}")
+    erased = inst.risk.erased_by(do)
+    if erased:
+        out.append(f"{do.value} erases {erased} (allow_data_loss: true)")
     return tuple(out)

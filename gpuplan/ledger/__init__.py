@@ -5,9 +5,11 @@ from __future__ import annotations
 from gpuplan.ledger.migrations import LATEST, LedgerError
 from gpuplan.ledger.store import (
     DB_ENV,
+    PENDING,
     ActionRecord,
     DecisionRecord,
     Ledger,
+    PendingAction,
     RunRecord,
     SpendRecord,
     ledger_path,
@@ -16,10 +18,12 @@ from gpuplan.ledger.store import (
 __all__ = [
     "DB_ENV",
     "LATEST",
+    "PENDING",
     "ActionRecord",
     "DecisionRecord",
     "Ledger",
     "LedgerError",
+    "PendingAction",
     "RunRecord",
     "SpendRecord",
     "ledger_path",

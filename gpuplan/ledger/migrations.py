@@ -97,6 +97,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        3,
+        "what savings and waste read from the tables: GPUs per decision, window per run",
+        """
+        ALTER TABLE decisions ADD COLUMN gpu_count REAL NOT NULL DEFAULT 0;
+        ALTER TABLE runs ADD COLUMN window_minutes INTEGER NOT NULL DEFAULT 60;
+        CREATE INDEX actions_outcome ON actions (outcome);
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

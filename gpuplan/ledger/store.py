@@ -4,10 +4,17 @@ Where it lives: ``--db PATH``, else ``GPUPLAN_DB``, else ``ledger.sqlite3`` unde
 user's data directory (a scheduled job points it at persistent storage). Every write
 is one transaction; times are passed in (timezone-aware UTC) and stored as ISO text;
 money is stored as decimal text so it reads back exactly.
+
+Actions are written twice: an intent (outcome ``pending``) committed before the cloud
+is called, then the outcome. A ``pending`` row left behind is a run killed mid-call;
+the next run reconciles it (:meth:`Ledger.pending_actions`, :meth:`Ledger.settle_action`).
+Any SQLite failure leaves as one :class:`LedgerError` line naming the file; a failing
+ROLLBACK never hides the error that caused it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -58,6 +65,7 @@ class DecisionRecord:
     zone: str | None = None
     hourly_usd: Decimal | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    gpu_count: float = 0
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,23 @@ class ActionRecord:
     acted_at: datetime
     detail: str = ""
     decision_id: int | None = None
+
+
+PENDING = "pending"
+"""The outcome of an action whose cloud call may or may not have happened yet."""
+
+
+@dataclass(frozen=True)
+class PendingAction:
+    """An intent without an outcome: the run that wrote it was killed mid-call."""
+
+    id: int
+    run_id: int
+    provider: str
+    region: str
+    instance_id: str
+    action: str
+    acted_at: datetime
 
 
 @dataclass(frozen=True)
@@ -114,6 +139,10 @@ def _run_record(r: Any) -> RunRecord:
         str(r[6]),
         rows_mod.run_summary(r[7]),
     )
+
+
+def _time(text: str) -> datetime:
+    return datetime.fromisoformat(text)
 
 
 def _money(value: Decimal | None) -> str | None:
@@ -175,26 +204,42 @@ class Ledger:
             finally:
                 self._depth = depth
             return
-        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise self._failed(exc) from None
         self._depth = 1
         try:
             yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
+            self._conn.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):  # the first error is the one to report
+                self._conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise self._failed(exc) from None
             raise
         finally:
             self._depth = 0
-        self._conn.execute("COMMIT")
+
+    def _failed(self, exc: sqlite3.Error) -> LedgerError:
+        return LedgerError(f"{self.path}: ledger write failed: {exc}")
 
     # Runs, decisions, actions (used by the lifecycle manager) -------------------
 
     def start_run(
-        self, kind: str, policy: str, started_at: datetime, *, dry_run: bool = True
+        self,
+        kind: str,
+        policy: str,
+        started_at: datetime,
+        *,
+        dry_run: bool = True,
+        window_minutes: int = 60,
     ) -> int:
         with self.transaction() as conn:
             cur = conn.execute(
-                "INSERT INTO runs (kind, policy, started_at, dry_run) VALUES (?, ?, ?, ?)",
-                (kind, policy, started_at.isoformat(), int(dry_run)),
+                "INSERT INTO runs (kind, policy, started_at, dry_run, window_minutes)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (kind, policy, started_at.isoformat(), int(dry_run), window_minutes),
             )
         return int(cur.lastrowid or 0)
 
@@ -203,7 +248,7 @@ class Ledger:
             cur = conn.execute(
                 "INSERT INTO decisions (run_id, provider, account, region, zone, instance_id,"
                 " instance_type, state, verdict, reason, planned_action, hourly_usd, labels,"
-                " decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " decided_at, gpu_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     d.provider,
@@ -219,6 +264,7 @@ class Ledger:
                     _money(d.hourly_usd),
                     json.dumps(dict(d.labels), sort_keys=True),
                     d.decided_at.isoformat(),
+                    float(d.gpu_count),
                 ),
             )
         return int(cur.lastrowid or 0)
@@ -241,6 +287,25 @@ class Ledger:
                 ),
             )
         return int(cur.lastrowid or 0)
+
+    def settle_action(self, action_id: int, outcome: str, detail: str, at: datetime) -> None:
+        """Replace an intent's ``pending`` with what happened."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE actions SET outcome = ?, detail = ?, acted_at = ? WHERE id = ?",
+                (outcome, detail, at.isoformat(), action_id),
+            )
+
+    def pending_actions(self) -> list[PendingAction]:
+        """Intents with no outcome, oldest first (left by killed runs)."""
+        rows = self._conn.execute(
+            "SELECT id, run_id, provider, region, instance_id, action, acted_at FROM actions"
+            " WHERE outcome = ? ORDER BY id",
+            (PENDING,),
+        ).fetchall()
+        return [
+            PendingAction(int(r[0]), int(r[1]), r[2], r[3], r[4], r[5], _time(r[6])) for r in rows
+        ]
 
     def finish_run(
         self,
@@ -273,6 +338,13 @@ class Ledger:
         good, damaged = rows_mod.decode_rows("runs", rows, _run_record)
         self.damaged.extend(damaged)
         return good
+
+    def select(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Rows of one read-only query (for :mod:`gpuplan.ledger.queries`)."""
+        try:
+            return list(self._conn.execute(sql, params).fetchall())
+        except sqlite3.Error as exc:
+            raise LedgerError(f"{self.path}: ledger read failed: {exc}") from None
 
     def count(self, table: str) -> int:
         """Rows in one of the ledger's tables (for reports and tests)."""
@@ -355,10 +427,12 @@ class Ledger:
 
 __all__ = [
     "DB_ENV",
+    "PENDING",
     "ActionRecord",
     "DecisionRecord",
     "Ledger",
     "LedgerError",
+    "PendingAction",
     "RunRecord",
     "SpendRecord",
     "ledger_path",

@@ -2,10 +2,14 @@
 
 ``CloudProvider`` lists GPU instances in scope (enough for ``gpuplan budget``).
 ``LifecycleProvider`` adds what the lifecycle manager needs: utilisation for many
-instances in one batch, re-reading one instance right before acting, the actions
-(stop, hibernate, terminate) and tags. Each adapter declares its
-:class:`~gpuplan.core.fleet.Capability` set; the planner checks it before planning an
-action.
+instances in one batch, re-reading one instance right before acting, one ``act`` for
+every action (stop, hibernate, suspend, deallocate, terminate) and tags. Each adapter
+declares its :class:`~gpuplan.core.fleet.Capability` set; the planner checks it before
+planning an action, and ``act`` refuses an action it does not handle.
+
+Utilisation comes from a :class:`MetricsSource`: the cloud's own monitoring by default,
+or one passed to the adapter's constructor (Prometheus), never a wrapper that would
+hide what else the adapter can do.
 
 Adapters raise :class:`ProviderError` (a person-readable message, never an SDK
 exception) when a call fails after the SDK's own retries, so a use case can report one
@@ -19,7 +23,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import Action, Capability, GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.offers import Provider
 
 
@@ -27,6 +31,19 @@ class ProviderError(GpuplanError):
     """A cloud call failed (after retries): throttled, denied, unreachable, not found."""
 
     exit_code = 1
+
+
+class MetricsSource(Protocol):
+    """Where GPU utilisation comes from when it is not the cloud's own monitoring."""
+
+    def fetch_utilisation(
+        self,
+        instances: Sequence[GpuInstance],
+        *,
+        start: datetime,
+        end: datetime,
+        period_minutes: int,
+    ) -> dict[str, GpuSamples]: ...
 
 
 @runtime_checkable
@@ -81,12 +98,9 @@ class LifecycleProvider(CloudProvider, Protocol):
         """The instance re-read now (state, tags); raises ProviderError when gone."""
         ...
 
-    def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
-        """Stop (or hibernate) the instance; returns the state the cloud answered."""
-        ...
-
-    def terminate(self, instance: GpuInstance) -> InstanceState:
-        """Terminate the instance; returns the state the cloud answered."""
+    def act(self, instance: GpuInstance, action: Action) -> InstanceState:
+        """Carry out ``action``; returns the state the cloud answered. Raises
+        ProviderError when the call fails or the adapter does not handle ``action``."""
         ...
 
     def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
@@ -110,3 +124,8 @@ class ReservationAware(Protocol):
     def region(self) -> str: ...
 
     def reserved_types(self) -> set[str]: ...
+
+
+def unsupported(scope: str, action: Action) -> ProviderError:
+    """The error ``act`` raises for an action this adapter does not handle."""
+    return ProviderError(f"{scope}: cannot {action.value} instances")

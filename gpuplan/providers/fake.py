@@ -1,7 +1,7 @@
 """An in-memory provider for tests, demos and the UI: a list of instances, nothing else.
 
 It implements :class:`~gpuplan.providers.base.LifecycleProvider` (listing,
-utilisation, re-read, stop, terminate, tags) and records every call in ``calls`` so
+utilisation, re-read, ``act``, tags) and records every call in ``calls`` so
 tests can assert what was asked; ``failures`` makes a method raise
 :class:`~gpuplan.providers.base.ProviderError` (fault injection). Each ability is a
 plain method over ``self.instances`` that starts with ``self._called(name, *args)``.
@@ -31,9 +31,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuplan.core.errors import DataError
-from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import NEEDS, Action, Capability, GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.offers import Provider
-from gpuplan.providers.base import ProviderError
+from gpuplan.providers.base import ProviderError, unsupported
 
 
 @dataclass(frozen=True)
@@ -112,13 +112,16 @@ class FakeProvider:
             raise ProviderError(f"{instance.instance_id}: not found")
         return current
 
-    def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
-        self._called("stop", instance.instance_id, hibernate)
-        return self._set_state(instance, InstanceState.STOPPED)
-
-    def terminate(self, instance: GpuInstance) -> InstanceState:
-        self._called("terminate", instance.instance_id)
-        return self._set_state(instance, InstanceState.TERMINATED)
+    def act(self, instance: GpuInstance, action: Action) -> InstanceState:
+        """Records ``stop`` (with ``hibernate``) or the action's own name, then sets the
+        state the cloud would answer; refuses actions outside ``capabilities``."""
+        if NEEDS.get(action) not in self._capabilities:
+            raise unsupported(self.scope, action)
+        if action in (Action.STOP, Action.HIBERNATE):
+            self._called("stop", instance.instance_id, action is Action.HIBERNATE)
+        else:
+            self._called(action.value, instance.instance_id)
+        return self._set_state(instance, _ANSWERS[action])
 
     def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
         self._called("tag", instance.instance_id, dict(tags))
@@ -151,6 +154,15 @@ class FakeProvider:
     def calls_to(self, method: str) -> list[Call]:
         """The calls made to ``method``, in order."""
         return [c for c in self.calls if c.method == method]
+
+
+_ANSWERS = {
+    Action.STOP: InstanceState.STOPPED,
+    Action.HIBERNATE: InstanceState.STOPPED,
+    Action.SUSPEND: InstanceState.SUSPENDED,
+    Action.DEALLOCATE: InstanceState.DEALLOCATED,
+    Action.TERMINATE: InstanceState.TERMINATED,
+}
 
 
 def _flat(

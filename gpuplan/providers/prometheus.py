@@ -38,10 +38,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, HostSamples, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.fleet import GpuInstance, GpuSamples, HostSamples
 from gpuplan.core.urls import redact_url
-from gpuplan.providers.base import LifecycleProvider, ProviderError
+from gpuplan.providers.base import ProviderError
 from gpuplan.providers.http import HttpError, Limits, decode_json, request
 
 DEFAULT_METRIC = "DCGM_FI_DEV_GPU_UTIL"
@@ -245,57 +244,3 @@ def _sample(point: Any) -> tuple[datetime, float] | None:
     if value in (float("inf"), float("-inf")) or value < -1.0:
         raise ProviderError(f"prometheus: a sample out of range ({str(raw)[:30]})")
     return when, max(value, 0.0)  # 100 * (1 - idle rate) can dip a hair below 0
-
-
-class WithPrometheus:
-    """A cloud adapter whose utilisation comes from Prometheus; all else is the cloud's."""
-
-    def __init__(self, inner: LifecycleProvider, source: PrometheusSource) -> None:
-        self.inner = inner
-        self.source = source
-
-    @property
-    def provider(self) -> Provider:
-        return self.inner.provider
-
-    @property
-    def capabilities(self) -> frozenset[Capability]:
-        return self.inner.capabilities
-
-    @property
-    def scope(self) -> str:
-        return f"{self.inner.scope} (metrics: prometheus)"
-
-    def list_instances(self) -> list[GpuInstance]:
-        return self.inner.list_instances()
-
-    def fetch_utilisation(
-        self,
-        instances: Sequence[GpuInstance],
-        *,
-        start: datetime,
-        end: datetime,
-        period_minutes: int,
-    ) -> dict[str, GpuSamples]:
-        return self.source.fetch_utilisation(
-            instances, start=start, end=end, period_minutes=period_minutes
-        )
-
-    def refresh(self, instance: GpuInstance) -> GpuInstance:
-        return self.inner.refresh(instance)
-
-    def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
-        return self.inner.stop(instance, hibernate=hibernate)
-
-    def terminate(self, instance: GpuInstance) -> InstanceState:
-        return self.inner.terminate(instance)
-
-    def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
-        self.inner.tag(instance, tags)
-
-    def untag(self, instance: GpuInstance, keys: Sequence[str]) -> None:
-        self.inner.untag(instance, keys)
-
-    def drain_notices(self) -> list[str]:
-        drain = getattr(self.inner, "drain_notices", None)
-        return list(drain()) if callable(drain) else []

@@ -39,7 +39,7 @@ class TuiContext:
     """The only clock the TUI reads; tests pass a fixed one."""
     providers_for: ProvidersFor | None = None
     """Builds the Fleet screen's providers for a policy (and problem lines); None means
-    :func:`gpuplan.usecases.fleet.lifecycle_providers`, the real clouds, whose SDKs are
+    :func:`gpuplan.usecases.providers.build_fleet`, the real clouds, whose SDKs are
     imported only then. Tests pass the in-memory fake."""
     ledger_path: Path | None = None
     """The action ledger; None means the same default the CLI uses."""

@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Footer, Header, Label, ProgressBar, Selec
 from textual.worker import get_current_worker
 
 from gpuplan.core.errors import GpuplanError
+from gpuplan.core.idle import IdleVerdict
 from gpuplan.tui import format as fmt
 from gpuplan.tui.bars import sparkline
 from gpuplan.tui.confirm import ConfirmScreen
@@ -190,9 +191,12 @@ class FleetScreen(Screen[None]):
             self.catalog = load_catalog(self.context.catalog_dir)
         build = self.context.providers_for
         if build is None:
-            from gpuplan.usecases.fleet import lifecycle_providers
+            import os
 
-            build = lifecycle_providers
+            from gpuplan.usecases.providers import build_fleet
+
+            fleet = build_fleet(policy, self.catalog, os.environ)
+            return policy, fleet.adapters, fleet.problems
         adapters, problems = build(policy, self.catalog)
         return policy, adapters, problems
 
@@ -210,7 +214,7 @@ class FleetScreen(Screen[None]):
         for seen in view.seen:
             key = seen.instance.instance_id
             table.add_row(*instance_row(seen, view.series.get(key, [])), key=key)
-        idle = sum(1 for s in view.seen if s.decision.verdict.value == "idle")
+        idle = sum(1 for s in view.seen if s.decision.verdict is IdleVerdict.IDLE)
         self._status(
             f"{view.policy.name}: {len(view.seen)} instance(s), {idle} idle"
             + (f", {len(view.problems)} problem(s)" if view.problems else "")
@@ -319,12 +323,11 @@ class FleetScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="fleet")
     def _execute_stop(self, policy: Policy, seen: Seen, live: bool) -> None:
         """Run the use case for real (LIVE) or as a recorded dry run, under the CLI's lock."""
-        from gpuplan.ledger import Ledger, ledger_path
-        from gpuplan.usecases.stop_idle import run_lock, run_stop_idle
+        from gpuplan.usecases.session import run_session
+        from gpuplan.usecases.stop_idle import run_stop_idle
 
-        db = self.context.ledger_path or ledger_path()
         try:
-            with run_lock(db.with_name(db.name + ".lock"), 5.0), Ledger(db) as ledger:
+            with run_session(self.context.ledger_path, 5.0) as ledger:
                 result = run_stop_idle(
                     policy,
                     [seen.provider],

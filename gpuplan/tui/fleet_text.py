@@ -51,7 +51,7 @@ def outcome_message(result: StopIdleResult) -> tuple[str, bool]:
     if result.aborted:
         return result.aborted, True
     parts = [
-        f"{o.item.instance.instance_id}: {o.action}" + (f" ({o.detail})" if o.detail else "")
+        f"{o.item.instance.instance_id}: {o.outcome.value}" + (f" ({o.detail})" if o.detail else "")
         for o in result.outcomes
     ]
     mode = "dry run recorded" if result.dry_run else "done"

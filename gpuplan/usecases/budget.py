@@ -22,7 +22,8 @@ from gpuplan.core.fleet import GpuInstance
 from gpuplan.core.policy import Policy, out_of_scope_reason
 from gpuplan.ledger import Ledger, SpendRecord
 from gpuplan.providers.webhook import Notifier
-from gpuplan.usecases.providers import ProviderProblem, ProviderRegistry
+from gpuplan.usecases.fleet import listing_failed
+from gpuplan.usecases.providers import ProviderRegistry, build_fleet
 
 
 @dataclass(frozen=True)
@@ -50,18 +51,22 @@ class BudgetOutcome:
 
 
 def list_in_scope(
-    policy: Policy, registry: ProviderRegistry, environ: Mapping[str, str]
+    policy: Policy,
+    registry: ProviderRegistry,
+    environ: Mapping[str, str],
+    catalog: Catalog | None = None,
 ) -> tuple[list[GpuInstance], list[str], int]:
-    """Instances the policy governs, problem lines, and how many were out of scope."""
-    adapters, provider_problems = registry.build(policy, environ)
-    problems = [str(p) for p in provider_problems]
+    """Instances the policy governs, problem lines (one per scope that could not be
+    built or listed, named), and how many were out of scope."""
+    fleet = build_fleet(policy, catalog, environ, registry)
+    problems = list(fleet.problems)
     kept: list[GpuInstance] = []
     skipped = 0
-    for adapter in adapters:
+    for adapter in fleet.adapters:
         try:
             listed = adapter.list_instances()
         except GpuplanError as exc:
-            problems.append(str(ProviderProblem(adapter.provider, exc.message)))
+            problems.append(listing_failed(adapter, exc.message))
             continue
         for instance in listed:
             if out_of_scope_reason(instance, policy) is None:
@@ -92,12 +97,10 @@ def run_budget(
     environ: Mapping[str, str],
     now: datetime,
     notifier: Notifier | None,
-    catalog_loader: Callable[[], Catalog] | None = None,
+    catalog: Catalog | None = None,
 ) -> BudgetOutcome:
     """Estimate, record and alert; see the module docstring."""
-    instances, problems, skipped = list_in_scope(policy, registry, environ)
-    needs_catalog = any(i.hourly_usd is None for i in instances)
-    catalog = catalog_loader() if needs_catalog and catalog_loader is not None else None
+    instances, problems, skipped = list_in_scope(policy, registry, environ, catalog)
     estimate = estimate_spend(instances, catalog_pricer(catalog), now, policy.budget.monthly_usd)
     outcome = BudgetOutcome(policy.name, estimate, problems, out_of_scope=skipped)
     if problems:

@@ -1,92 +1,69 @@
-"""Registry factories for GCP and Azure, and Prometheus as every cloud's metrics source.
+"""The registry's entries: AWS, GCP, Azure and the in-memory fake, one builder each.
 
-Each factory reads its section of the policy (``scope.gcp``, ``scope.azure``,
-``idle.metrics``), builds one adapter per project or subscription behind a
-:class:`~gpuplan.providers.scopes.ScopeSet`, and imports the cloud SDK only when called.
-When ``idle.metrics.prometheus`` is set, utilisation comes from that Prometheus for
-every provider (:func:`with_metrics_source`); listing and actions stay with the cloud.
+Each builder reads its cloud's section of the policy (``scope.aws``, ``scope.gcp``,
+``scope.azure``, and ``idle.metrics.<cloud>``), builds one adapter per scope (region,
+project, subscription) with the metrics source passed to its constructor, and imports
+the cloud SDK only when called. A builder raises GpuplanError only when the cloud
+cannot be reached at all (an unknown profile, no credential); a single scope that
+fails later fails on its own, at listing.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.errors import GpuplanError, InputError
+from gpuplan.core.errors import InputError
+from gpuplan.core.fleet import Action
 from gpuplan.core.offers import Provider
-from gpuplan.core.policy import IdleAction, Policy
-from gpuplan.providers.base import CloudProvider, LifecycleProvider
+from gpuplan.providers.base import LifecycleProvider
+from gpuplan.usecases.providers import BuildContext, CloudEntry
 
 if TYPE_CHECKING:
+    from gpuplan.core.policy import Policy
+    from gpuplan.core.policy.models import AwsMetrics
+    from gpuplan.providers.aws.cloudwatch import MetricNames
     from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
 
 
-@functools.cache
-def _catalog() -> Catalog | None:
-    """The bundled catalog (GPU facts and prices); None when it cannot be read."""
-    from gpuplan.loaders.catalog import load_catalog
+def aws_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
+    """One adapter per region of ``scope.aws``."""
+    scope = context.policy.scope.aws
+    if scope is None:
+        raise InputError("the policy has no scope.aws section")
+    from gpuplan.providers.aws.provider import AwsProvider
+    from gpuplan.providers.aws.session import make_session
 
-    try:
-        return load_catalog()
-    except GpuplanError:
-        return None
+    settings = context.policy.idle.metrics.aws
+    session = make_session(scope.profile, scope.role_arn)
+    return {
+        region: AwsProvider.from_session(
+            session,
+            region,
+            catalog=context.catalog,
+            metric_names=aws_metric_names(settings),
+            metrics=context.metrics,
+        )
+        for region in scope.regions
+    }
 
 
-def with_metrics_source(policy: Policy, adapter: LifecycleProvider) -> LifecycleProvider:
-    """``adapter`` itself, or wrapped so its utilisation comes from Prometheus."""
-    settings = policy.idle.metrics.prometheus
-    if settings is None:
-        return adapter
-    from gpuplan.providers.prometheus import PrometheusSource, WithPrometheus
+def aws_metric_names(metrics: AwsMetrics) -> MetricNames:
+    """The policy's CloudWatch metric names (``idle.metrics.aws``)."""
+    from gpuplan.providers.aws.cloudwatch import MetricNames
 
-    source = PrometheusSource(
-        settings.url,
-        metric=settings.metric,
-        instance_label=settings.instance_label,
-        memory_used_metric=settings.memory_used_metric,
-        memory_free_metric=settings.memory_free_metric,
-        cpu_metric=settings.cpu_metric,
+    return MetricNames(
+        namespace=metrics.namespace,
+        utilisation=metrics.metric,
+        memory_used=metrics.memory_used_metric,
+        memory_total=metrics.memory_total_metric,
+        cpu_namespace=metrics.cpu_namespace,
+        cpu=metrics.cpu_metric,
     )
-    return WithPrometheus(adapter, source)
 
 
-def gcp_from_policy(policy: Policy) -> CloudProvider:
-    """All projects of ``scope.gcp`` as one adapter (the registry's shape)."""
-    from gpuplan.providers.scopes import ScopeSet
-
-    members = gcp_scopes(policy, _catalog())
-    return with_metrics_source(policy, ScopeSet(Provider.GCP, members))
-
-
-def azure_from_policy(policy: Policy) -> CloudProvider:
-    """All subscriptions of ``scope.azure`` as one adapter (the registry's shape)."""
-    from gpuplan.providers.scopes import ScopeSet
-
-    members = azure_scopes(policy, _catalog())
-    return with_metrics_source(policy, ScopeSet(Provider.AZURE, members))
-
-
-def lifecycle_scopes(
-    policy: Policy, provider: Provider, catalog: Catalog | None
-) -> tuple[list[LifecycleProvider], list[str]]:
-    """One adapter per GCP project or Azure subscription (the fleet survey's shape),
-    with the Prometheus source applied; a problem line when the cloud cannot be built."""
-    build = {Provider.GCP: gcp_scopes, Provider.AZURE: azure_scopes}.get(provider)
-    if build is None:
-        return [], [f"{provider.value}: no adapter in gpuplan.usecases.cloud_adapters"]
-    try:
-        members = build(policy, catalog)
-    except GpuplanError as exc:
-        return [], [f"{provider.value}: {exc.message}"]
-    return [with_metrics_source(policy, m) for m in members.values()], []
-
-
-def gcp_scopes(
-    policy: Policy, catalog: Catalog | None, *, credentials: Any = None
-) -> dict[str, LifecycleProvider]:
+def gcp_scopes(context: BuildContext, *, credentials: Any = None) -> dict[str, LifecycleProvider]:
     """One adapter per project; ``credentials``: Google credentials, None for ADC."""
-    scope = policy.scope.gcp
+    scope = context.policy.scope.gcp
     if scope is None:
         raise InputError("the policy has no scope.gcp section")
     from gpuplan.providers.gcp.clients import make_clients
@@ -101,14 +78,12 @@ def gcp_scopes(
         project: GcpProvider(
             project,
             zones=scope.zones,
-            metric_type=policy.idle.metrics.gcp.metric_type,
-            memory_type=policy.idle.metrics.gcp.memory_used_type,
-            cpu_type=policy.idle.metrics.gcp.cpu_type,
-            catalog=catalog,
+            metric_type=context.policy.idle.metrics.gcp.metric_type,
+            memory_type=context.policy.idle.metrics.gcp.memory_used_type,
+            cpu_type=context.policy.idle.metrics.gcp.cpu_type,
+            catalog=context.catalog,
             clients=clients,
-            # The stop-idle executor calls stop() for every stopping action; GCP's
-            # suspend is carried out by the adapter when the policy asks for it.
-            suspend_on_stop=policy.idle.action is IdleAction.SUSPEND,
+            metrics=context.metrics,
         )
         for project in scope.projects
     }
@@ -128,24 +103,92 @@ def azure_metric_names(policy: Policy) -> AzureMetricNames:
     )
 
 
-def azure_scopes(policy: Policy, catalog: Catalog | None) -> dict[str, LifecycleProvider]:
-    scope = policy.scope.azure
+def azure_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
+    """One adapter per subscription of ``scope.azure``."""
+    scope = context.policy.scope.azure
     if scope is None:
         raise InputError("the policy has no scope.azure section")
     from gpuplan.providers.azure.provider import AzureProvider, default_credential
 
-    credential = default_credential()
+    settings = context.policy.idle.metrics.azure
+    credential = default_credential(context.environ)
     return {
         subscription: AzureProvider(
             subscription,
             resource_groups=scope.resource_groups,
-            namespace=policy.idle.metrics.azure.namespace,
-            metric=policy.idle.metrics.azure.metric,
-            metric_names=azure_metric_names(policy),
-            catalog=catalog,
+            namespace=settings.namespace,
+            metric=settings.metric,
+            metric_names=azure_metric_names(context.policy),
+            catalog=context.catalog,
             credential=credential,
             arm_endpoint=scope.arm_endpoint,
             metrics_endpoint=scope.metrics_endpoint,
+            metrics=context.metrics,
         )
         for subscription in scope.subscriptions
     }
+
+
+def fake_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
+    """Every cloud of the policy from the ``GPUPLAN_FAKE_FLEET`` file, one fake each."""
+    from gpuplan.providers.fake import fake_providers
+    from gpuplan.usecases.providers import FAKE_FLEET_ENV
+
+    path = context.environ[FAKE_FLEET_ENV]
+    return {f.scope: f for f in fake_providers(path, context.policy.scope.providers)}
+
+
+_REFUSED = "refused: not an action of this cloud"
+ENTRIES = (
+    CloudEntry(
+        Provider.AWS,
+        aws_scopes,
+        actions={
+            Action.STOP: "StopInstances",
+            Action.HIBERNATE: "StopInstances Hibernate=true",
+            Action.SUSPEND: _REFUSED,
+            Action.DEALLOCATE: _REFUSED,
+            Action.TERMINATE: "TerminateInstances",
+        },
+        catalog_file="aws.csv",
+        permission_file="deploy/aws-iam-policy.json",
+    ),
+    CloudEntry(
+        Provider.GCP,
+        gcp_scopes,
+        actions={
+            Action.STOP: "instances.stop",
+            Action.HIBERNATE: "refused: GCP's memory-preserving stop is suspend",
+            Action.SUSPEND: "instances.suspend",
+            Action.DEALLOCATE: _REFUSED,
+            Action.TERMINATE: "instances.delete",
+        },
+        catalog_file="gcp.csv",
+        permission_file="deploy/gcp-custom-role.yaml",
+    ),
+    CloudEntry(
+        Provider.AZURE,
+        azure_scopes,
+        actions={
+            Action.STOP: "virtualMachines.deallocate (a powered-off VM still bills)",
+            Action.HIBERNATE: "refused: not offered by gpuplan on Azure yet",
+            Action.SUSPEND: _REFUSED,
+            Action.DEALLOCATE: "virtualMachines.deallocate",
+            Action.TERMINATE: "virtualMachines.delete",
+        },
+        catalog_file="azure.csv",
+        permission_file="deploy/azure-role-definition.json",
+    ),
+)
+FAKE_ENTRY = CloudEntry(
+    Provider.AWS,
+    fake_scopes,
+    actions=dict.fromkeys(
+        (Action.STOP, Action.HIBERNATE, Action.SUSPEND, Action.DEALLOCATE, Action.TERMINATE),
+        "in memory",
+    ),
+    catalog_file="",
+    permission_file="",
+    metrics_sources=("flat percent from the fleet file",),
+)
+"""The in-memory fake standing in for every cloud (``GPUPLAN_FAKE_FLEET``)."""

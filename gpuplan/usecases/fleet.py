@@ -1,9 +1,9 @@
 """Survey the fleet: list GPU instances per provider scope, fetch utilisation, decide.
 
-Each scope (an AWS region, later a GCP project or an Azure subscription) is listed and
-queried on its own: one scope failing becomes a problem line and the others are still
-surveyed. Utilisation is fetched in one batch per scope. SDKs load only inside
-:func:`lifecycle_providers`, when a scope of that cloud is built.
+Each scope (an AWS region, a GCP project, an Azure subscription; built by
+:func:`gpuplan.usecases.providers.build_fleet`) is listed and queried on its own: one
+scope failing becomes a problem line and the others are still surveyed. Utilisation is
+fetched in one batch per scope.
 """
 
 from __future__ import annotations
@@ -11,12 +11,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
-from typing import TYPE_CHECKING
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.budget import month_to_date_usd
 from gpuplan.core.errors import GpuplanError, InputError
-from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples
+from gpuplan.core.fleet import GpuInstance, GpuSamples
 from gpuplan.core.idle import (
     SNOOZE_TAG,
     IdleDecision,
@@ -29,11 +27,7 @@ from gpuplan.core.idle import (
 from gpuplan.core.lifecycle import ActionRule
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
-from gpuplan.core.policy.models import AwsMetrics
-from gpuplan.providers.base import CloudProvider, LifecycleProvider, ProviderError
-
-if TYPE_CHECKING:
-    from gpuplan.providers.aws.cloudwatch import MetricNames
+from gpuplan.providers.base import LifecycleProvider, ProviderError
 
 
 @dataclass(frozen=True)
@@ -70,20 +64,6 @@ def idle_rule(policy: Policy) -> IdleRule:
     )
 
 
-def aws_metric_names(metrics: AwsMetrics) -> MetricNames:
-    """The policy's CloudWatch metric names (``idle.metrics.aws``)."""
-    from gpuplan.providers.aws.cloudwatch import MetricNames
-
-    return MetricNames(
-        namespace=metrics.namespace,
-        utilisation=metrics.metric,
-        memory_used=metrics.memory_used_metric,
-        memory_total=metrics.memory_total_metric,
-        cpu_namespace=metrics.cpu_namespace,
-        cpu=metrics.cpu_metric,
-    )
-
-
 def action_rule(policy: Policy, provider: Provider) -> ActionRule:
     idle = policy.idle
     return ActionRule(
@@ -93,54 +73,6 @@ def action_rule(policy: Policy, provider: Provider) -> ActionRule:
         max_actions_per_run=idle.max_actions_per_run,
         reason_code=idle_rule(policy).code,
     )
-
-
-def lifecycle_providers(
-    policy: Policy, catalog: Catalog | None
-) -> tuple[list[LifecycleProvider], list[str]]:
-    """One adapter per scope of the policy (AWS: per region); problem lines for the rest.
-
-    ``GPUPLAN_FAKE_FLEET=path.json`` replaces every cloud with the in-memory fake (a demo
-    and test hook, as for ``gpuplan budget``).
-    """
-    import os
-
-    from gpuplan.usecases.providers import FAKE_FLEET_ENV
-
-    fake_path = os.environ.get(FAKE_FLEET_ENV)
-    if fake_path:
-        from gpuplan.providers.fake import fake_providers
-
-        return list(fake_providers(fake_path, policy.scope.providers)), []
-    adapters: list[LifecycleProvider] = []
-    problems: list[str] = []
-    aws = policy.scope.aws
-    if aws is not None:
-        from gpuplan.providers.aws.provider import AwsProvider
-        from gpuplan.providers.aws.session import make_session
-
-        metrics = policy.idle.metrics.aws
-        try:
-            session = make_session(aws.profile, aws.role_arn)
-            for region in aws.regions:
-                adapters.append(
-                    AwsProvider.from_session(
-                        session,
-                        region,
-                        catalog=catalog,
-                        metric_names=aws_metric_names(metrics),
-                    )
-                )
-        except GpuplanError as exc:
-            problems.append(exc.message)
-    from gpuplan.usecases.cloud_adapters import lifecycle_scopes, with_metrics_source
-
-    adapters = [with_metrics_source(policy, a) for a in adapters]
-    for other in (p for p in policy.scope.providers if p is not Provider.AWS):
-        more, trouble = lifecycle_scopes(policy, other, catalog)
-        adapters.extend(more)
-        problems.extend(trouble)
-    return adapters, problems
 
 
 def survey(
@@ -159,7 +91,7 @@ def survey(
         try:
             instances = adapter.list_instances()
         except GpuplanError as exc:
-            out.problems.append(f"{adapter.scope}: listing failed: {exc.message}")
+            out.problems.append(listing_failed(adapter, exc.message))
             continue
         finally:
             out.notices.extend(adapter.drain_notices())
@@ -172,6 +104,12 @@ def survey(
             d = decide_one(inst, samples, rule, now, failure)
             out.seen.append(Seen(inst, d, adapter, samples.get(inst.instance_id)))
     return out
+
+
+def listing_failed(adapter: LifecycleProvider, message: str) -> str:
+    """``<scope>: listing failed: <why>``, the scope named once."""
+    why = message.removeprefix(f"{adapter.scope}: ")
+    return f"{adapter.scope}: listing failed: {why}"
 
 
 def fetch_samples(
@@ -216,16 +154,6 @@ def decide_one(
     return d
 
 
-def month_to_date_usd(inst: GpuInstance, now: datetime) -> Decimal | None:
-    """Hours running since the later of month start and the last start, x $/h."""
-    if inst.hourly_usd is None or not inst.state.bills_compute or inst.started_at is None:
-        return None if inst.hourly_usd is None else Decimal(0)
-    month_start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    since = max(inst.started_at, month_start)
-    hours = Decimal(max((now - since).total_seconds(), 0) / 3600).quantize(Decimal("0.01"))
-    return (hours * inst.hourly_usd).quantize(Decimal("0.01"))
-
-
 def fleet_records(seen: Survey, now: datetime) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for s in seen.seen:
@@ -251,7 +179,7 @@ def fleet_records(seen: Survey, now: datetime) -> list[dict[str, object]]:
                 "idle_minutes": d.idle_minutes,
                 "verdict": d.verdict.value,
                 "reason": d.reason,
-                "month_to_date_usd": month_to_date_usd(inst, now),
+                "month_to_date_usd": month_to_date_usd(inst, inst.hourly_usd, now),
                 "labels": dict(inst.labels),
             }
         )
@@ -259,14 +187,25 @@ def fleet_records(seen: Survey, now: datetime) -> list[dict[str, object]]:
 
 
 def snooze(
-    providers: Sequence[LifecycleProvider], instance_id: str, until: datetime | None
+    providers: Sequence[LifecycleProvider],
+    instance_id: str,
+    until: datetime | None,
+    problems: Sequence[str] = (),
 ) -> GpuInstance:
     """Tag ``gpuplan-snooze-until`` (or remove it when ``until`` is None) on one instance.
 
-    Raises InputError when no scope lists the instance, ProviderError when tagging fails.
+    Raises InputError when every scope was listed and none has the instance, and
+    ProviderError naming the scopes that could not be built or listed (``problems``,
+    a credential error) when the instance may be in one of them.
     """
+    trouble = list(problems)
     for adapter in providers:
-        found = next((i for i in adapter.list_instances() if i.instance_id == instance_id), None)
+        try:
+            listed = adapter.list_instances()
+        except GpuplanError as exc:
+            trouble.append(listing_failed(adapter, exc.message))
+            continue
+        found = next((i for i in listed if i.instance_id == instance_id), None)
         if found is None:
             continue
         if until is None:
@@ -274,54 +213,7 @@ def snooze(
         else:
             adapter.tag(found, {SNOOZE_TAG: format_tag_time(until)})
         return found
+    if trouble:
+        raise ProviderError(f"{instance_id}: not found; " + "; ".join(trouble))
     scopes = ", ".join(p.scope for p in providers) or "no scope"
     raise InputError(f"{instance_id}: not a GPU instance in the policy's scope ({scopes})")
-
-
-class AwsRegions:
-    """Every AWS region of a policy as one listing adapter (``gpuplan budget``'s shape).
-
-    Listing only; a region that fails fails the whole listing, because a partial list
-    would understate the month's spend. The lifecycle manager uses
-    :func:`lifecycle_providers` instead (one adapter per region, acting included).
-    """
-
-    def __init__(self, regions: Sequence[LifecycleProvider]) -> None:
-        self._regions = list(regions)
-
-    @property
-    def provider(self) -> Provider:
-        return Provider.AWS
-
-    @property
-    def capabilities(self) -> frozenset[Capability]:
-        return frozenset({Capability.LIST})
-
-    def list_instances(self) -> list[GpuInstance]:
-        out: list[GpuInstance] = []
-        failed: list[str] = []
-        for region in self._regions:
-            try:
-                out.extend(region.list_instances())
-            except GpuplanError as exc:
-                failed.append(exc.message)
-        if failed:
-            raise ProviderError("; ".join(failed))
-        return out
-
-
-def aws_from_policy(policy: Policy) -> CloudProvider:
-    """The registry factory for AWS (``registry.register(Provider.AWS, aws_from_policy)``)."""
-    from gpuplan.loaders.catalog import load_catalog
-
-    try:
-        catalog: Catalog | None = load_catalog()
-    except GpuplanError:
-        catalog = None
-    policy_aws_only = policy.model_copy(
-        update={"scope": policy.scope.model_copy(update={"gcp": None, "azure": None})}
-    )
-    adapters, problems = lifecycle_providers(policy_aws_only, catalog)
-    if problems:
-        raise ProviderError("; ".join(problems))
-    return AwsRegions(adapters)

@@ -1,88 +1,139 @@
-"""Builds the provider adapters a policy's scope needs, through a typed registry.
+"""The provider registry: one entry per cloud, and the one fleet builder every command uses.
 
-Each cloud registers a factory ``(policy) -> CloudProvider``; nothing dispatches by
-module name. Factories import their SDK inside themselves, so building the registry
-loads no SDK. ``GPUPLAN_FAKE_FLEET=path.json`` replaces every adapter with the
-in-memory :class:`~gpuplan.providers.fake.FakeProvider` holding that file's instances:
-a test and demo hook, never needed in production.
+Each :class:`CloudEntry` owns everything gpuplan knows about one cloud at the seam: its
+policy scope section, the per-scope adapter builder (an AWS region, a GCP project, an
+Azure subscription), the actions it carries out, its catalog file and its permission
+file. Builders import their SDK inside themselves, so building the registry loads no
+SDK. Adding a cloud means adding its ``providers/<cloud>/`` package and one entry here.
+
+:func:`build_fleet` is the only way from a policy to adapters (``budget``, ``fleet``,
+``stop-idle``, ``snooze``, ``savings``, the TUI): one adapter per scope, and a problem
+line for every scope that could not be built. Callers must show problems and let them
+change the exit code; nothing here drops one. ``GPUPLAN_FAKE_FLEET=path.json`` swaps
+every cloud for the in-memory fake entry (a test and demo hook).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import GpuplanError
+from gpuplan.core.fleet import Action
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
-from gpuplan.providers.base import CloudProvider
+from gpuplan.providers.base import LifecycleProvider, MetricsSource
 
 FAKE_FLEET_ENV = "GPUPLAN_FAKE_FLEET"
 
-ProviderFactory = Callable[[Policy], CloudProvider]
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a builder may read: the policy, the catalog, the metrics source, the env."""
+
+    policy: Policy
+    catalog: Catalog | None
+    metrics: MetricsSource | None
+    environ: Mapping[str, str]
+
+
+ScopeBuilder = Callable[[BuildContext], dict[str, LifecycleProvider]]
+"""``context -> {scope name: adapter}``; raises GpuplanError when the cloud cannot be
+reached at all (credentials, profile)."""
 
 
 @dataclass(frozen=True)
-class ProviderProblem:
-    """A provider in scope that could not be built or listed, and why."""
+class CloudEntry:
+    """Everything about one cloud that the rest of gpuplan may ask for."""
 
     provider: Provider
-    message: str
+    scopes: ScopeBuilder
+    actions: Mapping[Action, str]
+    """Every acting action -> how it is carried out here, or ``"refused: why"``."""
+    catalog_file: str
+    permission_file: str
+    metrics_sources: tuple[str, ...] = ("native", "prometheus")
 
-    def __str__(self) -> str:
-        return f"{self.provider.value}: {self.message}"
+    def handles(self, action: Action) -> bool:
+        return not self.actions.get(action, "refused").startswith("refused")
+
+
+@dataclass
+class Fleet:
+    """The adapters a policy's scope needs, and the scopes that could not be built."""
+
+    adapters: list[LifecycleProvider] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
 
 class ProviderRegistry:
-    """Factories per cloud; ``build`` returns adapters for a policy's scope."""
+    """Entries per cloud; :meth:`build` returns one adapter per scope of a policy."""
 
-    def __init__(self) -> None:
-        self._factories: dict[Provider, ProviderFactory] = {}
+    def __init__(self, entries: Mapping[Provider, CloudEntry] | None = None) -> None:
+        self.entries: dict[Provider, CloudEntry] = dict(entries or {})
 
-    def register(self, provider: Provider, factory: ProviderFactory) -> None:
-        self._factories[provider] = factory
+    def register(self, entry: CloudEntry) -> None:
+        self.entries[entry.provider] = entry
 
     def __contains__(self, provider: object) -> bool:
-        return provider in self._factories
+        return provider in self.entries
 
-    def build(
-        self, policy: Policy, environ: Mapping[str, str]
-    ) -> tuple[list[CloudProvider], list[ProviderProblem]]:
-        """Adapters for every provider in scope; a problem line for each that failed."""
-        fake_path = environ.get(FAKE_FLEET_ENV)
-        if fake_path:
-            return _fake_providers(policy, fake_path), []
-        adapters: list[CloudProvider] = []
-        problems: list[ProviderProblem] = []
+    def build(self, policy: Policy, catalog: Catalog | None, environ: Mapping[str, str]) -> Fleet:
+        """Adapters for every scope in the policy; a problem line for each that failed."""
+        metrics = metrics_source(policy)
+        context = BuildContext(policy, catalog, metrics, environ)
+        if environ.get(FAKE_FLEET_ENV):
+            from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
+
+            return Fleet(list(FAKE_ENTRY.scopes(context).values()))
+        fleet = Fleet()
         for provider in policy.scope.providers:
-            factory = self._factories.get(provider)
-            if factory is None:
-                problems.append(ProviderProblem(provider, "adapter not available yet"))
+            entry = self.entries.get(provider)
+            if entry is None:
+                fleet.problems.append(f"{provider.value}: adapter not available")
                 continue
             try:
-                adapters.append(factory(policy))
+                fleet.adapters.extend(entry.scopes(context).values())
             except GpuplanError as exc:
-                problems.append(ProviderProblem(provider, exc.message))
-        return adapters, problems
+                fleet.problems.append(_named(provider, exc.message))
+        return fleet
 
 
-def _fake_providers(policy: Policy, path: str) -> list[CloudProvider]:
-    from gpuplan.providers.fake import fake_providers
+def _named(provider: Provider, message: str) -> str:
+    prefix = f"{provider.value}:"
+    return message if message.startswith(prefix) else f"{prefix} {message}"
 
-    return list(fake_providers(path, policy.scope.providers))
+
+def metrics_source(policy: Policy) -> MetricsSource | None:
+    """Prometheus when the policy names one; None: each cloud's own monitoring."""
+    settings = policy.idle.metrics.prometheus
+    if settings is None:
+        return None
+    from gpuplan.providers.prometheus import PrometheusSource
+
+    return PrometheusSource(
+        settings.url,
+        metric=settings.metric,
+        instance_label=settings.instance_label,
+        memory_used_metric=settings.memory_used_metric,
+        memory_free_metric=settings.memory_free_metric,
+        cpu_metric=settings.cpu_metric,
+    )
 
 
 def default_registry() -> ProviderRegistry:
-    """The registry with every real adapter this installation has.
+    """The registry with every real cloud this installation has."""
+    from gpuplan.usecases.cloud_adapters import ENTRIES
 
-    The lifecycle work registers AWS, GCP and Azure here, each factory importing its
-    SDK inside itself.
-    """
-    from gpuplan.usecases.cloud_adapters import azure_from_policy, gcp_from_policy
-    from gpuplan.usecases.fleet import aws_from_policy
+    return ProviderRegistry({e.provider: e for e in ENTRIES})
 
-    registry = ProviderRegistry()
-    registry.register(Provider.AWS, aws_from_policy)
-    registry.register(Provider.GCP, gcp_from_policy)
-    registry.register(Provider.AZURE, azure_from_policy)
-    return registry
+
+def build_fleet(
+    policy: Policy,
+    catalog: Catalog | None,
+    environ: Mapping[str, str],
+    registry: ProviderRegistry | None = None,
+) -> Fleet:
+    """One adapter per scope of ``policy`` through ``registry`` (default: every cloud)."""
+    return (registry or default_registry()).build(policy, catalog, environ)

@@ -1,7 +1,7 @@
 """``stop-idle``: survey, plan, and (with ``apply``) act on idle GPU instances safely.
 
-Order of a run: take the run lock (a second concurrent run waits, then gives up
-cleanly); survey every scope; plan (pure core); record the run and each decision in the
+Order of a run (the caller holds the run session: lock and ledger): survey every
+scope; plan (pure core); record the run and each decision in the
 ledger; unless dry run or aborted, execute: per scope, re-read each instance's state
 and tags and its latest datapoints right before acting, and act only if it is still
 running and still idle. One failing instance never fails the batch. Every action is
@@ -10,47 +10,21 @@ recorded; one webhook message per applied run lists actions and unknowns.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import time
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import Action, GpuInstance, InstanceState
-from gpuplan.core.idle import STOPPED_AT_TAG, IdleRule, IdleVerdict, window_bounds
-from gpuplan.core.lifecycle import Plan, PlannedAction, Step, plan
+from gpuplan.core.fleet import GpuInstance
+from gpuplan.core.idle import STOPPED_AT_TAG, IdleVerdict
+from gpuplan.core.lifecycle import Outcome, Plan, Step, plan
 from gpuplan.core.policy import Policy
-from gpuplan.ledger import ActionRecord, DecisionRecord, Ledger
-from gpuplan.ledger.files import private_file
+from gpuplan.ledger import Ledger
 from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.webhook import Notifier
-from gpuplan.usecases.fleet import Survey, action_rule, decide_one, fetch_samples, idle_rule, survey
-
-DONE = {
-    Action.STOP: "stopped",
-    Action.HIBERNATE: "hibernated",
-    Action.SUSPEND: "suspended",
-    Action.DEALLOCATE: "deallocated",
-    Action.TERMINATE: "terminated",
-}
-
-
-class LockBusy(GpuplanError):
-    """Another stop-idle run holds the lock."""
-
-
-@dataclass
-class Outcome:
-    """What one instance ended with: ``action`` as the JSON contract names it."""
-
-    item: PlannedAction
-    action: str = "none"
-    detail: str = ""
+from gpuplan.usecases.executor import Executor, InstanceResult
+from gpuplan.usecases.fleet import Survey, action_rule, idle_rule, survey
+from gpuplan.usecases.journal import Journal, Reconciled, reconcile
 
 
 @dataclass
@@ -58,44 +32,22 @@ class StopIdleResult:
     policy: str
     dry_run: bool
     started_at: datetime
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[InstanceResult] = field(default_factory=list)
     aborted: str | None = None
     problems: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     run_id: int | None = None
     window_minutes: int = 60
+    reconciled: list[Reconciled] = field(default_factory=list)
+    """Intents a killed run left behind, settled against the cloud by this run."""
+    interrupted: bool = False
+    """A stop request (SIGTERM, Ctrl-C) ended the run before every action."""
 
     @property
     def failed(self) -> bool:
-        return bool(self.aborted or self.problems) or any(
-            o.action == "failed" for o in self.outcomes
+        return bool(self.aborted or self.problems or self.interrupted) or any(
+            o.outcome is Outcome.FAILED for o in self.outcomes
         )
-
-
-@contextmanager
-def run_lock(path: Path, wait_seconds: float) -> Iterator[None]:
-    """An exclusive lock file; waits up to ``wait_seconds``, then raises LockBusy."""
-    private_file(path)  # 0600 in a 0700 folder gpuplan creates
-    with open(path, "r+") as handle:
-        deadline = time.monotonic() + wait_seconds
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockBusy(
-                        f"another stop-idle run holds {path}; nothing was done"
-                    ) from None
-                time.sleep(0.2)
-        try:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(str(os.getpid()))
-            handle.flush()
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def run_stop_idle(
@@ -108,8 +60,13 @@ def run_stop_idle(
     notifier: Notifier | None = None,
     problems: Sequence[str] = (),
     instance_ids: Collection[str] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> StopIdleResult:
-    """One run; ``instance_ids`` narrows it to those instances (the TUI's single stop)."""
+    """One run; ``instance_ids`` narrows it to those instances (the TUI's single stop).
+
+    ``should_stop`` is asked before each cloud call (SIGTERM, Ctrl-C): once true, the
+    rest is left alone and the result says ``interrupted``.
+    """
     rule = idle_rule(policy)
     seen = survey(providers, rule, now, instance_ids)
     planned = _plan(policy, seen, now)
@@ -118,190 +75,72 @@ def run_stop_idle(
     result.problems = [*problems, *seen.problems]
     result.notices = seen.notices
     by_id = {s.instance.instance_id: s.provider for s in seen.seen}
-    result.outcomes = [Outcome(item) for item in planned.items]
+    result.outcomes = [InstanceResult(item) for item in planned.items]
+    journal = Journal(ledger)
+    journal.open("stop-idle", policy.name, now, not apply, planned.items, rule.window_minutes)
+    result.run_id = journal.run_id
+    if apply:
+        listed = {s.instance.instance_id: (s.instance, s.provider) for s in seen.seen}
+        result.reconciled = reconcile(ledger, listed, rule.code, now)
     if apply and planned.aborted is None:
-        _execute(result.outcomes, by_id, rule, now)
-    elif planned.aborted is not None:
-        for o in result.outcomes:
-            if o.item.step is Step.ACT:
-                o.action, o.detail = ("skipped" if apply else "none"), planned.aborted
-    if ledger is not None:
-        result.run_id = _record(ledger, result, now)
-    if apply and notifier is not None:
+        executor = Executor(journal, rule, now, should_stop)
+        executor.run(result.outcomes, by_id)
+        result.problems.extend(executor.problems)
+        result.interrupted = executor.interrupted
+    else:
+        _not_acted(result, journal, apply, now)
+    _finish(result, ledger, notifier if apply else None, now)
+    return result
+
+
+def _finish(
+    result: StopIdleResult, ledger: Ledger | None, notifier: Notifier | None, now: datetime
+) -> None:
+    """The run's status and summary in the ledger, then the webhook (applied runs)."""
+    if ledger is not None and result.run_id is not None:
+        status = "aborted" if result.aborted else ("failed" if result.failed else "ok")
+        ledger.finish_run(result.run_id, now, status, summary=summary(result))
+    if notifier is not None:
         text = message(result)
         if text:
             delivery = notifier.send(text)
             if not delivery.ok:
                 result.problems.append(f"webhook not delivered: {delivery.error}")
-    return result
+
+
+def _not_acted(result: StopIdleResult, journal: Journal, apply: bool, now: datetime) -> None:
+    """Dry run or aborted run: each would-be action recorded with why it was not done."""
+    for o in result.outcomes:
+        if o.item.step is Step.ACT and result.aborted is not None:
+            o.outcome = Outcome.SKIPPED if apply else Outcome.NONE
+            o.detail = result.aborted
+        if o.outcome is not Outcome.NONE:
+            journal.record(o.item, o.outcome, o.detail, now)
 
 
 def _plan(policy: Policy, seen: Survey, now: datetime) -> Plan:
-    triples = [(s.instance, s.decision, s.provider.capabilities) for s in seen.seen]
-    if not triples:
-        return Plan(())
     # Every cloud shares the policy's action (Azure turns stop into deallocate); the
-    # cap on actions counts across all of them.
-    items: list[PlannedAction] = []
-    aborted: str | None = None
-    for provider in dict.fromkeys(s.instance.provider for s in seen.seen):
-        part = plan(
-            [t for t in triples if t[0].provider is provider],
-            action_rule(policy, provider),
-            now,
-        )
-        items.extend(part.items)
-    total = sum(1 for i in items if i.step is Step.ACT)
-    limit = policy.idle.max_actions_per_run
-    if total > limit:
-        aborted = (
-            f"aborted: {total} instances would be acted on, more than "
-            f"max_actions_per_run = {limit}; nothing was done"
-        )
-    return Plan(tuple(items), aborted)
-
-
-def _execute(
-    outcomes: list[Outcome],
-    providers: dict[str, LifecycleProvider],
-    rule: IdleRule,
-    now: datetime,
-) -> None:
-    for o in outcomes:
-        step = o.item.step
-        adapter = providers[o.item.instance.instance_id]
-        if step is Step.SKIP:
-            o.action, o.detail = "skipped", o.item.note
-        elif step in (Step.MARK, Step.NOTIFY, Step.CLEAR):
-            _tag_step(adapter, o)
-    acting = [o for o in outcomes if o.item.step is Step.ACT]
-    for adapter in dict.fromkeys(providers[o.item.instance.instance_id] for o in acting):
-        mine = [o for o in acting if providers[o.item.instance.instance_id] is adapter]
-        _act_in_scope(adapter, mine, rule, now)
-
-
-def _tag_step(adapter: LifecycleProvider, o: Outcome) -> None:
-    """Notice tags and notify-only steps: no stop, a tag at most."""
-    item = o.item
-    try:
-        if item.tags:
-            adapter.tag(item.instance, item.tags)
-        if item.untag:
-            adapter.untag(item.instance, item.untag)
-    except GpuplanError as exc:
-        o.action, o.detail = "failed", exc.message
-        return
-    o.detail = item.note
-    if item.step is not Step.CLEAR:
-        o.action = "notified"
-
-
-def _act_in_scope(
-    adapter: LifecycleProvider, outcomes: list[Outcome], rule: IdleRule, now: datetime
-) -> None:
-    """Re-read state, tags and the latest datapoints, then act on what is still idle."""
-    fresh: dict[str, GpuInstance] = {}
-    for o in outcomes:
-        try:
-            fresh[o.item.instance.instance_id] = adapter.refresh(o.item.instance)
-        except GpuplanError as exc:
-            o.action, o.detail = "failed", f"re-read before acting failed: {exc.message}"
-    start, end = window_bounds(rule, now)
-    samples, failure = fetch_samples(adapter, list(fresh.values()), start, end, rule)
-    for o in outcomes:
-        inst = fresh.get(o.item.instance.instance_id)
-        if inst is None:
-            continue
-        if inst.state is not InstanceState.RUNNING:
-            o.action, o.detail = "skipped", f"state changed to {inst.state.value} since the plan"
-            continue
-        again = decide_one(inst, samples, rule, now, failure)
-        if again.verdict is not IdleVerdict.IDLE:
-            o.action, o.detail = "skipped", f"no longer idle: {again.reason}"
-            continue
-        o.action = _do(adapter, inst, o)
-
-
-def _do(adapter: LifecycleProvider, inst: GpuInstance, o: Outcome) -> str:
-    item = o.item
-    try:
-        if item.do is Action.TERMINATE:
-            adapter.terminate(inst)
-        else:
-            # GCP adapters carry out suspend as stop(hibernate=True) (Capability.SUSPEND).
-            adapter.stop(inst, hibernate=item.do in (Action.HIBERNATE, Action.SUSPEND))
-    except GpuplanError as exc:
-        o.detail = exc.message
-        return "failed"
-    o.detail = item.note
-    try:
-        adapter.tag(inst, item.tags)
-        if item.untag:
-            adapter.untag(inst, item.untag)
-    except GpuplanError as exc:
-        o.detail = f"{item.note}; tagging failed: {exc.message}".lstrip("; ")
-    return DONE.get(item.do, item.do.value)
-
-
-def _record(ledger: Ledger, result: StopIdleResult, now: datetime) -> int:
-    """The whole run in one ledger transaction: all of it is recorded, or none."""
-    with ledger.transaction():
-        return _record_run(ledger, result, now)
-
-
-def _record_run(ledger: Ledger, result: StopIdleResult, now: datetime) -> int:
-    run_id = ledger.start_run("stop-idle", result.policy, now, dry_run=result.dry_run)
-    for o in result.outcomes:
-        inst, d = o.item.instance, o.item.decision
-        decision_id = ledger.record_decision(
-            run_id,
-            DecisionRecord(
-                provider=inst.provider.value,
-                region=inst.region,
-                instance_id=inst.instance_id,
-                instance_type=inst.instance_type,
-                state=inst.state.value,
-                verdict=d.verdict.value,
-                reason=d.reason,
-                planned_action=o.item.planned_action.value,
-                decided_at=now,
-                account=inst.account,
-                zone=inst.zone,
-                hourly_usd=inst.hourly_usd,
-                labels=inst.labels,
-            ),
-        )
-        if o.action != "none":
-            ledger.record_action(
-                run_id,
-                ActionRecord(
-                    provider=inst.provider.value,
-                    region=inst.region,
-                    instance_id=inst.instance_id,
-                    action=(o.item.do if o.item.step is Step.ACT else o.item.planned_action).value,
-                    outcome=o.action,
-                    acted_at=now,
-                    detail=o.detail,
-                    decision_id=decision_id,
-                ),
-            )
-    status = "aborted" if result.aborted else ("failed" if result.failed else "ok")
-    ledger.finish_run(run_id, now, status, summary=summary(result))
-    return run_id
+    # core counts the cap across all of them.
+    triples = [(s.instance, s.decision, s.provider.capabilities) for s in seen.seen]
+    return plan(triples, lambda provider: action_rule(policy, provider), now)
 
 
 def summary(result: StopIdleResult) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for o in result.outcomes:
-        counts[o.action] = counts.get(o.action, 0) + 1
+        counts[o.outcome.value] = counts.get(o.outcome.value, 0) + 1
     verdicts: dict[str, int] = {}
     for o in result.outcomes:
         v = o.item.decision.verdict.value
         verdicts[v] = verdicts.get(v, 0) + 1
     acted = [
-        {**_brief(o.item.instance), "action": o.action}
+        {**_brief(o.item.instance), "action": o.outcome.value}
         for o in result.outcomes
-        if o.action in DONE.values()
+        if o.outcome.acted
+    ] + [
+        {**_brief(r.instance), "action": r.outcome.value}
+        for r in result.reconciled
+        if r.instance is not None and r.outcome.acted
     ]
     idle = [
         _brief(o.item.instance)
@@ -321,7 +160,14 @@ def summary(result: StopIdleResult) -> dict[str, Any]:
         "restarted": restarted,
         "window_minutes": result.window_minutes,
         "problems": result.problems,
+        "reconciled": [_reconciled(r) for r in result.reconciled],
+        "interrupted": result.interrupted,
     }
+
+
+def _reconciled(r: Reconciled) -> dict[str, Any]:
+    return {"instance_id": r.instance_id, "action": r.action.value,
+            "outcome": r.outcome.value, "detail": r.detail}  # fmt: skip
 
 
 def _brief(inst: GpuInstance) -> dict[str, Any]:
@@ -341,13 +187,18 @@ def message(result: StopIdleResult) -> str:
     for o in result.outcomes:
         inst = o.item.instance
         name = f"{inst.instance_id} ({inst.instance_type}, {inst.region})"
-        if o.action not in ("none",):
-            lines.append(f"- {o.action}: {name}. {o.item.decision.reason}. {o.detail}".rstrip())
+        if o.outcome is not Outcome.NONE:
+            lines.append(
+                f"- {o.outcome.value}: {name}. {o.item.decision.reason}. {o.detail}".rstrip()
+            )
         elif o.item.decision.verdict is IdleVerdict.UNKNOWN:
             lines.append(
                 f"- unknown: install or fix the GPU metrics agent on {name}: "
                 f"{o.item.decision.reason}"
             )
+    lines.extend(
+        f"- reconciled: {r.instance_id} {r.outcome.value}: {r.detail}" for r in result.reconciled
+    )
     lines.extend(f"- problem: {p}" for p in result.problems)
     if result.aborted:
         lines.insert(0, result.aborted)
@@ -356,7 +207,7 @@ def message(result: StopIdleResult) -> str:
     return f"gpuplan stop-idle, policy {result.policy}:\n" + "\n".join(lines)
 
 
-def decision_record(o: Outcome) -> dict[str, Any]:
+def decision_record(o: InstanceResult) -> dict[str, Any]:
     """One instance in ``stop-idle --json`` (the contract fields first)."""
     inst, d = o.item.instance, o.item.decision
     return {
@@ -369,7 +220,7 @@ def decision_record(o: Outcome) -> dict[str, Any]:
         "verdict": d.verdict.value,
         "reason": d.reason,
         "planned_action": o.item.planned_action.value,
-        "action": o.action,
+        "action": o.outcome.value,
         "hourly_usd": inst.hourly_usd,
         "detail": o.detail or o.item.note,
         "warnings": list(o.item.warnings),
@@ -392,6 +243,8 @@ def result_record(result: StopIdleResult) -> dict[str, Any]:
         "aborted": result.aborted,
         "problems": result.problems,
         "notices": result.notices,
+        "reconciled": [_reconciled(r) for r in result.reconciled],
+        "interrupted": result.interrupted,
         "summary": summary(result)["actions"],
         "decisions": [decision_record(o) for o in result.outcomes],
     }

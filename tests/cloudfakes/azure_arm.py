@@ -49,6 +49,9 @@ class AzureFake(FakeApi):
     """lower-case resource id -> VM JSON."""
     scale_sets: list[dict[str, Any]] = field(default_factory=list)
     skus: list[dict[str, Any]] = field(default_factory=list)
+    temp_disk_mb: dict[str, int] = field(default_factory=dict)
+    """VM size (lower case) -> its temporary disk; the SKU listing answers every size of
+    a VM it holds with this (0 when not set), as Azure describes every size it offers."""
     points: dict[tuple[str, str, str, str], dict[datetime, float]] = field(default_factory=dict)
     """(resource id lower, namespace, metric, gpu index) -> time -> value."""
     operations: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -208,7 +211,25 @@ class AzureFake(FakeApi):
     def _skus(self, request: Request, sub: str) -> Reply:
         wanted = request.query.get("$filter", "")
         rows = [s for s in self.skus if f"'{s['locations'][0]}'" in wanted or not wanted]
+        rows = [*rows, *self._size_skus(wanted, {s["name"].lower() for s in rows})]
         return 200, {}, {"value": rows}
+
+    def _size_skus(self, wanted: str, listed: set[str]) -> list[dict[str, Any]]:
+        """One SKU row per VM size held, with its ``MaxResourceVolumeMB``."""
+        rows: dict[str, dict[str, Any]] = {}
+        for vm in self.vms.values():
+            size = vm["properties"]["hardwareProfile"]["vmSize"]
+            location = vm["location"]
+            if size.lower() in listed or (wanted and f"'{location}'" not in wanted):
+                continue
+            volume = str(self.temp_disk_mb.get(size.lower(), 0))
+            rows[size.lower()] = {
+                "resourceType": "virtualMachines",
+                "name": size,
+                "locations": [location],
+                "capabilities": [{"name": "MaxResourceVolumeMB", "value": volume}],
+            }
+        return list(rows.values())
 
     def _scale_sets(self, request: Request, sub: str, rg: str | None = None) -> Reply:
         prefix = f"/subscriptions/{sub}/" + ("" if rg is None else f"resourcegroups/{rg.lower()}/")

@@ -24,7 +24,7 @@ def policy(scope: dict[str, Any], **idle: Any) -> Policy:
 
 
 def actions(result: StopIdleResult) -> dict[str, str]:
-    return {o.item.instance.name or "": o.action for o in result.outcomes}
+    return {o.item.instance.name or "": o.outcome.value for o in result.outcomes}
 
 
 def run(policy: Policy, providers: Sequence[LifecycleProvider], *, apply: bool) -> StopIdleResult:

@@ -57,6 +57,9 @@ class FakeApi:
     """Answer 401 to API calls without ``Authorization: Bearer``."""
     tokens: list[str] = field(default_factory=list)
     """Bearer tokens seen, in order."""
+    holds: dict[str, tuple[threading.Event, threading.Event]] = field(default_factory=dict)
+    """Name -> (seen, release): the first such request is handled (the cloud acts), then
+    its answer waits for ``release``: a test can kill its client mid-call."""
 
     def route(self, method: str, pattern: str, name: str, handler: Handler) -> None:
         self.routes.append((method, re.compile(pattern + r"$"), name, handler))
@@ -88,7 +91,12 @@ class FakeApi:
                     headers = {"Retry-After": "0"} if fault in (429, 503) else {}
                     return fault, headers, self.error_body(fault, "injected")
                 with self.lock:
-                    return handler(request, **match.groupdict())
+                    reply = handler(request, **match.groupdict())
+                hold = self.holds.pop(name, None)
+                if hold is not None:
+                    hold[0].set()
+                    hold[1].wait(30)
+                return reply
         return 404, {}, self.error_body(404, f"no route {request.method} {request.path}")
 
 

@@ -14,6 +14,10 @@ from tests.lifecycle.world import World
 
 
 def policy(**idle: Any) -> Policy:
+    """The research policy. The scenario types (g5, p5) carry instance-store NVMe, which
+    every stop erases, so these tests about idle decisions allow data loss; the default
+    (such instances skipped) has its own tests in test_data_loss.py."""
+    idle = {"allow_data_loss": True, **idle}
     return Policy.model_validate(
         {
             "version": 1,

@@ -52,7 +52,7 @@ def test_instance_facts(world: World, lc_catalog: Catalog) -> None:
     by_id = {i.instance_id: i for i in provider(world, "us-east-1", lc_catalog).list_instances()}
     spot = by_id[rows["one-time-spot"].instance_id]
     assert spot.pricing is PricingModel.SPOT
-    assert spot.attributes["spot_request_type"] == "one-time"
+    assert spot.risk.spot_one_time
     assert str(spot.hourly_usd) == "0.45"
     p5 = by_id[rows["8-gpu-idle-scarce"].instance_id]
     assert (p5.gpu, p5.gpu_count, str(p5.hourly_usd)) == ("H100", 8, "55.04")
@@ -92,8 +92,8 @@ def test_spot_request_type_is_read(world: World) -> None:
     one = world.launch(spot=True)
     kept = world.launch(spot=True, spot_type="persistent")
     listed = {i.instance_id: i for i in provider(world, "us-east-1", None).list_instances()}
-    assert listed[one].attributes["spot_request_type"] == "one-time"
-    assert listed[kept].attributes["spot_request_type"] == "persistent"
+    assert listed[one].risk.spot_one_time
+    assert not listed[kept].risk.spot_one_time
 
 
 def test_series_without_instance_id_match_only_a_unique_full_host_name(world: World) -> None:

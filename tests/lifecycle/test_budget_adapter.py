@@ -1,32 +1,54 @@
-"""The AWS factory for the provider registry (``gpuplan budget``) on moto."""
+"""The AWS registry entry as ``gpuplan budget`` uses it, on moto."""
 
 from __future__ import annotations
 
-import pytest
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
 
-from gpuplan.core.errors import GpuplanError
 from gpuplan.core.offers import Provider
-from gpuplan.usecases.fleet import AwsRegions, aws_from_policy
-from gpuplan.usecases.providers import ProviderRegistry
-from tests.lifecycle.helpers import Faults, policy, providers
+from gpuplan.ledger import Ledger
+from gpuplan.providers.base import LifecycleProvider
+from gpuplan.usecases.budget import list_in_scope, run_budget
+from gpuplan.usecases.cloud_adapters import aws_scopes
+from gpuplan.usecases.providers import BuildContext, build_fleet, default_registry
+from tests.lifecycle.helpers import Faults, policy
 from tests.lifecycle.world import World
 
 
-def test_registry_lists_every_region(world: World) -> None:
+def test_one_adapter_per_region(world: World) -> None:
     east = world.launch(tags={"team": "research"})
     west = world.launch(region="us-west-2")
-    registry = ProviderRegistry()
-    registry.register(Provider.AWS, aws_from_policy)
-    (adapter,), problems = registry.build(policy(), {})
-    assert problems == []
-    assert {i.instance_id for i in adapter.list_instances()} == {east, west}
+    fleet = build_fleet(policy(), None, {})
+    assert fleet.problems == []
+    assert [a.scope for a in fleet.adapters] == ["aws us-east-1", "aws us-west-2"]
+    listed = {i.instance_id for a in fleet.adapters for i in a.list_instances()}
+    assert listed == {east, west}
 
 
-def test_a_failing_region_fails_the_listing(world: World) -> None:
-    world.launch()
-    world.client("ec2", "us-west-2").meta.events.register_first(
+def faulty_west(context: BuildContext) -> dict[str, LifecycleProvider]:
+    """The real AWS builder, with us-west-2 refusing DescribeInstances at the wire."""
+    scopes = aws_scopes(context)
+    client: Any = scopes["us-west-2"]._ec2  # type: ignore[attr-defined]
+    client.meta.events.register_first(
         "before-send.ec2.DescribeInstances", Faults(403, "UnauthorizedOperation", times=100)
     )
-    regions = AwsRegions(providers(world, None))
-    with pytest.raises(GpuplanError, match=r"us-west-2.*UnauthorizedOperation"):
-        regions.list_instances()
+    return scopes
+
+
+def test_a_failing_region_is_named_and_fails_the_budget(world: World) -> None:
+    world.launch()
+    registry = default_registry()
+    registry.register(replace(registry.entries[Provider.AWS], scopes=faulty_west))
+    _, problems, _ = list_in_scope(policy(), registry, {})
+    assert len(problems) == 1
+    assert "aws us-west-2" in problems[0] and "UnauthorizedOperation" in problems[0]
+    outcome = run_budget(
+        policy(),
+        ledger=Ledger(":memory:"),
+        registry=registry,
+        environ={},
+        now=datetime(2026, 12, 2, tzinfo=UTC),
+        notifier=None,
+    )
+    assert outcome.failed and not outcome.recorded

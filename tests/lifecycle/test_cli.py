@@ -26,6 +26,9 @@ scope:
   match_labels: {{team: research}}
 {extra}
 """
+# The scenario types (g5, p5) carry instance-store NVMe that every stop erases: these
+# CLI tests allow data loss so they can stop them (test_data_loss.py covers the default).
+LOSS = "idle: {allow_data_loss: true}"
 
 
 def write_policy(tmp_path: Path, extra: str = "") -> str:
@@ -63,7 +66,7 @@ def test_stop_idle_dry_run_then_apply_then_history(
 ) -> None:
     rows = {r.name: r for r in scenarios.build(world)}
     db = str(tmp_path / "ledger.sqlite3")
-    base = ["stop-idle", "--policy", write_policy(tmp_path), "--db", db]
+    base = ["stop-idle", "--policy", write_policy(tmp_path, LOSS), "--db", db]
     base += ["--catalog-dir", str(lc_catalog_dir)]
     code, out, err = run(base, capsys)
     assert code == 0, err
@@ -88,7 +91,7 @@ def test_aborted_run_exits_1(
     world: World, tmp_path: Path, lc_catalog_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scenarios.build(world)
-    policy = write_policy(tmp_path, "idle: {max_actions_per_run: 1}")
+    policy = write_policy(tmp_path, "idle: {max_actions_per_run: 1, allow_data_loss: true}")
     args = ["stop-idle", "--policy", policy, "--db", str(tmp_path / "l.db"), "--json"]
     code, out, err = run([*args, "--catalog-dir", str(lc_catalog_dir)], capsys)
     assert code == 1 and "max_actions_per_run = 1" in err
@@ -151,7 +154,8 @@ def test_webhook_per_applied_run(
     world.publish(idle, flat(0.0))
     silent = world.launch(tags={"team": "research"})
     policy = write_policy(
-        tmp_path, f"notify: {{webhook_url: '{webhook}', allow_insecure_webhook: true}}"
+        tmp_path,
+        LOSS + f"\nnotify: {{webhook_url: '{webhook}', allow_insecure_webhook: true}}",
     )
     args = ["stop-idle", "--policy", policy, "--db", str(tmp_path / "l.db")]
     args += ["--catalog-dir", str(lc_catalog_dir)]

@@ -30,6 +30,7 @@ scope:
 idle:
   window_minutes: 30
   grace_minutes: 0
+  allow_data_loss: true  # g5.xlarge carries a 250 GB NVMe instance store
 """
 
 

@@ -1,4 +1,4 @@
-"""Savings and waste from stop-idle run summaries in the ledger."""
+"""Savings and waste: the core arithmetic over typed ledger rows, and the commands."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import boto3
 import pytest
@@ -15,43 +14,59 @@ from freezegun import freeze_time
 
 from gpuplan.cli.main import main
 from gpuplan.core.errors import InputError
-from gpuplan.ledger import RunRecord
+from gpuplan.core.fleet import InstanceState
+from gpuplan.core.idle import IdleVerdict
+from gpuplan.core.savings import Acted, Sighting, savings, waste
 from gpuplan.providers.aws.provider import AwsProvider
-from gpuplan.usecases.savings import parse_by, parse_since, reserved_pairs, savings, waste
+from gpuplan.usecases.savings import parse_by, parse_since, reserved_pairs
 from tests.lifecycle.world import NOW, World, flat
 
 T0 = datetime(2026, 11, 30, 23, 0, tzinfo=UTC)
 
 
-def run(at: datetime, *, dry: bool = False, **summary: Any) -> RunRecord:
-    return RunRecord(1, "stop-idle", "p", at, at, dry, "ok", summary)
+def acted(at: datetime, iid: str, price: str, team: str, **where: str) -> Acted:
+    region = where.get("region", "us-east-1")
+    kind = where.get("instance_type", "g5.xlarge")
+    return Acted(at, iid, region, kind, Decimal(price), {"team": team})
 
 
-def brief(iid: str, price: str, team: str, gpus: int = 1) -> dict[str, Any]:
-    return {"instance_id": iid, "hourly_usd": price, "labels": {"team": team}, "gpu_count": gpus}
+def seen(
+    at: datetime,
+    iid: str,
+    verdict: str = "idle",
+    *,
+    state: str = "running",
+    labels: dict[str, str] | None = None,
+) -> Sighting:
+    verdict_, state_ = IdleVerdict(verdict), InstanceState(state)
+    return Sighting(at, 60, iid, verdict_, state_, labels or {"team": "research"}, Decimal(16), 8)
 
 
 def test_savings_until_restart_or_now_split_by_month() -> None:
-    back = [{"instance_id": "i-1", "stopped_at": "20261130t230000z"}]
-    runs = [
-        run(T0, acted=[brief("i-1", "10", "a"), brief("i-2", "2", "b")]),
-        run(T0 + timedelta(hours=3), restarted=back),
-        run(T0 + timedelta(hours=1), dry=True, acted=[brief("i-9", "99", "a")]),
-    ]
-    lines = {(x.month, x.group): x for x in savings(runs, T0 + timedelta(hours=5))}
+    back = seen(T0 + timedelta(hours=3), "i-1", "busy",
+                labels={"team": "a", "gpuplan-stopped-at": "20261130t230000z"})  # fmt: skip
+    done = [acted(T0, "i-1", "10", "a"), acted(T0, "i-2", "2", "b")]
+    lines = {(x.month, x.group): x for x in savings(done, [back], T0 + timedelta(hours=5))}
     assert lines[("2026-11", "a")].usd == Decimal("10.00")
     assert lines[("2026-12", "a")].usd == Decimal("20.00")
     assert lines[("2026-12", "b")].hours == Decimal("4.00")
     assert all(x.instances == 1 for x in lines.values())
-    assert sum(x.usd for x in lines.values()) == Decimal("40.00")  # i-9 was a dry run
+    assert sum(x.usd for x in lines.values()) == Decimal("40.00")
+
+
+def test_a_sighting_while_still_stopped_is_not_a_restart() -> None:
+    stopped = seen(T0 + timedelta(hours=1), "i-1", "out_of_scope", state="stopped",
+                   labels={"team": "a", "gpuplan-stopped-at": "20261130t230000z"})  # fmt: skip
+    lines = savings([acted(T0, "i-1", "10", "a")], [stopped], T0 + timedelta(hours=2))
+    assert sum(x.usd for x in lines) == Decimal("20.00")  # 23:00 to 01:00, both months
 
 
 def test_saving_on_a_reserved_type_is_doubtful() -> None:
-    acted = {**brief("i-1", "10", "a"), "region": "us-east-1", "instance_type": "p5.48xlarge"}
-    runs = [run(T0 + timedelta(hours=1), acted=[acted])]
-    (line,) = savings(runs, T0 + timedelta(hours=3), reserved={("us-east-1", "p5.48xlarge")})
+    done = [acted(T0 + timedelta(hours=1), "i-1", "10", "a", instance_type="p5.48xlarge")]
+    now = T0 + timedelta(hours=3)
+    (line,) = savings(done, [], now, reserved={("us-east-1", "p5.48xlarge")})
     assert (line.usd, line.doubtful_usd) == (Decimal("20.00"), Decimal("20.00"))
-    (plain,) = savings(runs, T0 + timedelta(hours=3), reserved={("us-west-2", "p5.48xlarge")})
+    (plain,) = savings(done, [], now, reserved={("us-west-2", "p5.48xlarge")})
     assert plain.doubtful_usd == Decimal(0)
 
 
@@ -72,10 +87,10 @@ def test_reserved_types_are_read_and_failures_reported(aws_env: None) -> None:
 
 
 def test_waste_counts_time_seen_idle() -> None:
-    seen = [brief("i-1", "16", "research", gpus=8)]
-    runs = [run(NOW + timedelta(minutes=10 * k), idle=seen, window_minutes=60) for k in range(3)]
-    runs.append(run(NOW - timedelta(days=30), idle=seen, window_minutes=60))  # before --since
-    (line,) = waste(runs, NOW - timedelta(days=7))
+    sightings = [seen(NOW + timedelta(minutes=10 * k), "i-1") for k in range(3)]
+    sightings.append(seen(NOW - timedelta(days=30), "i-1"))  # before --since
+    sightings.append(seen(NOW, "i-2", "busy"))
+    (line,) = waste(sightings, NOW - timedelta(days=7))
     assert line.hours == Decimal("1.33") and line.gpu_hours == Decimal("10.67")
     assert line.usd == Decimal("21.33") and line.group == "research"
 
@@ -97,7 +112,9 @@ def test_savings_and_report_commands(
     world.publish(iid, flat(0.0))
     policy = tmp_path / "p.yaml"
     policy.write_text(
-        "version: 1\nname: p\nscope: {aws: {regions: [us-east-1]}}\n", encoding="utf-8"
+        "version: 1\nname: p\nscope: {aws: {regions: [us-east-1]}}\n"
+        "idle: {allow_data_loss: true}\n",
+        encoding="utf-8",
     )
     db = str(tmp_path / "l.db")
     args = ["stop-idle", "--policy", str(policy), "--db", db, "--catalog-dir", str(lc_catalog_dir)]
@@ -120,5 +137,7 @@ def test_savings_and_report_commands(
             1.0,
             1.01,
         )
+        assert main(["waste", "--since", "7d", "--db", db, "--json"]) == 0  # its own command
+        assert json.loads(capsys.readouterr().out)["groups"][0]["wasted_usd"] == 1.01
         assert main(["savings", "--db", db]) == 0
         assert "saved $" in capsys.readouterr().out

@@ -10,7 +10,8 @@ import pytest
 from gpuplan.core.catalog import Catalog
 from gpuplan.ledger import Ledger
 from gpuplan.usecases.fleet import idle_rule, survey
-from gpuplan.usecases.stop_idle import LockBusy, result_record, run_lock, run_stop_idle
+from gpuplan.usecases.session import LockBusy, run_lock
+from gpuplan.usecases.stop_idle import result_record, run_stop_idle
 from tests.lifecycle import scenarios
 from tests.lifecycle.helpers import Faults, policy, providers
 from tests.lifecycle.world import NOW, PERIODS, World, flat

@@ -20,7 +20,7 @@ from gpuplan.ledger import Ledger, SpendRecord
 from gpuplan.providers.webhook import WebhookNotifier
 from gpuplan.usecases.budget import run_budget
 from gpuplan.usecases.policy import remaining_monthly_budget
-from gpuplan.usecases.providers import ProviderRegistry
+from gpuplan.usecases.providers import CloudEntry, ProviderRegistry
 from tests.policy.conftest import HookServer
 
 NOW = datetime(2026, 12, 11, 0, 0, tzinfo=UTC)  # 240 h into December, 504 h left
@@ -109,6 +109,10 @@ def test_thresholds_crossed(spent: str, crossed: list[int]) -> None:
     assert thresholds_crossed(Decimal(spent), None, [50]) == []
 
 
+def entry(provider: Provider, scopes: Any) -> CloudEntry:
+    return CloudEntry(provider, scopes, actions={}, catalog_file="", permission_file="")
+
+
 class FakeRegistry(ProviderRegistry):
     def __init__(self, fleet: list[GpuInstance]) -> None:
         super().__init__()
@@ -116,7 +120,7 @@ class FakeRegistry(ProviderRegistry):
 
         self.fakes = {p: FakeProvider(p, fleet) for p in Provider}
         for provider, fake in self.fakes.items():
-            self.register(provider, lambda _policy, fake=fake: fake)
+            self.register(entry(provider, lambda _context, fake=fake: {fake.scope: fake}))
 
 
 def run(pol: Policy, fleet: list[GpuInstance], ledger: Ledger, hook: str | None, now: datetime):
@@ -181,7 +185,7 @@ def test_one_provider_failing_to_list_does_not_stop_the_other(tmp_path: Path) ->
         outcome = run_budget(
             pol, ledger=ledger, registry=registry, environ={}, now=NOW, notifier=None
         )
-    assert outcome.problems == ["aws: us-east-1: throttled"]
+    assert outcome.problems == ["aws (in-memory fake): listing failed: us-east-1: throttled"]
     assert [s.instance.instance_id for s in outcome.estimate.instances] == ["g"]
     assert outcome.failed and not outcome.recorded
 
@@ -194,8 +198,8 @@ def test_provider_failure_is_reported_and_spend_not_recorded(tmp_path: Path) -> 
             pol, ledger=ledger, registry=registry, environ={}, now=NOW, notifier=None
         )
         assert outcome.problems == [
-            "aws: adapter not available yet",
-            "gcp: adapter not available yet",
+            "aws: adapter not available",
+            "gcp: adapter not available",
         ]
         assert outcome.failed and not outcome.recorded
         assert ledger.last_spend("team-a", "2026-12") is None
@@ -308,8 +312,10 @@ def test_budget_command_reports_each_provider_it_cannot_list(
     )
     assert main(["budget", "--policy", str(path)]) == 1
     captured = capsys.readouterr()
-    assert "gpuplan: error: aws: " in captured.err
-    assert "gpuplan: error: azure: " in captured.err
+    assert "gpuplan: error: aws us-east-1: listing failed: DescribeInstances" in captured.err
+    assert (
+        "gpuplan: error: azure 00000000-0000-0000-0000-000000000000: listing failed" in captured.err
+    )
     assert "Traceback" not in captured.err
     assert "not recorded in the ledger" in captured.out
     assert db_path.exists()  # GPUPLAN_DB honoured
@@ -360,18 +366,18 @@ def test_registry_reports_a_factory_error_and_the_fake_hook_replaces_adapters(
 ) -> None:
     from gpuplan.core.errors import InputError
 
-    def broken(_policy: Policy) -> Any:
+    def broken(_context: Any) -> Any:
         raise InputError("no credentials for profile 'x'")
 
     registry = ProviderRegistry()
-    registry.register(Provider.AWS, broken)
+    registry.register(entry(Provider.AWS, broken))
     assert Provider.AWS in registry and Provider.GCP not in registry
     pol = policy()
-    adapters, problems = registry.build(pol, {})
-    assert adapters == []
-    assert [str(p) for p in problems] == ["aws: no credentials for profile 'x'"]
+    built = registry.build(pol, None, {})
+    assert built.adapters == []
+    assert built.problems == ["aws: no credentials for profile 'x'"]
     fleet = tmp_path / "fleet.json"
     fleet.write_text(json.dumps(FLEET))
-    adapters, problems = registry.build(pol, {"GPUPLAN_FAKE_FLEET": str(fleet)})
-    assert problems == [] and [a.provider for a in adapters] == [Provider.AWS]
-    assert {i.instance_id for i in adapters[0].list_instances()} == {"i-0a", "i-0b"}
+    built = registry.build(pol, None, {"GPUPLAN_FAKE_FLEET": str(fleet)})
+    assert built.problems == [] and [a.provider for a in built.adapters] == [Provider.AWS]
+    assert {i.instance_id for i in built.adapters[0].list_instances()} == {"i-0a", "i-0b"}

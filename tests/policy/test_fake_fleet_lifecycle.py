@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.fleet import Capability, InstanceState
+from gpuplan.core.fleet import Action, Capability, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.base import LifecycleProvider, ProviderError
 from gpuplan.providers.fake import fake_providers
@@ -21,7 +21,7 @@ def _fleet_file(tmp_path: Path) -> Path:
         "provider": "aws", "account": "123456789012", "region": "us-east-1",
         "instance_type": "g5.xlarge", "state": "running", "started_at": started,
         "gpu": "A10G", "gpu_count": 1, "hourly_usd": "1.006",
-        "attributes": {"root_device_type": "ebs", "spot_request_type": ""},
+        "risk": {"spot_one_time": False},
     }  # fmt: skip
     data = {
         "instances": [
@@ -57,7 +57,7 @@ def test_fake_is_a_lifecycle_provider_and_acts_on_its_state(tmp_path: Path) -> N
     )
     assert set(samples) == {"i-0idle", "i-0busy"}
     assert len(samples["i-0idle"]["0"]) == 12
-    assert fake.stop(idle) is InstanceState.STOPPED
+    assert fake.act(idle, Action.STOP) is InstanceState.STOPPED
     fake.tag(idle, {"gpuplan-reason": "idle-60m-lt5pct"})
     fake.untag(idle, ["team"])
     again = fake.refresh(idle)
@@ -66,7 +66,7 @@ def test_fake_is_a_lifecycle_provider_and_acts_on_its_state(tmp_path: Path) -> N
     assert [c.method for c in fake.calls][-4:] == ["stop", "tag", "untag", "refresh"]
     fake.failures["stop"] = "throttled"
     with pytest.raises(ProviderError, match="throttled"):
-        fake.stop(idle)
+        fake.act(idle, Action.STOP)
 
 
 def test_stop_idle_on_the_fake_fleet_dry_run_then_apply(

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from gpuplan.core.fleet import Capability, InstanceState
+from gpuplan.core.fleet import Action, Capability, InstanceState
 from gpuplan.core.offers import PricingModel
 from gpuplan.providers.azure import metrics
 from gpuplan.providers.base import LifecycleProvider, ProviderError
@@ -54,7 +54,9 @@ def test_listing_follows_absolute_next_links_and_maps_vms(azure: AzureWorld) -> 
     assert spot.pricing is PricingModel.SPOT and spot.attributes["eviction_policy"] == "Delete"
     off = by_name["off"]
     assert off.state is InstanceState.STOPPED and off.attributes["bills_while_stopped"] == "true"
-    assert azure.fake.calls["skus.list"] == 0  # every size is in the catalog
+    assert spot.risk.spot_one_time and vm.risk.temp_disk_gb == 0
+    # Asked once per location: the temporary disk of every GPU size (deallocate erases it).
+    assert azure.fake.calls["skus.list"] == 1
     assert azure.credential.scopes[0] == (f"{azure.url}/.default",)
 
 
@@ -132,7 +134,7 @@ def test_stop_deallocates_through_the_long_running_operation(azure: AzureWorld) 
     azure.fake.polls_until_done = 3
     provider = azure.provider()
     (vm,) = provider.list_instances()
-    assert provider.stop(vm) is InstanceState.DEALLOCATED
+    assert provider.act(vm, Action.STOP) is InstanceState.DEALLOCATED
     assert azure.fake.power(rid) == "PowerState/deallocated"
     assert azure.fake.calls["vms.deallocate"] == 1
     assert azure.fake.calls["operations.get"] >= 3
@@ -143,7 +145,7 @@ def test_terminate_deletes(azure: AzureWorld) -> None:
     rid = azure.fake.add_vm(SUB, "rg", "vm", A100)
     provider = azure.provider()
     (vm,) = provider.list_instances()
-    assert provider.terminate(vm) is InstanceState.TERMINATED
+    assert provider.act(vm, Action.TERMINATE) is InstanceState.TERMINATED
     assert azure.fake.power(rid) is None
 
 
@@ -154,7 +156,7 @@ def test_throttling_and_5xx_are_retried(azure: AzureWorld) -> None:
     azure.fake.fail("operations.get", 502)
     provider = azure.provider()
     (vm,) = provider.list_instances()
-    provider.stop(vm)
+    provider.act(vm, Action.STOP)
     assert azure.fake.calls["vms.listAll"] == 3
     assert azure.fake.calls["vms.deallocate"] == 3
     assert azure.fake.power(rid) == "PowerState/deallocated"
@@ -175,7 +177,7 @@ def test_a_vm_deleted_between_plan_and_act_is_reported(azure: AzureWorld) -> Non
     with pytest.raises(ProviderError, match="not found"):
         provider.refresh(vm)
     with pytest.raises(ProviderError, match="deallocating gone: not found"):
-        provider.stop(vm)
+        provider.act(vm, Action.STOP)
 
 
 def test_tags_merge_and_delete_at_the_vm_scope(azure: AzureWorld) -> None:
@@ -268,3 +270,17 @@ def test_missing_credentials_are_reported_per_provider(
     provider = azure.provider(credential=EnvironmentCredential())
     with pytest.raises(ProviderError, match="not authenticated"):
         provider.list_instances()
+
+
+def test_the_temporary_disk_comes_from_resource_skus_and_unreadable_means_unknown(
+    azure: AzureWorld,
+) -> None:
+    azure.fake.add_vm(SUB, "rg", "scratch", A100)
+    azure.fake.temp_disk_mb[A100.lower()] = 65536
+    (vm,) = azure.provider().list_instances()
+    assert vm.risk.temp_disk_gb == 64
+    assert "64 GB temporary disk" in vm.risk.erased_by(Action.DEALLOCATE)
+    azure.fake.fail("skus.list", 403)
+    (unknown,) = azure.provider().list_instances()
+    assert unknown.risk.temp_disk_gb is None
+    assert "could not be read" in unknown.risk.erased_by(Action.DEALLOCATE)

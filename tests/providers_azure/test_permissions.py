@@ -11,7 +11,7 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from gpuplan.core.fleet import InstanceState
+from gpuplan.core.fleet import Action, InstanceState
 from tests.cloudfakes.azure_arm import ACTIONS
 from tests.cloudfakes.scenarios import PERIODS, WINDOW
 from tests.providers_azure.conftest import SUB, AzureWorld
@@ -37,7 +37,7 @@ def test_the_role_definition_matches_the_calls_the_adapter_makes(azure: AzureWor
     fresh = provider.refresh(vms[0])
     provider.tag(fresh, {"gpuplan-reason": "idle-60m-lt5pct"})
     provider.untag(provider.refresh(vms[0]), ["gpuplan-reason"])
-    assert provider.stop(vms[0]) is InstanceState.DEALLOCATED
+    assert provider.act(vms[0], Action.STOP) is InstanceState.DEALLOCATED
     used = {ACTIONS[name] for name in azure.fake.calls}
     assert provider.terminate(vms[1]) is InstanceState.TERMINATED
     terminating = {ACTIONS[name] for name in azure.fake.calls} - used

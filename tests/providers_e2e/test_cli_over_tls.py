@@ -67,7 +67,27 @@ def test_a_cloud_without_credentials_is_one_error_line_and_the_other_is_listed(
     assert done.returncode == 1
     record = json.loads(done.stdout)
     (problem,) = record["problems"]
-    assert problem.startswith(f"azure: azure {SUB}: listing VMs: not authenticated")
+    assert problem.startswith(f"azure {SUB}: listing failed: listing VMs: not authenticated")
     assert {i["provider"] for i in record["instances"]} == {"gcp"}
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) <= 2
+
+
+def test_a_gcp_project_that_fails_to_list_fails_budget_and_is_named(
+    clouds: Clouds, tmp_path: Path, ca_file: Path
+) -> None:
+    _build(clouds)
+    env = child_env(tmp_path, clouds, ca_file)
+    path = write_policy(tmp_path, clouds)
+    path.write_text(
+        path.read_text().replace(f"projects: [{PROJECT}]", f"projects: [gone-proj, {PROJECT}]")
+    )
+    clouds.compute.fail("aggregatedList", 403)  # the first project listed: gone-proj
+    done = run_gpuplan(["budget", "--policy", str(path), "--json"], env)
+    assert done.returncode == 1, done.stderr
+    record = json.loads(done.stdout)
+    (problem,) = record["problems"]
+    assert problem.startswith("gcp gone-proj: listing failed")
+    assert record["recorded"] is False  # a partial month is not stored as the month
+    assert {i["provider"] for i in record["instances"]} == {"gcp", "azure"}
+    assert "gcp gone-proj: listing failed" in done.stderr and "Traceback" not in done.stderr

@@ -9,7 +9,7 @@ CODE = """
 import sys
 from gpuplan.usecases.providers import default_registry
 from gpuplan.usecases import cloud_adapters  # noqa: F401
-from gpuplan.providers import scopes, catalog_view, prometheus  # noqa: F401
+from gpuplan.providers import catalog_view, prometheus  # noqa: F401
 from gpuplan.providers.gcp import machines, monitoring  # noqa: F401
 from gpuplan.providers.azure import vms, metrics  # noqa: F401
 default_registry()

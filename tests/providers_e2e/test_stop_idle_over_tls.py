@@ -1,8 +1,5 @@
-"""End to end: ``gpuplan stop-idle --apply --json`` on GCP and Azure fakes over TLS.
-
-PENDING: collected once ``gpuplan.usecases.fleet.lifecycle_providers`` builds GCP and
-Azure scopes through ``gpuplan.usecases.cloud_adapters.lifecycle_scopes`` (see the GCP /
-Azure helper's report); then rename this file to ``test_stop_idle_over_tls.py``.
+"""End to end: ``gpuplan stop-idle --apply --json`` on GCP and Azure fakes over TLS,
+including a child killed (SIGKILL) or stopped (SIGTERM) while a cloud call is held.
 
 Samples are published around the real clock (the child reads it), flat per instance,
 so a period boundary passing during the test changes nothing.
@@ -11,12 +8,17 @@ so a period boundary passing during the test changes nothing.
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from tests.cloudfakes.http import serve
 from tests.cloudfakes.prometheus import PrometheusFake
 from tests.providers_e2e.harness import (
+    GPUPLAN,
     PROJECT,
     SUB,
     Clouds,
@@ -103,3 +105,69 @@ def test_prometheus_replaces_the_cloud_metrics_for_both_clouds(
     assert prom.calls["query_range"] == 8  # 4 signals per cloud scope, never per instance
     assert clouds.monitoring.calls["ListTimeSeries"] == 0
     assert clouds.azure.calls["metrics.getBatch"] == 0
+
+
+def _held(fake: Any, name: str) -> tuple[threading.Event, threading.Event]:
+    seen, release = threading.Event(), threading.Event()
+    fake.holds[name] = (seen, release)
+    return seen, release
+
+
+def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(GPUPLAN), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def test_gcp_sigkill_mid_stop_is_reconciled_by_the_next_run(
+    clouds: Clouds, tmp_path: Path, ca_file: Path
+) -> None:
+    _world(clouds)
+    env = child_env(tmp_path, clouds, ca_file)
+    policy = write_policy(tmp_path, clouds)
+    gcp_only = policy.read_text().split("  azure:")[0] + "  match_labels: {team: research}\n"
+    policy.write_text(gcp_only)
+    seen, release = _held(clouds.compute, "stop")
+    child = _start(["stop-idle", "--policy", str(policy), "--apply", "--json"], env)
+    assert seen.wait(60), "the child never called stop"
+    child.kill()
+    child.communicate(timeout=30)
+    release.set()
+    # GCP accepted the stop: the instance is on its way down, nothing was recorded.
+    assert clouds.compute.status(PROJECT, "idle") in ("STOPPING", "TERMINATED")
+    again = run_gpuplan(["stop-idle", "--policy", str(policy), "--apply", "--json"], env)
+    assert again.returncode == 0, again.stderr
+    (rec,) = json.loads(again.stdout)["reconciled"]
+    assert rec["outcome"] == "stopped" and "reconciled" in rec["detail"]
+    labels = clouds.compute.instances[(PROJECT, "idle")]["labels"]
+    assert "gpuplan-stopped-at" in labels
+
+
+def test_azure_sigterm_mid_deallocate_finishes_records_and_exits_143(
+    clouds: Clouds, tmp_path: Path, ca_file: Path
+) -> None:
+    _world(clouds)
+    for name in ("busy", "no-agent", "exempt", "other-team"):  # two idle VMs, one held
+        clouds.azure.vms.pop(f"/subscriptions/{SUB}/resourcegroups/rg/providers/"
+                             f"microsoft.compute/virtualmachines/{name}", None)  # fmt: skip
+    clouds.azure.add_vm(SUB, "rg", "idle-2", "Standard_NC24ads_A100_v4", tags={"team": "research"})
+    rid2 = next(k for k in clouds.azure.vms if k.endswith("/idle-2"))
+    now = datetime.now(UTC)
+    for minutes in range(0, 90):
+        clouds.azure.publish(rid2, 0, now - timedelta(minutes=80 - minutes), 1.0)
+    env = child_env(tmp_path, clouds, ca_file)
+    policy = write_policy(tmp_path, clouds)
+    text = policy.read_text()
+    gcp_part = text[text.index("  gcp:") : text.index("  azure:")]
+    policy.write_text(text.replace(gcp_part, ""))
+    seen, release = _held(clouds.azure, "vms.deallocate")
+    child = _start(["stop-idle", "--policy", str(policy), "--apply", "--json"], env)
+    assert seen.wait(60), "the child never called deallocate"
+    child.send_signal(signal.SIGTERM)
+    release.set()
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 143, err
+    acted = {d["name"]: d["action"] for d in json.loads(out)["decisions"]}
+    assert sorted(acted.values()) == ["deallocated", "skipped"]
+    assert clouds.azure.calls["vms.deallocate"] == 1
+    assert "Traceback" not in err

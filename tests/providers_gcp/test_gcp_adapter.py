@@ -9,7 +9,7 @@ import grpc
 import pytest
 from google.cloud import monitoring_v3
 
-from gpuplan.core.fleet import Capability, InstanceState
+from gpuplan.core.fleet import Action, Capability, InstanceState
 from gpuplan.core.offers import PricingModel
 from gpuplan.providers.base import LifecycleProvider, ProviderError
 from gpuplan.providers.gcp.machines import family_gpus
@@ -62,7 +62,7 @@ def test_listing_pages_keeps_gpu_machines_and_maps_them(gcp: GcpWorld) -> None:
     assert set(by_name) == {"a2-0", "a2-1", "a2-2", "a2-3", "a2-4", "n1-t4", "g2"}
     t4 = by_name["n1-t4"]
     assert (t4.gpu, t4.gpu_count, t4.pricing) == ("T4", 2, PricingModel.SPOT)
-    assert t4.attributes["local_ssd_count"] == "2"
+    assert t4.risk.local_ssd_count == 2
     assert by_name["g2"].state is InstanceState.SUSPENDED
     assert (by_name["g2"].gpu, by_name["g2"].gpu_count) == ("L4", 2)
     a2 = by_name["a2-0"]
@@ -127,7 +127,7 @@ def test_stop_waits_for_the_zone_operation_on_the_configured_endpoint(gcp: GcpWo
     gcp.compute.polls_until_done = 3
     provider = gcp.provider()
     (vm,) = provider.list_instances()
-    assert provider.stop(vm) is InstanceState.STOPPED
+    assert provider.act(vm, Action.STOP) is InstanceState.STOPPED
     assert gcp.compute.status(PROJECT, "vm") == "TERMINATED"
     assert gcp.compute.calls["operations.get"] == 3
     assert provider.refresh(vm).state is InstanceState.STOPPED
@@ -137,7 +137,7 @@ def test_suspend_and_hibernate_mean_suspend(gcp: GcpWorld) -> None:
     gcp.compute.add(PROJECT, "us-central1-a", "vm", "a2-highgpu-1g")
     provider = gcp.provider()
     (vm,) = provider.list_instances()
-    assert provider.stop(vm, hibernate=True) is InstanceState.SUSPENDED
+    assert provider.act(vm, Action.SUSPEND) is InstanceState.SUSPENDED
     assert gcp.compute.status(PROJECT, "vm") == "SUSPENDED"
     assert gcp.compute.calls["suspend"] == 1 and gcp.compute.calls["stop"] == 0
 
@@ -146,7 +146,7 @@ def test_local_ssd_instances_are_stopped_only_with_discard_said_out_loud(gcp: Gc
     gcp.compute.add(PROJECT, "us-central1-a", "ssd", "a2-highgpu-1g", disks=[{"type": "SCRATCH"}])
     provider = gcp.provider()
     (vm,) = provider.list_instances()
-    provider.stop(vm)
+    provider.act(vm, Action.STOP)
     assert gcp.compute.instances[(PROJECT, "ssd")]["_discarded_local_ssd"] == "true"
 
 
@@ -154,7 +154,7 @@ def test_terminate_deletes(gcp: GcpWorld) -> None:
     gcp.compute.add(PROJECT, "us-central1-a", "vm", "a2-highgpu-1g")
     provider = gcp.provider()
     (vm,) = provider.list_instances()
-    assert provider.terminate(vm) is InstanceState.TERMINATED
+    assert provider.act(vm, Action.TERMINATE) is InstanceState.TERMINATED
     assert gcp.compute.status(PROJECT, "vm") is None
 
 
@@ -165,7 +165,7 @@ def test_throttling_and_5xx_are_retried(gcp: GcpWorld) -> None:
     gcp.compute.fail("operations.get", 502)
     provider = gcp.provider()
     (vm,) = provider.list_instances()
-    provider.stop(vm)
+    provider.act(vm, Action.STOP)
     assert gcp.compute.calls["aggregatedList"] == 4
     assert gcp.compute.calls["stop"] == 3
     assert gcp.compute.status(PROJECT, "vm") == "TERMINATED"
@@ -184,7 +184,7 @@ def test_a_500_on_stop_is_not_retried(gcp: GcpWorld) -> None:
     (vm,) = provider.list_instances()
     gcp.compute.fail("stop", 500)
     with pytest.raises(ProviderError, match="stop vm: 500"):
-        provider.stop(vm)
+        provider.act(vm, Action.STOP)
     assert gcp.compute.calls["stop"] == 1
 
 
@@ -196,7 +196,7 @@ def test_an_instance_deleted_between_plan_and_act_is_reported(gcp: GcpWorld) -> 
     with pytest.raises(ProviderError, match="not found"):
         provider.refresh(vm)
     with pytest.raises(ProviderError, match="stop gone: not found"):
-        provider.stop(vm)
+        provider.act(vm, Action.STOP)
 
 
 def test_labels_use_the_fingerprint_and_survive_a_concurrent_change(gcp: GcpWorld) -> None:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from google.auth.credentials import AnonymousCredentials
 
 from gpuplan.usecases.cloud_adapters import gcp_scopes
+from gpuplan.usecases.providers import BuildContext
 from tests.cloudfakes.contract import actions, policy, run
 from tests.cloudfakes.scenarios import CASES
 from tests.providers_gcp.conftest import PROJECT, GcpWorld
@@ -56,7 +57,7 @@ def test_an_instance_deleted_between_plan_and_act_fails_alone(gcp: GcpWorld) -> 
     gcp.compute.fail("get", 404)  # the re-read right before acting: gone
     result = run(policy(SCOPE), [provider], apply=True)
     assert sorted(actions(result).values()) == ["failed", "stopped"]
-    (gone,) = [o for o in result.outcomes if o.action == "failed"]
+    (gone,) = [o for o in result.outcomes if o.outcome == "failed"]
     assert "not found" in gone.detail
     assert result.failed
 
@@ -84,7 +85,8 @@ def test_a_suspend_policy_suspends_through_the_use_case(gcp: GcpWorld) -> None:
         },
         action="suspend",
     )
-    members = gcp_scopes(suspend, gcp.catalog, credentials=AnonymousCredentials())
+    context = BuildContext(suspend, gcp.catalog, None, {})
+    members = gcp_scopes(context, credentials=AnonymousCredentials())
     result = run(suspend, list(members.values()), apply=True)
     assert actions(result) == {"idle": "suspended"}
     assert gcp.compute.status(PROJECT, "idle") == "SUSPENDED"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpuplan.core.fleet import Capability, GpuInstance, InstanceState
+from gpuplan.core.fleet import Capability, GpuInstance, InstanceState, RiskFacts
 from gpuplan.core.offers import Provider
 from gpuplan.providers.fake import FakeProvider
 
@@ -46,7 +46,7 @@ def gpu_instance(instance_id: str, name: str) -> GpuInstance:
         gpu="H100",
         gpu_count=8,
         hourly_usd=Decimal("55.04"),
-        attributes={"root_device_type": "ebs"},
+        risk=RiskFacts(),
     )
 
 

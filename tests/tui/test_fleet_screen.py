@@ -86,7 +86,8 @@ def test_stop_an_idle_instance_live_through_the_confirmation(tui_context: TuiCon
         await app.workers.wait_for_complete()
         stops = fake.calls_to("stop")
         assert [c.args for c in stops] == [("i-0idle", False)]
-        assert [c.args[0] for c in fake.calls_to("refresh")] == ["i-0idle"]  # re-read first
+        # Re-read first (state, tags), then the gpuplan-acting lease is read back.
+        assert [c.args[0] for c in fake.calls_to("refresh")] == ["i-0idle", "i-0idle"]
         assert fake.calls_to("tag")[0].args[0] == "i-0idle"
 
     drive(app, script)

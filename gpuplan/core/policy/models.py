@@ -242,7 +242,9 @@ class IdleSettings(_Section):
     action: IdleAction = IdleAction.STOP
     """``stop``, ``hibernate``, ``suspend`` (GCP only), ``terminate`` or ``notify``."""
     allow_data_loss: StrictBool = False
-    """Instance-store (AWS) and local-SSD (GCP) instances are skipped unless true."""
+    """Instances with local storage that the action erases (AWS instance store on any
+    device, GCP local SSD, Azure temporary disk) are skipped unless true; ``terminate``
+    is refused unless true."""
     exempt_tag: TagName = "gpuplan-keep"
     """Any value exempts an instance; ``gpuplan-snooze-until`` is honoured too."""
     max_actions_per_run: PositiveInt = 10

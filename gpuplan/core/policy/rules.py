@@ -71,6 +71,14 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
             problems.append(
                 PolicyProblem(("idle", "action"), "suspend is a GCP action; scope names no gcp")
             )
+    if idle.action is IdleAction.TERMINATE and not idle.allow_data_loss:
+        problems.append(
+            PolicyProblem(
+                ("idle", "action"),
+                "terminate deletes the instance with its disks and instance storage; "
+                "set idle.allow_data_loss: true to allow it",
+            )
+        )
     problems.extend(_budget_rules(policy))
     return problems
 

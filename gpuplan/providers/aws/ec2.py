@@ -18,7 +18,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import GpuInstance, InstanceState
+from gpuplan.core.fleet import GpuInstance, InstanceState, RiskFacts
 from gpuplan.core.offers import PricingModel, Provider
 
 LISTED_STATES = ("pending", "running", "stopping", "stopped")
@@ -170,16 +170,15 @@ def to_instance(
     tags = tags_of(raw)
     spot = raw.get("InstanceLifecycle") == "spot"
     pricing = PricingModel.SPOT if spot else PricingModel.ON_DEMAND
-    attributes = {
-        "root_device_type": str(raw.get("RootDeviceType", "ebs")),
-        "hibernation": "true"
-        if (raw.get("HibernationOptions") or {}).get("Configured")
-        else "false",
-        "instance_store_gb": str(facts.instance_store_gb),
-        "private_dns": str(raw.get("PrivateDnsName") or ""),
-    }
-    if spot:
-        attributes["spot_request_type"] = spot_types.get(raw["InstanceId"], "one-time")
+    risk = RiskFacts(
+        hibernation_enabled=bool((raw.get("HibernationOptions") or {}).get("Configured")),
+        spot_one_time=spot and spot_types.get(raw["InstanceId"], "one-time") != "persistent",
+        root_instance_store=raw.get("RootDeviceType") == "instance-store",
+        # InstanceStorageInfo counts every instance-store volume of the type, on any
+        # device (p4d: 8 x 1000 GB NVMe), not only an instance-store root.
+        instance_store_gb=facts.instance_store_gb,
+    )
+    attributes = {"private_dns": str(raw.get("PrivateDnsName") or "")}
     return GpuInstance(
         provider=Provider.AWS,
         account=account,
@@ -196,6 +195,7 @@ def to_instance(
         gpu_count=facts.gpu_count,
         hourly_usd=hourly_price(catalog, raw["InstanceType"], region, pricing),
         managed_by=managed_by(tags),
+        risk=risk,
         attributes=attributes,
     )
 
@@ -211,6 +211,7 @@ def _state(name: str) -> InstanceState:
 
 
 def state_of(name: str) -> InstanceState:
+    """The state EC2 answered with (``shutting-down`` counts as stopping)."""
     return _state(name)
 
 

@@ -17,11 +17,11 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import Action, Capability, GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.aws import cloudwatch, ec2
 from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, client_config
-from gpuplan.providers.base import ProviderError
+from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 
 CAPABILITIES = frozenset(
     {
@@ -48,10 +48,12 @@ class AwsProvider:
         namespace: str = "CWAgent",
         metric: str = "nvidia_smi_utilization_gpu",
         metric_names: cloudwatch.MetricNames | None = None,
+        metrics: MetricsSource | None = None,
     ) -> None:
         self.region = region
         self._names = metric_names or cloudwatch.MetricNames(namespace, metric)
         self._host_counts: Counter[str] | None = None
+        self._metrics = metrics
         self._ec2 = ec2_client
         self._cw = cloudwatch_client
         self._catalog = catalog
@@ -71,6 +73,7 @@ class AwsProvider:
         namespace: str = "CWAgent",
         metric: str = "nvidia_smi_utilization_gpu",
         metric_names: cloudwatch.MetricNames | None = None,
+        metrics: MetricsSource | None = None,
     ) -> AwsProvider:
         config = client_config(max_attempts)
         return cls(
@@ -81,6 +84,7 @@ class AwsProvider:
             namespace=namespace,
             metric=metric,
             metric_names=metric_names,
+            metrics=metrics,
         )
 
     @property
@@ -123,6 +127,10 @@ class AwsProvider:
     ) -> dict[str, GpuSamples]:
         if not instances:
             return {}
+        if self._metrics is not None:
+            return self._metrics.fetch_utilisation(
+                instances, start=start, end=end, period_minutes=period_minutes
+            )
         with self._errors("ListMetrics/GetMetricData"):
             return dict(
                 cloudwatch.read_all(
@@ -135,6 +143,15 @@ class AwsProvider:
                     host_counts=self._host_counts,
                 )
             )
+
+    def act(self, instance: GpuInstance, action: Action) -> InstanceState:
+        if action is Action.STOP:
+            return self.stop(instance)
+        if action is Action.HIBERNATE:
+            return self.stop(instance, hibernate=True)
+        if action is Action.TERMINATE:
+            return self.terminate(instance)
+        raise unsupported(self.scope, action)
 
     def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
         with self._errors(f"StopInstances {instance.instance_id}"):

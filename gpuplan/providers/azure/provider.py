@@ -6,8 +6,8 @@ token scopes follow the endpoints. Listing is one paged
 ``virtualMachines.listAll(statusOnly=true)`` per subscription (power state inline), or
 one ``virtualMachines.list($expand=instanceView)`` per resource group when the policy
 names groups; plus the scale sets (to report Uniform GPU scale sets, whose VMs never
-appear in the VM listing), and resource SKUs once per location only for GPU sizes the
-catalog lacks.
+appear in the VM listing), and resource SKUs once per location with GPU sizes (GPU
+counts the catalog lacks, temporary disk sizes).
 
 The policy's ``stop`` is carried out as **deallocate**: a powered-off VM keeps billing.
 Tags are set through the Tags API at the VM's scope (``Microsoft.Resources/tags/write``)
@@ -24,10 +24,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import Action, Capability, GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.azure import metrics, vms
-from gpuplan.providers.base import ProviderError
+from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
+from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 from gpuplan.providers.catalog_view import CatalogView
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class AzureProvider:
         resource_groups: Sequence[str] = (),
         namespace: str = "Telegraf/nvidia_smi",
         metric: str = "utilization_gpu",
-        metric_names: metrics.MetricNames | None = None,
+        metric_names: AzureMetricNames | None = None,
         catalog: Catalog | None = None,
         credential: TokenCredential | None = None,
         arm_endpoint: str | None = None,
@@ -97,12 +98,14 @@ class AzureProvider:
         polling_interval_s: float = 15.0,
         retry_total: int = 6,
         retry_backoff_s: float = 0.8,
+        metrics: MetricsSource | None = None,
     ) -> None:
         self.subscription = subscription
+        self._metrics = metrics
         self._group_names = tuple(dict.fromkeys(resource_groups))
         self._namespace = namespace
         self._metric = metric
-        self._names = metric_names or metrics.MetricNames(namespace, metric)
+        self._names = metric_names or AzureMetricNames(namespace, metric)
         self._catalog = CatalogView.of(catalog, Provider.AZURE)
         self._credential = credential or default_credential()
         self._arm = (arm_endpoint or PUBLIC_ARM).rstrip("/")
@@ -113,6 +116,7 @@ class AzureProvider:
         self._compute: ComputeManagementClient | None = None
         self._metrics_clients: dict[str, MetricsClient] = {}
         self._sku_gpus: dict[str, dict[str, float]] = {}
+        self._temp_disk_mb: dict[str, dict[str, float]] = {}
         self._notices: list[str] = []
 
     @property
@@ -194,6 +198,7 @@ class AzureProvider:
             subscription=self.subscription,
             catalog=self._catalog,
             sku_gpus=self._sku_gpus.get(str(vm.location), {}),
+            temp_disk_mb=self._temp_disk_mb.get(str(vm.location), {}),
         )
 
     def _list_vms(self) -> list[Any]:
@@ -214,11 +219,12 @@ class AzureProvider:
         return [s for group in self._group_names for s in operations.list(group)]
 
     def _learn_skus(self, located_sizes: Any) -> None:
-        """Ask resource SKUs once per location, only for GPU sizes the catalog lacks."""
+        """Ask resource SKUs once per location with GPU-family sizes: GPU counts the
+        catalog lacks, and every size's temporary disk (erased by deallocate)."""
         locations = {
             location
             for location, size in located_sizes
-            if vms.needs_sku_lookup(size, self._catalog) and location not in self._sku_gpus
+            if vms.GPU_FAMILY.match(size) and location not in self._sku_gpus
         }
         from azure.core.exceptions import HttpResponseError
 
@@ -228,10 +234,12 @@ class AzureProvider:
             except HttpResponseError as exc:
                 self._notices.append(
                     f"{self.scope}: resource SKUs in {location} unreadable ({exc.status_code}); "
-                    "GPU sizes missing from the catalog are left out there"
+                    "GPU sizes missing from the catalog are left out there, and temporary "
+                    "disks are unknown (such VMs are not deallocated)"
                 )
                 skus = []
             self._sku_gpus[location] = vms.sku_gpu_counts(skus)
+            self._temp_disk_mb[location] = vms.sku_capability(skus, "MaxResourceVolumeMB")
 
     def _note_uniform_scale_sets(self) -> None:
         scale_sets = self._list_scale_sets()
@@ -258,6 +266,10 @@ class AzureProvider:
         end: datetime,
         period_minutes: int,
     ) -> dict[str, GpuSamples]:
+        if self._metrics is not None:
+            return self._metrics.fetch_utilisation(
+                instances, start=start, end=end, period_minutes=period_minutes
+            )
         by_region: dict[str, list[str]] = {}
         for item in instances:
             if item.account == self.subscription:
@@ -282,20 +294,21 @@ class AzureProvider:
 
     # -- actions -----------------------------------------------------------------
 
-    def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
-        """Deallocate (power-off alone keeps billing); hibernate where the VM allows it."""
-        group, name = self._where(instance)
-        wants_hibernate = hibernate and instance.attributes.get("hibernation") == "true"
-        self._guard(
-            f"deallocating {name}",
-            lambda: self.compute.virtual_machines.begin_deallocate(
-                group, name, hibernate=True if wants_hibernate else None
-            ).result(),
-        )
-        return InstanceState.DEALLOCATED
+    def act(self, instance: GpuInstance, action: Action) -> InstanceState:
+        if action in (Action.STOP, Action.DEALLOCATE):
+            return self.deallocate(instance)
+        if action is Action.TERMINATE:
+            return self.terminate(instance)
+        raise unsupported(self.scope, action)
 
     def deallocate(self, instance: GpuInstance) -> InstanceState:
-        return self.stop(instance)
+        """Deallocate (power-off alone keeps billing)."""
+        group, name = self._where(instance)
+        self._guard(
+            f"deallocating {name}",
+            lambda: self.compute.virtual_machines.begin_deallocate(group, name).result(),
+        )
+        return InstanceState.DEALLOCATED
 
     def terminate(self, instance: GpuInstance) -> InstanceState:
         group, name = self._where(instance)

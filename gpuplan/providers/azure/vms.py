@@ -2,7 +2,10 @@
 
 GPU facts come from the catalog for the size, else from the subscription's resource
 SKUs (capability ``GPUs``) for sizes of the GPU families (``Standard_N*``), asked once
-per location per run. Anything else is not a GPU VM and is left out.
+per location per run. Anything else is not a GPU VM and is left out. The same SKUs
+give the size's temporary disk (``MaxResourceVolumeMB``), which deallocate erases; a
+size the SKUs do not describe has an unknown temporary disk, and the planner treats
+unknown as present.
 
 Azure keeps no last-start time on the VM; ``started_at`` is the creation time. The
 provisioning-state time is not used: a tag change moves it, which would restart the
@@ -26,7 +29,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.fleet import GpuInstance, InstanceState
+from gpuplan.core.fleet import GpuInstance, InstanceState, RiskFacts
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.providers.catalog_view import CatalogView
 
@@ -65,24 +68,25 @@ def last_segment(resource_id: str) -> str:
     return resource_id.rstrip("/").rsplit("/", 1)[-1]
 
 
-def needs_sku_lookup(size: str, catalog: CatalogView) -> bool:
-    """A GPU-family size the catalog does not know: ask the resource SKUs."""
-    return bool(GPU_FAMILY.match(size)) and catalog.offer(size) is None
-
-
-def sku_gpu_counts(skus: Iterable[Any]) -> dict[str, float]:
-    """VM size (lower case) -> GPUs, from ``resource_skus.list`` entries."""
+def sku_capability(skus: Iterable[Any], name: str) -> dict[str, float]:
+    """VM size (lower case) -> the number in capability ``name`` (``GPUs``,
+    ``MaxResourceVolumeMB``), from ``resource_skus.list`` entries."""
     out: dict[str, float] = {}
     for sku in skus:
         if (getattr(sku, "resource_type", "") or "").lower() != "virtualmachines":
             continue
         for capability in getattr(sku, "capabilities", None) or ():
-            if capability.name == "GPUs":
+            if capability.name == name:
                 try:
                     out[str(sku.name).lower()] = float(capability.value)
                 except (TypeError, ValueError):
                     continue
     return out
+
+
+def sku_gpu_counts(skus: Iterable[Any]) -> dict[str, float]:
+    """VM size (lower case) -> GPUs."""
+    return sku_capability(skus, "GPUs")
 
 
 def size_facts(size: str, catalog: CatalogView, sku_gpus: dict[str, float]) -> SizeFacts:
@@ -107,8 +111,10 @@ def to_instance(
     subscription: str,
     catalog: CatalogView,
     sku_gpus: dict[str, float],
+    temp_disk_mb: dict[str, float] | None = None,
 ) -> GpuInstance | None:
-    """The GPU VM, or None when its size carries no GPU."""
+    """The GPU VM, or None when its size carries no GPU. ``temp_disk_mb``: size (lower
+    case) -> temporary disk from the SKUs; a size missing there has an unknown disk."""
     props = vm.properties
     size = text(props.hardware_profile.vm_size) if props and props.hardware_profile else ""
     facts = size_facts(size, catalog, sku_gpus)
@@ -122,6 +128,14 @@ def to_instance(
     offer = catalog.offer(size, location)
     hourly: Decimal | None = offer.price(pricing) if offer is not None else None
     attributes = _attributes(vm, spot=spot, state=state)
+    temp_mb = (temp_disk_mb or {}).get(size.lower())
+    risk = RiskFacts(
+        hibernation_enabled=_hibernation(props),
+        # Eviction policy Delete is the Azure twin of AWS's one-time spot request: the
+        # VM ends at eviction and is never ours to stop, only to delete.
+        spot_one_time=spot and attributes["eviction_policy"].lower() == "delete",
+        temp_disk_gb=None if temp_mb is None else int(temp_mb // 1024),
+    )
     return GpuInstance(
         provider=Provider.AZURE,
         account=subscription,
@@ -138,6 +152,7 @@ def to_instance(
         gpu_count=facts.gpu_count,
         hourly_usd=hourly,
         managed_by=f"virtual machine scale set {last_segment(scale_set)}" if scale_set else None,
+        risk=risk,
         attributes=attributes,
     )
 
@@ -151,13 +166,7 @@ def _attributes(vm: VirtualMachine, *, spot: bool, state: InstanceState) -> dict
         "vm_id": str(props.vm_id or ""),
         "eviction_policy": eviction,
         "bills_while_stopped": "true" if state is InstanceState.STOPPED else "false",
-        "hibernation": "true" if _hibernation(props) else "false",
     }
-    if spot:
-        # Eviction policy Delete is the Azure twin of AWS's one-time spot request: the
-        # VM ends at eviction and is never ours to stop, only to delete. The planner
-        # skips such instances unless the action is terminate.
-        facts["spot_request_type"] = "one-time" if eviction.lower() == "delete" else "persistent"
     return facts
 
 

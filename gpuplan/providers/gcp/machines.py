@@ -5,9 +5,9 @@ GPUs come from the catalog for the machine type first, then from ``guestAccelera
 types), then from the fixed-GPU families (a2, a3, a4, g2) by name. A machine without
 any of these is not a GPU instance and is left out.
 
-Local SSDs (``SCRATCH`` disks) lose their data on stop and suspend: the instance carries
-``local_ssd`` (and ``local_ssd_count``) so the planner skips it unless the policy allows
-data loss.
+Local SSDs (``SCRATCH`` disks) lose their data on stop, suspend and delete: the
+instance carries ``risk.local_ssd_count`` so the planner skips it unless the policy
+allows data loss.
 Members of managed instance groups (GKE node pools included) say so in the
 ``created-by`` metadata item: stopping one only makes the group recreate it.
 """
@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from gpuplan.core.fleet import GpuInstance, InstanceState
+from gpuplan.core.fleet import GpuInstance, InstanceState, RiskFacts
 from gpuplan.core.offers import Offer, PricingModel, Provider
 from gpuplan.providers.catalog_view import CatalogView
 
@@ -149,8 +149,6 @@ def to_instance(instance: Instance, *, project: str, catalog: CatalogView) -> Gp
     pricing = pricing_of(instance)
     local_ssds = [d for d in instance.disks if d.type_ == "SCRATCH"]
     attributes = {
-        "local_ssd": "true" if local_ssds else "false",
-        "local_ssd_count": str(len(local_ssds)),
         "label_fingerprint": instance.label_fingerprint,
         "termination_action": instance.scheduling.instance_termination_action or "",
     }
@@ -171,5 +169,6 @@ def to_instance(instance: Instance, *, project: str, catalog: CatalogView) -> Gp
         gpu_count=facts.gpu_count,
         hourly_usd=hourly_price(catalog.offer(machine_type, region), pricing),
         managed_by=managed_by(instance),
+        risk=RiskFacts(local_ssd_count=len(local_ssds)),
         attributes=attributes,
     )

@@ -22,9 +22,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import Action, Capability, GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.offers import Provider
-from gpuplan.providers.base import ProviderError
+from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 from gpuplan.providers.catalog_view import CatalogView
 from gpuplan.providers.gcp import machines, monitoring
 from gpuplan.providers.gcp.clients import (
@@ -74,10 +74,10 @@ class GcpProvider:
         operation_timeout_s: float = 600.0,
         page_size: int = 500,
         metrics_page_size: int = monitoring.PAGE_SIZE,
-        suspend_on_stop: bool = False,
+        metrics: MetricsSource | None = None,
     ) -> None:
         self.project = project
-        self._suspend_on_stop = suspend_on_stop
+        self._metrics = metrics
         self._zones = frozenset(zones)
         self._metric_type = metric_type
         self._metric_types = (metric_type, memory_type, cpu_type)
@@ -138,6 +138,10 @@ class GcpProvider:
         end: datetime,
         period_minutes: int,
     ) -> dict[str, GpuSamples]:
+        if self._metrics is not None:
+            return self._metrics.fetch_utilisation(
+                instances, start=start, end=end, period_minutes=period_minutes
+            )
         ids = {i.instance_id for i in instances if i.account == self.project}
         metrics = self._clients.metrics
         if not ids or metrics is None:
@@ -165,11 +169,16 @@ class GcpProvider:
             raise ProviderError(f"{self.scope}: {instance.name} no longer carries a GPU")
         return fresh
 
-    def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
-        """Stop; ``hibernate`` means suspend here (GCP's memory-preserving stop), and so
-        does every stop of an adapter built for a policy whose action is ``suspend``."""
-        if hibernate or self._suspend_on_stop:
+    def act(self, instance: GpuInstance, action: Action) -> InstanceState:
+        if action is Action.STOP:
+            return self.stop(instance)
+        if action is Action.SUSPEND:
             return self.suspend(instance)
+        if action is Action.TERMINATE:
+            return self.terminate(instance)
+        raise unsupported(self.scope, action)
+
+    def stop(self, instance: GpuInstance) -> InstanceState:
         from google.cloud import compute_v1
 
         self._run(
@@ -319,4 +328,4 @@ class GcpProvider:
 def _has_local_ssd(instance: GpuInstance) -> bool:
     """Stop and suspend must be told to discard local SSD data; the planner has already
     skipped such instances unless the policy allows data loss."""
-    return int(instance.attributes.get("local_ssd_count", "0") or 0) > 0
+    return instance.risk.local_ssd_count > 0

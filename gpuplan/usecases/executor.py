@@ -1,0 +1,171 @@
+"""The executor of an applied ``stop-idle`` plan: re-check, lease, record, act, record.
+
+Per scope, for the instances the plan would act on:
+1. fetch the latest utilisation (one batch), *then* re-read each instance's state and
+   tags, so a keep tag added while the metrics were being read is honoured;
+2. a re-check that cannot be made (throttled, failed metrics) leaves the instance
+   alone as ``failed``, named, and the run exits 1;
+3. lease: write ``gpuplan-acting=<run token>-<expiry>`` on the instance and read it
+   back; another unexpired lease, or a lease that is not ours on read-back, means a
+   second scheduler is acting on this fleet: the instance is left alone and the run
+   reports it;
+4. the intent is committed to the ledger, the cloud is called, the outcome is
+   committed; a stop request (SIGTERM, Ctrl-C) lets the call in flight finish and
+   leaves every later instance alone.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from gpuplan.core.errors import GpuplanError
+from gpuplan.core.fleet import GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.idle import IdleRule, IdleVerdict, format_tag_time, parse_tag_time, window_bounds
+from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction, Step
+from gpuplan.providers.base import LifecycleProvider
+from gpuplan.usecases.fleet import decide_one, fetch_samples
+from gpuplan.usecases.journal import Journal
+
+LEASE_TAG = "gpuplan-acting"
+LEASE_MINUTES = 15
+
+
+@dataclass
+class InstanceResult:
+    """One instance in a run: the plan for it, its outcome, and why."""
+
+    item: PlannedAction
+    outcome: Outcome = Outcome.NONE
+    detail: str = ""
+
+
+@dataclass
+class Executor:
+    """Carries out one run's plan; collects the lines the run must report."""
+
+    journal: Journal
+    rule: IdleRule
+    now: datetime
+    should_stop: Callable[[], bool] = lambda: False
+    token: str = field(default_factory=lambda: secrets.token_hex(6))
+    problems: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+    @property
+    def lease(self) -> str:
+        expiry = self.now + timedelta(minutes=LEASE_MINUTES)
+        return f"{self.token}-{format_tag_time(expiry)}"
+
+    def run(self, results: list[InstanceResult], by_id: dict[str, LifecycleProvider]) -> None:
+        for o in results:
+            step = o.item.step
+            if step is Step.SKIP:
+                self._settle(o, Outcome.SKIPPED, o.item.note)
+            elif step in (Step.MARK, Step.NOTIFY, Step.CLEAR):
+                self._tag_step(by_id[o.item.instance.instance_id], o)
+        acting = [o for o in results if o.item.step is Step.ACT]
+        for adapter in dict.fromkeys(by_id[o.item.instance.instance_id] for o in acting):
+            mine = [o for o in acting if by_id[o.item.instance.instance_id] is adapter]
+            self._scope(adapter, mine)
+        failed = [o.item.instance.instance_id for o in acting if o.outcome is Outcome.FAILED]
+        if failed:
+            self.problems.append("left alone after a failed re-check or call: " + ", ".join(failed))
+
+    def _settle(self, o: InstanceResult, outcome: Outcome, detail: str) -> None:
+        o.outcome, o.detail = outcome, detail
+        self.journal.record(o.item, outcome, detail, self.now)
+
+    def _tag_step(self, adapter: LifecycleProvider, o: InstanceResult) -> None:
+        item = o.item
+        try:
+            if item.tags:
+                adapter.tag(item.instance, item.tags)
+            if item.untag:
+                adapter.untag(item.instance, item.untag)
+        except GpuplanError as exc:
+            self._settle(o, Outcome.FAILED, exc.message)
+            return
+        if item.step is Step.CLEAR:
+            o.detail = item.note  # a withdrawn notice: nothing done to the instance
+        else:
+            self._settle(o, Outcome.NOTIFIED, item.note)
+
+    def _scope(self, adapter: LifecycleProvider, results: list[InstanceResult]) -> None:
+        start, end = window_bounds(self.rule, self.now)
+        planned = [o.item.instance for o in results]
+        samples, failure = fetch_samples(adapter, planned, start, end, self.rule)
+        for o in results:
+            if self.should_stop():
+                self.interrupted = True
+                self._settle(o, Outcome.SKIPPED, "run interrupted: left alone")
+                continue
+            if failure:
+                self._settle(o, Outcome.FAILED, f"re-check failed, left alone: {failure}")
+                continue
+            try:
+                inst = adapter.refresh(o.item.instance)  # tags read after the metrics
+            except GpuplanError as exc:
+                self._settle(o, Outcome.FAILED, f"re-read before acting failed: {exc.message}")
+                continue
+            self._recheck_and_act(adapter, inst, o, samples)
+
+    def _recheck_and_act(
+        self,
+        adapter: LifecycleProvider,
+        inst: GpuInstance,
+        o: InstanceResult,
+        samples: Mapping[str, GpuSamples],
+    ) -> None:
+        if inst.state is not InstanceState.RUNNING:
+            self._settle(o, Outcome.SKIPPED, f"state changed to {inst.state.value} since the plan")
+            return
+        again = decide_one(inst, samples, self.rule, self.now)
+        if again.verdict is not IdleVerdict.IDLE:
+            self._settle(o, Outcome.SKIPPED, f"no longer idle: {again.reason}")
+            return
+        held = self._take_lease(adapter, inst)
+        if held is None:
+            return self._act(adapter, inst, o)
+        self.problems.append(f"{inst.instance_id}: {held}; is a second scheduler running?")
+        self._settle(o, Outcome.SKIPPED, held)
+
+    def _take_lease(self, adapter: LifecycleProvider, inst: GpuInstance) -> str | None:
+        """None when this run holds the lease now; else why the instance is left alone."""
+        theirs = inst.labels.get(LEASE_TAG)
+        if theirs and not _expired(theirs, self.now):
+            return f"another gpuplan run holds the lease ({LEASE_TAG}={theirs})"
+        ours = self.lease
+        try:
+            adapter.tag(inst, {LEASE_TAG: ours})
+            back = adapter.refresh(inst).labels.get(LEASE_TAG)
+        except GpuplanError as exc:
+            return f"lease not taken, left alone: {exc.message}"
+        if back != ours:
+            return f"another gpuplan run took the lease ({LEASE_TAG}={back})"
+        return None
+
+    def _act(self, adapter: LifecycleProvider, inst: GpuInstance, o: InstanceResult) -> None:
+        item = o.item
+        intent = self.journal.intent(item, self.now)
+        try:
+            adapter.act(inst, item.do)
+        except GpuplanError as exc:
+            o.outcome, o.detail = Outcome.FAILED, exc.message
+            self.journal.settle(intent, o.outcome, o.detail, self.now)
+            return
+        o.outcome, o.detail = DONE[item.do], item.note
+        leased = inst.model_copy(update={"labels": {**inst.labels, LEASE_TAG: self.lease}})
+        try:
+            adapter.tag(leased, item.tags)
+            adapter.untag(leased, (*item.untag, LEASE_TAG))
+        except GpuplanError as exc:
+            o.detail = f"{item.note}; tagging failed: {exc.message}".lstrip("; ")
+        self.journal.settle(intent, o.outcome, o.detail, self.now)
+
+
+def _expired(lease: str, now: datetime) -> bool:
+    expiry = parse_tag_time(lease.rsplit("-", 1)[-1])
+    return expiry is None or expiry <= now

@@ -1,0 +1,164 @@
+"""Record before acting: the run's journal in the ledger, and reconciling killed runs.
+
+Promises (docs/lifecycle.md, "Guarantees"):
+- The run and every decision are committed before any cloud call; a ledger that
+  cannot be written raises :class:`~gpuplan.ledger.LedgerError` there, so the run
+  acts on nothing.
+- Each action is an intent (outcome ``pending``) committed before its cloud call, and
+  its outcome committed right after. A write that fails after a call stops the run:
+  nothing more is acted on, and the error is one line.
+- A run killed between intent and outcome leaves ``pending`` rows. The next applied
+  run reads them back against the cloud: an instance found stopping or stopped is
+  recorded as done (and tagged when and why, as a normal stop would), one still
+  running as failed; each is reported.
+- With no ledger (library use, tests) the journal records nothing and never refuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from gpuplan.core.errors import GpuplanError
+from gpuplan.core.fleet import Action, GpuInstance, InstanceState
+from gpuplan.core.idle import REASON_TAG, STOPPED_AT_TAG, format_tag_time
+from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction
+from gpuplan.ledger import PENDING, ActionRecord, DecisionRecord, Ledger
+from gpuplan.providers.base import LifecycleProvider
+
+
+@dataclass
+class Journal:
+    """One run's rows in the ledger (or nothing, when ``ledger`` is None)."""
+
+    ledger: Ledger | None
+    run_id: int | None = None
+    decision_ids: dict[str, int] = field(default_factory=dict)
+
+    def open(
+        self,
+        kind: str,
+        policy: str,
+        now: datetime,
+        dry_run: bool,
+        items: Sequence[PlannedAction],
+        window_minutes: int = 60,
+    ) -> None:
+        """The run and its decisions, committed together before anything is done."""
+        if self.ledger is None:
+            return
+        with self.ledger.transaction():
+            self.run_id = self.ledger.start_run(
+                kind, policy, now, dry_run=dry_run, window_minutes=window_minutes
+            )
+            for item in items:
+                self.decision_ids[item.instance.instance_id] = self.ledger.record_decision(
+                    self.run_id, decision_record(item, now)
+                )
+
+    def intent(self, item: PlannedAction, now: datetime) -> int | None:
+        """The planned call, committed before the cloud is asked."""
+        return self._write(item, item.do, PENDING, item.note, now)
+
+    def settle(self, intent: int | None, outcome: Outcome, detail: str, now: datetime) -> None:
+        if self.ledger is not None and intent is not None:
+            self.ledger.settle_action(intent, outcome.value, detail, now)
+
+    def record(self, item: PlannedAction, outcome: Outcome, detail: str, now: datetime) -> None:
+        """An outcome with no cloud call of its own (skipped, notified, failed re-check)."""
+        self._write(item, item.planned_action, outcome.value, detail, now)
+
+    def _write(
+        self, item: PlannedAction, action: Action, outcome: str, detail: str, now: datetime
+    ) -> int | None:
+        if self.ledger is None or self.run_id is None:
+            return None
+        inst = item.instance
+        return self.ledger.record_action(
+            self.run_id,
+            ActionRecord(
+                provider=inst.provider.value,
+                region=inst.region,
+                instance_id=inst.instance_id,
+                action=action.value,
+                outcome=outcome,
+                acted_at=now,
+                detail=detail,
+                decision_id=self.decision_ids.get(inst.instance_id),
+            ),
+        )
+
+
+def decision_record(item: PlannedAction, now: datetime) -> DecisionRecord:
+    inst, d = item.instance, item.decision
+    return DecisionRecord(
+        provider=inst.provider.value,
+        region=inst.region,
+        instance_id=inst.instance_id,
+        instance_type=inst.instance_type,
+        state=inst.state.value,
+        verdict=d.verdict.value,
+        reason=d.reason,
+        planned_action=item.planned_action.value,
+        decided_at=now,
+        account=inst.account,
+        zone=inst.zone,
+        hourly_usd=inst.hourly_usd,
+        labels=inst.labels,
+        gpu_count=inst.gpu_count,
+    )
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """A killed run's intent, read back against the cloud."""
+
+    instance: GpuInstance | None
+    instance_id: str
+    action: Action
+    outcome: Outcome
+    detail: str
+
+
+def reconcile(
+    ledger: Ledger | None,
+    listed: Mapping[str, tuple[GpuInstance, LifecycleProvider]],
+    reason_code: str,
+    now: datetime,
+) -> list[Reconciled]:
+    """Settle every ``pending`` intent from the instances listed this run."""
+    if ledger is None:
+        return []
+    out: list[Reconciled] = []
+    for pending in ledger.pending_actions():
+        action = Action(pending.action)
+        found = listed.get(pending.instance_id)
+        if found is None:
+            outcome, detail = Outcome.FAILED, "killed mid-call; the instance is no longer listed"
+            inst = None
+        else:
+            inst, adapter = found
+            outcome, detail = _settle_one(inst, adapter, action, pending.acted_at, reason_code)
+        ledger.settle_action(pending.id, outcome.value, detail, now)
+        out.append(Reconciled(inst, pending.instance_id, action, outcome, detail))
+    return out
+
+
+def _settle_one(
+    inst: GpuInstance,
+    adapter: LifecycleProvider,
+    action: Action,
+    acted_at: datetime,
+    reason_code: str,
+) -> tuple[Outcome, str]:
+    if inst.state in (InstanceState.RUNNING, InstanceState.PENDING):
+        return Outcome.FAILED, "killed mid-call; the instance is still running"
+    # Stopping counts as done: the cloud accepted the call and finishes it on its own.
+    detail = f"reconciled after a killed run: found {inst.state.value}"
+    if STOPPED_AT_TAG not in inst.labels:
+        try:
+            adapter.tag(inst, {STOPPED_AT_TAG: format_tag_time(acted_at), REASON_TAG: reason_code})
+        except GpuplanError as exc:
+            detail += f"; tagging failed: {exc.message}"
+    return DONE.get(action, Outcome.STOPPED), detail

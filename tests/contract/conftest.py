@@ -1,0 +1,161 @@
+"""One backend per registry entry, behind one small interface, for the contract suite.
+
+AWS runs on moto, GCP and Azure on the wire fakes (Compute REST and Monitoring gRPC,
+ARM over TLS), the fake in memory. Each backend builds a scenario case its own way
+(an instance with its agent's samples), optionally with local storage that actions
+erase, and lists adapters the way the registry entry's builder would for its scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any, Protocol
+
+import boto3
+import pytest
+
+from gpuplan.core.fleet import GpuInstance, InstanceState, RiskFacts
+from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.providers.base import LifecycleProvider
+from gpuplan.providers.fake import FakeProvider
+from gpuplan.usecases.cloud_adapters import ENTRIES, FAKE_ENTRY
+from gpuplan.usecases.providers import CloudEntry
+from tests.cloudfakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
+from tests.cloudfakes.scenarios import NOW, PERIODS, Case, samples_of
+from tests.lifecycle.conftest import aws_env  # noqa: F401
+from tests.lifecycle.world import World
+from tests.providers_azure.conftest import SUB, AzureWorld, azure  # noqa: F401
+from tests.providers_gcp.conftest import PROJECT, GcpWorld, gcp  # noqa: F401
+
+
+class Backend(Protocol):
+    entry: CloudEntry
+    scope: dict[str, Any]
+
+    def build(self, case: Case, *, local_storage: bool = False) -> str: ...
+
+    def adapters(self) -> list[LifecycleProvider]: ...
+
+
+BY_PROVIDER = {e.provider: e for e in ENTRIES}
+
+
+@dataclass
+class AwsBackend:
+    world: World
+    catalog: Any
+    entry: CloudEntry = BY_PROVIDER[Provider.AWS]
+    scope = {"aws": {"regions": ["us-east-1"]}}  # noqa: RUF012
+
+    def build(self, case: Case, *, local_storage: bool = False) -> str:
+        # Every current GPU type carries NVMe instance store; g5g (T4G) has none.
+        kind = "g5.xlarge" if local_storage else "g5g.xlarge"
+        tags = {**case.labels, "Name": case.name}
+        iid = self.world.launch(kind, tags=tags, launched=case.started)
+        if case.pattern is not None:
+            self.world.publish(iid, case.pattern, gpus=case.gpus, periods=list(PERIODS))
+        return iid
+
+    def adapters(self) -> list[LifecycleProvider]:
+        return [
+            AwsProvider(
+                "us-east-1",
+                ec2_client=self.world.client("ec2", "us-east-1"),
+                cloudwatch_client=self.world.client("cloudwatch", "us-east-1"),
+                catalog=self.catalog,
+            )
+        ]
+
+
+@dataclass
+class GcpBackend:
+    world: GcpWorld
+    entry: CloudEntry = BY_PROVIDER[Provider.GCP]
+    scope = {"gcp": {"projects": [PROJECT]}}  # noqa: RUF012
+
+    def build(self, case: Case, *, local_storage: bool = False) -> str:
+        iid = self.world.build(case)
+        if local_storage:
+            body = self.world.compute.instances[(PROJECT, case.name)]
+            body["disks"] = [*body.get("disks", []), {"type": "SCRATCH"}]
+        return iid
+
+    def adapters(self) -> list[LifecycleProvider]:
+        return [self.world.provider()]
+
+
+@dataclass
+class AzureBackend:
+    world: AzureWorld
+    entry: CloudEntry = BY_PROVIDER[Provider.AZURE]
+    scope = {"azure": {"subscriptions": [SUB]}}  # noqa: RUF012
+
+    def build(self, case: Case, *, local_storage: bool = False) -> str:
+        rid = self.world.build(case)
+        if local_storage:
+            size = self.world.fake.vms[rid.lower()]["properties"]["hardwareProfile"]["vmSize"]
+            self.world.fake.temp_disk_mb[size.lower()] = 720 * 1024
+        return rid
+
+    def adapters(self) -> list[LifecycleProvider]:
+        return [self.world.provider()]
+
+
+@dataclass
+class FakeBackend:
+    fake: FakeProvider
+    entry: CloudEntry = FAKE_ENTRY
+    scope = {"aws": {"regions": ["us-east-1"]}}  # noqa: RUF012
+
+    def build(self, case: Case, *, local_storage: bool = False) -> str:
+        iid = f"i-{case.name}"
+        self.fake.instances[iid] = GpuInstance(
+            provider=Provider.AWS,
+            account="123456789012",
+            region="us-east-1",
+            instance_id=iid,
+            name=case.name,
+            instance_type="g5.xlarge",
+            state=InstanceState.RUNNING if case.running else InstanceState.STOPPED,
+            started_at=case.started,
+            labels=dict(case.labels),
+            pricing=PricingModel.ON_DEMAND,
+            gpu="A10G",
+            gpu_count=case.gpus,
+            risk=RiskFacts(instance_store_gb=250 if local_storage else 0),
+        )
+        samples: dict[str, dict[Any, float]] = {}
+        for gpu, at, value in samples_of(case):
+            samples.setdefault(str(gpu), {})[at - timedelta(seconds=90)] = value
+        if samples:
+            self.fake.utilisation[iid] = samples
+        return iid
+
+    def adapters(self) -> list[LifecycleProvider]:
+        return [self.fake]
+
+
+@pytest.fixture(params=["aws", "gcp", "azure", "fake"])
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    kind = request.param
+    if kind == "aws":
+        request.getfixturevalue("aws_env")
+        from moto import mock_aws
+
+        with mock_aws():
+            world = World(boto3.Session(region_name="us-east-1"))
+            yield AwsBackend(world, request.getfixturevalue("catalog"))
+    elif kind == "gcp":
+        yield GcpBackend(request.getfixturevalue("gcp"))
+    elif kind == "azure":
+        yield AzureBackend(request.getfixturevalue("azure"))
+    else:
+        from gpuplan.core.fleet import Capability
+
+        yield FakeBackend(FakeProvider(Provider.AWS, capabilities=tuple(Capability)))
+
+
+__all__ = ["NOW", "Backend", "replace"]

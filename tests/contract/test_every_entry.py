@@ -1,0 +1,103 @@
+"""The contract every registry entry keeps, run against each of them from this one file:
+AWS on moto, GCP and Azure on the wire fakes, and the in-memory fake.
+
+- every acting action is declared by every entry: carried out (and then the adapter
+  declares the capability) or refused (and then ``act`` refuses it, one line);
+- a dry run changes nothing; ``apply`` acts on exactly the idle instances, tags when
+  and why, and releases its lease;
+- local storage that the action would erase is skipped by default;
+- an intent left by a killed run is reconciled by the next run (recorded, tagged).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuplan.core.fleet import ACTING, NEEDS, Action
+from gpuplan.core.idle import STOPPED_AT_TAG
+from gpuplan.ledger import PENDING, ActionRecord, Ledger
+from gpuplan.providers.base import LifecycleProvider, ProviderError
+from gpuplan.usecases.cloud_adapters import ENTRIES, FAKE_ENTRY
+from gpuplan.usecases.executor import LEASE_TAG
+from gpuplan.usecases.providers import CloudEntry
+from gpuplan.usecases.stop_idle import run_stop_idle
+from tests.cloudfakes.contract import actions, policy
+from tests.cloudfakes.scenarios import CASES, NOW
+from tests.contract.conftest import Backend
+
+IDLE, BUSY = (next(c for c in CASES if c.name == n) for n in ("idle", "busy"))
+
+
+@pytest.mark.parametrize("entry", [*ENTRIES, FAKE_ENTRY], ids=lambda e: e.provider.value)
+def test_every_acting_action_is_declared_by_every_entry(entry: CloudEntry) -> None:
+    assert set(ACTING) == set(Action) - {Action.NOTIFY, Action.NONE}
+    missing = [a.value for a in ACTING if a not in entry.actions]
+    assert missing == [], f"{entry.provider.value}: no handler declared for {missing}"
+
+
+def listed(adapters: list[LifecycleProvider]) -> dict[str, object]:
+    return {i.name or i.instance_id: i for a in adapters for i in a.list_instances()}
+
+
+def test_declared_actions_match_what_the_adapter_does(backend: Backend) -> None:
+    backend.build(BUSY)
+    (adapter,) = backend.adapters()
+    (inst,) = adapter.list_instances()
+    for action in ACTING:
+        if backend.entry.handles(action):
+            assert NEEDS[action] in adapter.capabilities, action
+        else:
+            with pytest.raises(ProviderError, match=f"cannot {action.value}"):
+                adapter.act(inst, action)
+
+
+def test_dry_run_changes_nothing_and_apply_acts_on_exactly_the_idle_ones(
+    backend: Backend,
+) -> None:
+    backend.build(IDLE)
+    backend.build(BUSY)
+    pol = policy(backend.scope)
+    dry = run_stop_idle(pol, backend.adapters(), apply=False, now=NOW)
+    assert set(actions(dry).values()) == {"none"}
+    assert all(i.state.value == "running" for i in listed(backend.adapters()).values())  # type: ignore[attr-defined]
+    done = run_stop_idle(pol, backend.adapters(), apply=True, now=NOW)
+    got = actions(done)
+    assert got["busy"] == "none" and got["idle"] in ("stopped", "deallocated")
+    after = listed(backend.adapters())
+    idle, busy = after["idle"], after["busy"]
+    assert not idle.state.bills_compute and busy.state.value == "running"  # type: ignore[attr-defined]
+    assert STOPPED_AT_TAG in idle.labels and LEASE_TAG not in idle.labels  # type: ignore[attr-defined]
+
+
+def test_local_storage_is_skipped_unless_data_loss_is_allowed(backend: Backend) -> None:
+    backend.build(IDLE, local_storage=True)
+    kept = run_stop_idle(policy(backend.scope), backend.adapters(), apply=True, now=NOW)
+    assert actions(kept) == {"idle": "skipped"}
+    assert "allow_data_loss" in kept.outcomes[0].detail
+    loss = policy(backend.scope, allow_data_loss=True)
+    done = run_stop_idle(loss, backend.adapters(), apply=True, now=NOW)
+    assert actions(done)["idle"] in ("stopped", "deallocated")
+
+
+def test_an_intent_left_by_a_killed_run_is_reconciled(backend: Backend, tmp_path: Path) -> None:
+    backend.build(IDLE)
+    (adapter,) = backend.adapters()
+    (inst,) = adapter.list_instances()
+    do = Action.DEALLOCATE if backend.entry.handles(Action.DEALLOCATE) else Action.STOP
+    with Ledger(tmp_path / "l.db") as ledger:
+        run_id = ledger.start_run("stop-idle", "contract", NOW, dry_run=False)
+        record = ActionRecord(inst.provider.value, inst.region, inst.instance_id, do.value,
+                              PENDING, NOW)  # fmt: skip
+        ledger.record_action(run_id, record)
+        adapter.act(inst, do)  # the cloud acted; the run was killed before recording
+        later = NOW.replace(hour=NOW.hour + 1)
+        result = run_stop_idle(
+            policy(backend.scope), backend.adapters(), apply=True, now=later, ledger=ledger
+        )
+        assert [(r.instance_id, r.outcome.value) for r in result.reconciled] == [
+            (inst.instance_id, "deallocated" if do is Action.DEALLOCATE else "stopped")
+        ]
+        assert ledger.pending_actions() == []
+    assert STOPPED_AT_TAG in listed(backend.adapters())["idle"].labels  # type: ignore[attr-defined]
