@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from gpuplan import __version__
 from gpuplan.cli import (
+    audit_cmd,
     budget_cmd,
     catalog_cmd,
     estimate_cmd,
@@ -42,6 +43,7 @@ COMMAND_MODULES = (
     snooze_cmd,
     history_cmd,
     savings_cmd,
+    audit_cmd,
 )
 
 

@@ -1,0 +1,95 @@
+"""``gpuplan audit``: where the dollars of GPU instances went, and what to change."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuplan.cli.common import add_catalog_dir, load_catalog_for
+from gpuplan.cli.render import print_csv, print_json, render_table
+
+if TYPE_CHECKING:
+    from gpuplan.usecases.audit import GroupAudit
+
+CSV_COLUMNS = ("instance_id", "instance_type", "group", "hours", "paid_usd", "busy_usd",
+               "waiting_usd", "idle_usd", "unknown_usd", "oversized_usd",
+               "at_stake_usd_per_month", "advice")  # fmt: skip
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "audit",
+        help="utilisation audit: dollars busy/waiting/idle/oversized, with advice",
+        description=(
+            "Splits each instance's paid dollars into busy (utilisation-weighted), waiting "
+            "(a live process while GPUs wait), idle (nothing running) and unknown, prices "
+            "the cheapest catalog offer that fits the observed peak, and prints advice "
+            "with dollars per month at stake (docs/lifecycle.md)."
+        ),
+    )
+    p.add_argument("--traces", metavar="DIR", required=True,
+                   help="trace folder (format v2, optional gpuN_utilisation columns)")  # fmt: skip
+    p.add_argument("--by", default="class", metavar="KEY",
+                   help="group by: class (trace class), account or label:NAME")  # fmt: skip
+    p.add_argument("--period", type=int, default=5, metavar="MIN",
+                   help="aggregation period in minutes (default 5; 60 for hourly)")  # fmt: skip
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON")
+    out.add_argument("--csv", action="store_true", help="print CSV (one row per instance)")
+    add_catalog_dir(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpuplan.core.audit.split import AuditRule
+    from gpuplan.core.errors import InputError
+    from gpuplan.usecases import audit as uc
+
+    if not 1 <= args.period <= 60:
+        raise InputError("--period: must be a whole number of minutes from 1 to 60")
+    if args.by not in ("class", "account") and not args.by.startswith("label:"):
+        raise InputError(f"--by: expected class, account or label:NAME, got {args.by[:40]!r}")
+    catalog = load_catalog_for(args)
+    traces = uc.load_trace_folder(Path(args.traces), catalog)
+    audits = uc.audit_traces(traces, catalog, AuditRule(), args.period)
+    records = [uc.record(a) for a in audits]
+    groups = uc.groups(audits, args.by)
+    if args.json:
+        print_json({"instances": records, "groups": [vars(g) for g in groups]})
+    elif args.csv:
+        rows = [{**r, "advice": "; ".join(a["kind"] for a in r["advice"])} for r in records]
+        print_csv(CSV_COLUMNS, rows)
+    else:
+        _print(records, groups)
+    return 0
+
+
+def _money(value: object) -> str:
+    return f"{float(str(value)):,.0f}"
+
+
+def _print(records: list[dict[str, object]], groups: list[GroupAudit]) -> None:
+    headers = ["instance", "type", "paid $", "busy $", "waiting $", "idle $", "oversized $",
+               "$/month at stake", "advice"]  # fmt: skip
+    rows = [
+        [str(r["instance_id"]), str(r["instance_type"]),
+         *(_money(r[k]) for k in ("paid_usd", "busy_usd", "waiting_usd", "idle_usd",
+                                  "oversized_usd", "at_stake_usd_per_month")),
+         ", ".join(str(a["kind"]) for a in r["advice"]) or "-"]  # type: ignore[attr-defined]
+        for r in records
+    ]  # fmt: skip
+    print(render_table(headers, rows, align_right=[False, False, *[True] * 6, False]))
+    print()
+    gh = ["group", "instances", "paid $", "busy $", "waiting $", "idle $", "oversized $",
+          "$/month at stake"]  # fmt: skip
+    grows = [
+        [g.name, str(g.instances), *(_money(v) for v in (g.paid, g.busy, g.waiting, g.idle,
+                                                        g.oversized, g.at_stake_per_month))]
+        for g in groups
+    ]  # fmt: skip
+    print(render_table(gh, grows, align_right=[False, *[True] * 7]))
+    for r in records:
+        for a in r["advice"]:  # type: ignore[attr-defined]
+            print(f"\n{r['instance_id']}: {a['action']}\n  evidence: {a['evidence']}\n"
+                  f"  at stake: ${_money(a['usd_per_month'])}/month")  # fmt: skip
