@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuplan.cli.common import add_catalog_dir, load_catalog_for
+from gpuplan.cli.common import add_catalog_dir, add_db, load_catalog_for
 from gpuplan.cli.render import print_csv, print_json, render_table
 
 if TYPE_CHECKING:
+    from gpuplan.core.audit.advice import InstanceAudit
+    from gpuplan.core.catalog import Catalog
     from gpuplan.usecases.audit import GroupAudit
 
 CSV_COLUMNS = ("instance_id", "instance_type", "group", "hours", "paid_usd", "busy_usd",
@@ -28,16 +31,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "with dollars per month at stake (docs/lifecycle.md)."
         ),
     )
-    p.add_argument("--traces", metavar="DIR", required=True,
-                   help="trace folder (format v2, optional gpuN_utilisation columns)")  # fmt: skip
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--policy", metavar="FILE", help="audit the live fleet in this policy's scope"
+    )
+    source.add_argument(
+        "--traces",
+        metavar="DIR",
+        help="trace folder (format v2, optional gpuN_utilisation columns)",
+    )
+    p.add_argument("--since", default="7d", help="live period: 7d, 24h, 2026-12-01 (7d)")
     p.add_argument("--by", default="class", metavar="KEY",
                    help="group by: class (trace class), account or label:NAME")  # fmt: skip
-    p.add_argument("--period", type=int, default=5, metavar="MIN",
-                   help="aggregation period in minutes (default 5; 60 for hourly)")  # fmt: skip
+    p.add_argument("--period", type=int, default=None, metavar="MIN",
+                   help="aggregation period in minutes (traces: 5, live: 60)")  # fmt: skip
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON")
     out.add_argument("--csv", action="store_true", help="print CSV (one row per instance)")
     add_catalog_dir(p)
+    add_db(p)
     p.set_defaults(handler=run)
 
 
@@ -46,13 +58,18 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.core.errors import InputError
     from gpuplan.usecases import audit as uc
 
-    if not 1 <= args.period <= 60:
+    period = args.period or (5 if args.traces else 60)
+    if not 1 <= period <= 60:
         raise InputError("--period: must be a whole number of minutes from 1 to 60")
     if args.by not in ("class", "account") and not args.by.startswith("label:"):
         raise InputError(f"--by: expected class, account or label:NAME, got {args.by[:40]!r}")
     catalog = load_catalog_for(args)
-    traces = uc.load_trace_folder(Path(args.traces), catalog)
-    audits = uc.audit_traces(traces, catalog, AuditRule(), args.period)
+    status = 0
+    if args.traces:
+        traces = uc.load_trace_folder(Path(args.traces), catalog)
+        audits = uc.audit_traces(traces, catalog, AuditRule(), period)
+    else:
+        audits, status = _live(args, catalog, period)
     records = [uc.record(a) for a in audits]
     groups = uc.groups(audits, args.by)
     if args.json:
@@ -62,7 +79,47 @@ def run(args: argparse.Namespace) -> int:
         print_csv(CSV_COLUMNS, rows)
     else:
         _print(records, groups)
-    return 0
+    return status
+
+
+def _live(
+    args: argparse.Namespace, catalog: Catalog, period: int
+) -> tuple[list[InstanceAudit], int]:
+    from datetime import UTC, datetime, timedelta
+
+    from gpuplan.core.audit.split import AuditRule
+    from gpuplan.usecases import audit_live as live
+    from gpuplan.usecases.policy import load_policy
+    from gpuplan.usecases.savings import parse_since
+
+    policy = load_policy(args.policy)
+    now = datetime.now(UTC)
+    step = timedelta(minutes=period)
+    end = datetime.min.replace(tzinfo=UTC) + (now - datetime.min.replace(tzinfo=UTC)) // step * step
+    start = parse_since(args.since, now)
+    start = end - (end - start) // step * step
+    adapters, problems = live.build_adapters(policy, catalog)
+    result = live.audit_fleet(adapters, catalog, AuditRule(), policy.audit, start=start,
+                              end=end, period_minutes=period)  # fmt: skip
+    problems += result.problems
+    for line in result.skipped:
+        print(f"gpuplan: skipped {line}", file=sys.stderr)
+    if policy.audit.alerts:
+        from gpuplan.ledger import Ledger
+        from gpuplan.providers.webhook import WebhookNotifier
+
+        url = policy.notify.webhook_url
+        with Ledger.open(args.db) as ledger:
+            sent = live.send_alerts(policy, result.audits, ledger,
+                                    None if url is None else WebhookNotifier(url), now)  # fmt: skip
+        for alert in sent:
+            print(f"gpuplan: audit alert {alert.instance_id}: {alert.status} {alert.detail}",
+                  file=sys.stderr)  # fmt: skip
+            if alert.status == "failed":
+                problems.append(f"alert for {alert.instance_id} not sent: {alert.detail}")
+    for line in problems:
+        print(f"gpuplan: error: {line}", file=sys.stderr)
+    return result.audits, 1 if problems else 0
 
 
 def _money(value: object) -> str:
