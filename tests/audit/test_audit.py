@@ -66,10 +66,10 @@ def test_every_class_gets_its_advice_and_well_used_none(
     for t in fleet:
         kinds = {a.kind.value for a in audits[t.instance_id].advice}
         expected = EXPECTED_ADVICE[t.trace_class]
-        if expected is None:
+        if not expected:
             assert kinds == set(), t.instance_id
         else:
-            assert expected in kinds, (t.instance_id, t.trace_class, kinds)
+            assert expected <= kinds, (t.instance_id, t.trace_class, kinds)
         for advice in audits[t.instance_id].advice:
             assert advice.usd_per_month > 0 and advice.evidence
 

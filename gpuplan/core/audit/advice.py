@@ -79,7 +79,7 @@ def _diagnose(
 ) -> list[Advice | None]:
     out: list[Advice | None] = [_stop_idle(a)]
     if 100 * a.split.share(a.split.busy) < rule.well_used_percent:
-        out += [_input_bound(a, usage, rule), _resize_advice(a, usage, rule),
+        out += [_input_bound(a, usage, rule), _resize_advice(a, usage, offers, rule),
                 _bursty(a, usage, rule)]  # fmt: skip
     out.append(_spot(a, offers))
     return out
@@ -130,7 +130,9 @@ def _input_bound(a: InstanceAudit, usage: Usage, rule: AuditRule) -> Advice | No
     )
 
 
-def _resize_advice(a: InstanceAudit, usage: Usage, rule: AuditRule) -> Advice | None:
+def _resize_advice(
+    a: InstanceAudit, usage: Usage, offers: Sequence[Offer], rule: AuditRule
+) -> Advice | None:
     r = a.resize
     if r is None or not a.oversized:
         return None
@@ -139,7 +141,11 @@ def _resize_advice(a: InstanceAudit, usage: Usage, rule: AuditRule) -> Advice | 
         f"{r.offer.gpu_memory_gb:g} GB, {r.offer.vcpus} vCPUs) at ${r.hourly_usd}/h "
         f"({r.source}, {r.as_of.isoformat()})"
     )
-    peak = f"peak GPU memory {r.need.gpu_memory_gb / (1 + rule.memory_headroom):.1f} GB"
+    current = current_offer(a.subject, offers)
+    size = f" of {current.gpu_memory_gb:g} GB" if current else ""
+    peak = f"peak GPU memory {r.need.gpu_memory_gb / (1 + rule.memory_headroom):.1f} GB{size}"
+    if current is not None and current.gpu != r.offer.gpu:
+        fit += f"; a different GPU ({current.gpu} -> {r.offer.gpu}): speed not compared"
     if a.subject.gpu_count > 1 and r.need.gpus < a.subject.gpu_count and usage.per_gpu:
         return Advice(
             AdviceKind.ONE_BUSY_GPU,
@@ -151,7 +157,7 @@ def _resize_advice(a: InstanceAudit, usage: Usage, rule: AuditRule) -> Advice | 
     return Advice(
         AdviceKind.SMALLER_GPU,
         f"a smaller GPU (or a shared/fractional one): {fit}",
-        f"{peak} of {a.split.share(a.split.busy):.0%} busy dollars; "
+        f"{peak}; busy {a.split.share(a.split.busy):.0%} of dollars paid; "
         f"{r.need.vcpus} vCPUs used (p90)",
         _monthly(a.oversized, a.split.hours),
     )

@@ -29,13 +29,14 @@ AUDIT_CLASSES: dict[str, tuple[str, int]] = {
     "forgotten": ("g5.12xlarge", 4),
     "well-used": ("p5.48xlarge", 8),
 }
-EXPECTED_ADVICE: dict[str, str | None] = {
-    "input-bound": "input-bound",
-    "one-of-eight": "one-busy-gpu",
-    "notebook": "smaller-gpu",
-    "forgotten": "stop-idle",
-    "well-used": None,
+EXPECTED_ADVICE: dict[str, frozenset[str]] = {
+    "input-bound": frozenset({"input-bound"}),
+    "one-of-eight": frozenset({"one-busy-gpu"}),
+    "notebook": frozenset({"smaller-gpu", "bursty-interactive", "stop-idle"}),
+    "forgotten": frozenset({"stop-idle"}),
+    "well-used": frozenset(),
 }
+"""Advice each class must get (well-used: none at all)."""
 OVERSIZED = frozenset({"one-of-eight", "notebook"})
 
 Range = tuple[float, float]
