@@ -78,7 +78,9 @@ def audit_traces(
 ) -> list[InstanceAudit]:
     offers = catalog.offers
     out = [
-        audit_instance(subject_of(t, catalog), usage_of(t, period_minutes), offers, rule)
+        audit_instance(
+            subject_of(t, catalog), usage_of(t, period_minutes), offers, rule, catalog.gpus
+        )
         for t in traces
     ]
     return sorted(out, key=lambda a: (-a.at_stake_per_month, a.subject.instance_id))

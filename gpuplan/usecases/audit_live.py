@@ -99,7 +99,7 @@ def audit_fleet(
                 continue
             billed = [t for t in starts if inst.started_at is None or t >= inst.started_at]
             usage = usage_of(host_samples(got), billed, period_minutes)
-            out.audits.append(audit_instance(subject, usage, catalog.offers, rule))
+            out.audits.append(audit_instance(subject, usage, catalog.offers, rule, catalog.gpus))
     out.audits.sort(key=lambda a: (-a.at_stake_per_month, a.subject.instance_id))
     return out
 

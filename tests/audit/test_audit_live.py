@@ -131,3 +131,25 @@ def test_cli_live_path_over_the_fake_fleet(tmp_path: Path, monkeypatch: pytest.M
         row["paid_usd"]
     )
     assert "i-low: no-webhook" in out.err
+
+
+def test_newer_generation_priced_with_the_planner(catalog: Catalog) -> None:
+    from gpuplan.core.audit.advice import audit_instance
+    from gpuplan.core.audit.split import Subject, Usage
+    from gpuplan.core.planner.efficiency import base_mfu
+
+    usage = Usage(60, [(95.0,) * 8] * 168, [70.0] * 168, [40.0] * 168)
+    subject = Subject("i-v100", Provider.AWS, "us-east-1", "p3.16xlarge", Decimal("24.48"),
+                      gpu_count=8, restartable=True)  # fmt: skip
+    audit = audit_instance(subject, usage, catalog.offers, AuditRule(), catalog.gpus)
+    (newer,) = [a for a in audit.advice if a.kind.value == "newer-generation"]
+    v100, a100 = catalog.gpus.resolve("V100-16GB"), catalog.gpus.resolve("A100-40GB")
+    speedup = (312.0 * base_mfu(a100)[0]) / (125.0 * base_mfu(v100)[0])
+    assert f"x{speedup:.2f}" in newer.evidence and "p4d.24xlarge" in newer.action
+    hours = 168 * 0.05 + 168 * 0.95 / speedup
+    saving = Decimal("24.48") * 168 - Decimal("21.957642") * Decimal(str(hours))
+    assert abs(newer.usd_per_month - saving * 730 / 168) < 50
+    # not labelled restartable: the job cannot move, no advice (it is well used)
+    fixed = Subject("i-v100", Provider.AWS, "us-east-1", "p3.16xlarge", Decimal("24.48"),
+                    gpu_count=8)  # fmt: skip
+    assert audit_instance(fixed, usage, catalog.offers, AuditRule(), catalog.gpus).advice == ()

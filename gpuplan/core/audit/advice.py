@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 
-from gpuplan.core.audit.rightsize import Resize, cheapest_fit, current_offer
+from gpuplan.core.audit.newer import newer_generation
+from gpuplan.core.audit.rightsize import Resize, cheapest_fit, current_offer, need_of
 from gpuplan.core.audit.split import (
     HOURS_PER_MONTH,
     AuditRule,
@@ -24,6 +25,7 @@ from gpuplan.core.audit.split import (
     period_class,
     split,
 )
+from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import Offer, PricingModel
 from gpuplan.core.planner.spot import spot_overhead
 
@@ -35,6 +37,7 @@ class AdviceKind(StrEnum):
     SMALLER_GPU = "smaller-gpu"
     BURSTY = "bursty-interactive"
     SPOT = "spot-with-checkpoints"
+    NEWER_GENERATION = "newer-generation"
 
 
 @dataclass(frozen=True)
@@ -60,12 +63,17 @@ class InstanceAudit:
 
 def audit_instance(
     subject: Subject, usage: Usage, offers: Sequence[Offer], rule: AuditRule,
+    gpus: GpuTable | None = None,
 ) -> InstanceAudit:  # fmt: skip
+    """Split, right-size and diagnose; ``gpus`` enables the newer-generation advice."""
     parts = split(subject, usage, rule)
     resize = cheapest_fit(subject, usage, offers, rule)
     oversized = resize.saving(subject.hourly_usd, parts.running_hours) if resize else Decimal(0)
     draft = InstanceAudit(subject, parts, resize, oversized)
-    found = [a for a in _diagnose(draft, usage, offers, rule) if a is not None]
+    drafts = _diagnose(draft, usage, offers, rule)
+    if gpus is not None:
+        drafts.append(_newer(draft, usage, offers, rule, gpus))
+    found = [a for a in drafts if a is not None]
     kept = tuple(a for a in found if a.usd_per_month >= rule.min_usd_per_month)
     return InstanceAudit(subject, parts, resize, oversized, kept)
 
@@ -203,4 +211,31 @@ def _spot(a: InstanceAudit, offers: Sequence[Offer]) -> Advice | None:
         f"({overhead.rate_per_instance_hour}/instance-hour, assumed) vs ${s.hourly_usd}/h "
         f"over {a.split.running_hours:.0f} running hours ({offer.source}, {offer.as_of})",
         _monthly(saving, a.split.hours),
+    )
+
+
+def _newer(
+    a: InstanceAudit, usage: Usage, offers: Sequence[Offer], rule: AuditRule, gpus: GpuTable
+) -> Advice | None:
+    s = a.subject
+    current = current_offer(s, offers)
+    if not s.restartable or current is None:
+        return None
+    need = need_of(usage, current, s.gpu_count, rule)
+    busy_hours = a.split.busy / s.hourly_usd if s.hourly_usd else Decimal(0)
+    move = None if need is None else newer_generation(
+        current, s.hourly_usd, busy_hours, a.split.running_hours, need, offers, gpus
+    )  # fmt: skip
+    if move is None:
+        return None
+    o = move.offer
+    return Advice(
+        AdviceKind.NEWER_GENERATION,
+        f"the same work on {o.instance_type} ({o.gpu_count:g}x {o.gpu}) at ${move.hourly_usd}/h "
+        f"({o.source}, {o.as_of})",
+        f"{busy_hours:.0f} busy of {a.split.running_hours:.0f} running hours on {current.gpu}; "
+        f"planner throughput x{move.speedup:.2f} (bf16 peak x MFU base): "
+        f"{move.hours_then:.0f} h for ${move.cost_then:,.0f} instead of "
+        f"{move.hours_now:.0f} h for ${move.cost_now:,.0f}",
+        _monthly(move.cost_now - move.cost_then, a.split.hours),
     )
