@@ -41,8 +41,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="trace folder (format v2, optional gpuN_utilisation columns)",
     )
     p.add_argument("--since", default="7d", help="live period: 7d, 24h, 2026-12-01 (7d)")
-    p.add_argument("--by", default="class", metavar="KEY",
-                   help="group by: class (trace class), account or label:NAME")  # fmt: skip
+    p.add_argument("--by", metavar="KEY",
+                   help="group by: account, label:NAME or class (the trace class); default: "
+                   "class for --traces, account for --policy")  # fmt: skip
     p.add_argument("--period", type=int, default=None, metavar="MIN",
                    help="aggregation period in minutes (traces: 5, live: 60)")  # fmt: skip
     out = p.add_mutually_exclusive_group()
@@ -61,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
     period = args.period or (5 if args.traces else 60)
     if not 1 <= period <= 60:
         raise InputError("--period: must be a whole number of minutes from 1 to 60")
-    if args.by not in ("class", "account") and not args.by.startswith("label:"):
-        raise InputError(f"--by: expected class, account or label:NAME, got {args.by[:40]!r}")
+    by = args.by or ("class" if args.traces else "account")
+    if by not in ("class", "account") and not (by.startswith("label:") and by[6:]):
+        raise InputError(f"--by: expected class, account or label:NAME, got {by[:40]!r}")
     catalog = load_catalog_for(args)
     status = 0
     if args.traces:
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         audits, status = _live(args, catalog, period)
     records = [uc.record(a) for a in audits]
-    groups = uc.groups(audits, args.by)
+    groups = uc.groups(audits, by)
     if args.json:
         print_json({"instances": records, "groups": [vars(g) for g in groups]})
     elif args.csv:

@@ -54,7 +54,7 @@ def subject_of(inst: GpuInstance, settings: AuditSettings) -> Subject | None:
     return Subject(
         instance_id=inst.instance_id, provider=inst.provider, region=inst.region,
         instance_type=inst.instance_type, hourly_usd=inst.hourly_usd,
-        group=inst.labels.get("team", ""), pricing=inst.pricing,
+        pricing=inst.pricing,
         gpu_count=max(1, int(inst.gpu_count)), restartable=restartable,
         account=inst.account, labels=dict(inst.labels),
     )  # fmt: skip

@@ -114,7 +114,8 @@ def test_cli_live_path_over_the_fake_fleet(tmp_path: Path, monkeypatch: pytest.M
     started = (datetime.now(UTC) - timedelta(days=10)).isoformat()
     inst = {"provider": "aws", "account": "1", "region": "us-east-1", "instance_id": "i-low",
             "instance_type": "p5.48xlarge", "state": "running", "started_at": started,
-            "gpu": "H100", "gpu_count": 8, "hourly_usd": "55.04"}  # fmt: skip
+            "gpu": "H100", "gpu_count": 8, "hourly_usd": "55.04",
+            "labels": {"team": "research"}}  # fmt: skip
     fleet = tmp_path / "fleet.json"
     fleet.write_text(json.dumps({"instances": [inst], "utilisation_percent": {"i-low": 20}}))
     policy = tmp_path / "p.yaml"
@@ -130,6 +131,12 @@ def test_cli_live_path_over_the_fake_fleet(tmp_path: Path, monkeypatch: pytest.M
     assert abs(float(row["busy_usd"]) - 0.2 * float(row["paid_usd"])) < 0.01 * float(
         row["paid_usd"]
     )
+    assert "i-low: no-webhook" in out.err
+    assert [g["name"] for g in json.loads(out.out)["groups"]] == ["1"]  # the account
+    assert main(["audit", "--policy", str(policy), "--by", "label:team", "--json",
+                 "--db", str(tmp_path / "l.db")]) == 0  # fmt: skip
+    out = capsys.readouterr()
+    assert [g["name"] for g in json.loads(out.out)["groups"]] == ["research"]
     assert "i-low: no-webhook" in out.err
 
 
