@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.core.errors import InputError
     from gpuplan.usecases import audit as uc
 
-    period = args.period or (5 if args.traces else 60)
+    period = (5 if args.traces else 60) if args.period is None else args.period
     if not 1 <= period <= 60:
         raise InputError("--period: must be a whole number of minutes from 1 to 60")
     by = args.by or ("class" if args.traces else "account")

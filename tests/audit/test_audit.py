@@ -135,3 +135,40 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     err = capsys.readouterr().err
     assert "a.csv" in err and "gpu0_utilisation" in err and "Traceback" not in err
     assert main(["audit", "--traces", str(tmp_path), "--by", "nonsense"]) == 2
+
+
+def test_metric_gaps_stay_within_5_percent_and_are_never_idle(
+    fleet: list[Trace], catalog: Catalog
+) -> None:
+    """A flaky agent drops 1-10 minutes of every signal every 1-4 hours."""
+    import dataclasses
+    import random
+
+    rng = random.Random(5)
+    gappy: list[Trace] = []
+    for t in fleet:
+        keep = [True] * t.minutes
+        minute = rng.randint(0, 120)
+        while minute < t.minutes:
+            gap = rng.randint(1, 10)
+            keep[minute : minute + gap] = [False] * len(keep[minute : minute + gap])
+            minute += gap + rng.randint(60, 240)
+
+        def cut(
+            series: tuple[float | None, ...], keep: list[bool] = keep
+        ) -> tuple[float | None, ...]:
+            return tuple(v if k else None for v, k in zip(series, keep, strict=True))
+
+        gappy.append(dataclasses.replace(
+            t, utilisation=cut(t.utilisation), memory=cut(t.memory or ()), cpu=cut(t.cpu or ()),
+            gpus=tuple(cut(g) for g in t.gpus or ()),
+        ))  # fmt: skip
+    audits = {a.subject.instance_id: a for a in uc.audit_traces(gappy, catalog, AuditRule())}
+    for trace_class in AUDIT_CLASSES:
+        members = [t for t in fleet if t.trace_class == trace_class]
+        found = [audits[t.instance_id].split for t in members]
+        paid = sum((s.paid for s in found), Decimal(0))
+        for bucket in ("busy", "waiting", "idle"):
+            truth = sum((getattr(truth_of(t), bucket) for t in members), Decimal(0))
+            audit = sum((getattr(s, bucket) for s in found), Decimal(0))
+            assert abs(audit - truth) <= Decimal("0.05") * paid, (trace_class, bucket)
