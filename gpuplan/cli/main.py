@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from gpuplan import __version__
 from gpuplan.cli import (
+    audit_cmd,
     budget_cmd,
     catalog_cmd,
     estimate_cmd,
@@ -45,6 +46,7 @@ COMMAND_MODULES = (
     history_cmd,
     savings_cmd,
     waste_cmd,
+    audit_cmd,
 )
 
 

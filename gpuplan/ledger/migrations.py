@@ -106,6 +106,21 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX actions_outcome ON actions (outcome);
         """,
     ),
+    Migration(
+        4,
+        "audit alerts sent",
+        """
+        CREATE TABLE audit_alerts_sent (
+            policy TEXT NOT NULL,
+            instance_id TEXT NOT NULL,
+            period TEXT NOT NULL,
+            sent_at TEXT NOT NULL,
+            busy_percent REAL NOT NULL,
+            paid_usd TEXT NOT NULL,
+            PRIMARY KEY (policy, instance_id, period)
+        );
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -13,6 +13,8 @@ A folder (documented in docs/simulation.md, a stable interface other tools write
   - ``gpu_memory_used_percent`` (optional): the fullest GPU's memory in use, percent of
     its total; empty when not reported;
   - ``cpu_percent`` (optional): the instance's CPU, percent;
+  - ``gpu0_utilisation``, ``gpu1_utilisation``... (optional): each GPU's utilisation,
+    percent (the audit's per-GPU view; the simulator reads ``utilisation`` only);
   - ``kind`` (optional): ``busy`` or ``idle``, the truth label; ``label``: free text.
 
   Version 1 files (``minute,utilisation[,kind,label]``, one row a minute) are the same
@@ -68,6 +70,8 @@ def _write_traces(directory: Path, traces: Sequence[Trace]) -> None:
             columns.append(("gpu_memory_used_percent", t.memory))
         if t.cpu is not None:
             columns.append(("cpu_percent", t.cpu))
+        for index, series in enumerate(t.gpus or ()):
+            columns.append((f"gpu{index}_utilisation", series))
         with (directory / f"{t.instance_id}.csv").open("w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh, lineterminator="\n")
             writer.writerow(["minute", *(name for name, _ in columns), "kind", "label"])
@@ -130,6 +134,7 @@ def read_traces(
                 segments=_segments(kinds, labels),
                 memory=tuple(series.memory) if series.has_memory else None,
                 cpu=tuple(series.cpu) if series.has_cpu else None,
+                gpus=tuple(tuple(g) for g in series.gpus) if series.gpus else None,
             )
         )
     return traces
@@ -188,8 +193,12 @@ class _Series:
     cpu: list[float | None] = field(default_factory=list)
     kinds: list[Kind] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
+    gpus: list[list[float | None]] = field(default_factory=list)
 
     def extend(self, minutes: int, row: _Row) -> None:
+        for index, series in enumerate(self.gpus):
+            value = row.gpus[index] if index < len(row.gpus) else None
+            series.extend([value] * minutes)
         self.values.extend([row.utilisation] * minutes)
         self.memory.extend([row.memory] * minutes)
         self.cpu.extend([row.cpu] * minutes)
@@ -205,6 +214,15 @@ class _Row:
     cpu: float | None
     kind: Kind
     label: str
+    gpus: tuple[float | None, ...] = ()
+
+
+def _gpu_columns(header: list[str]) -> list[str]:
+    """``gpu0_utilisation``.. in index order, stopping at the first missing index."""
+    names: list[str] = []
+    while f"gpu{len(names)}_utilisation" in header:
+        names.append(f"gpu{len(names)}_utilisation")
+    return names
 
 
 def _read_series(path: Path) -> _Series:
@@ -213,6 +231,7 @@ def _read_series(path: Path) -> _Series:
         labelled="kind" in table.header,
         has_memory="gpu_memory_used_percent" in table.header,
         has_cpu="cpu_percent" in table.header,
+        gpus=[[] for _ in _gpu_columns(table.header)],
     )
     rows = [_parse_row(path, table.header, line, row) for line, row in table.rows]
     if not rows:
@@ -249,7 +268,7 @@ def _read_series(path: Path) -> _Series:
 
 
 def _gap(row: _Row) -> _Row:
-    return _Row(row.minute, None, None, None, row.kind, row.label)
+    return _Row(row.minute, None, None, None, row.kind, row.label, (None,) * len(row.gpus))
 
 
 def _parse_row(path: Path, header: list[str], line: int, row: dict[str, str]) -> _Row:
@@ -289,6 +308,7 @@ def _parse_row(path: Path, header: list[str], line: int, row: dict[str, str]) ->
         cpu=_percent(number("cpu_percent")),
         kind=kind,
         label=((row.get("label") or kind_text).strip())[:200],
+        gpus=tuple(_percent(number(name)) for name in _gpu_columns(header)),
     )
 
 

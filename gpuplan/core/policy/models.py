@@ -7,6 +7,7 @@ generated JSON Schema (``policies/policy.schema.json``) and of ``docs/policy.md`
 
 from __future__ import annotations
 
+from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -264,6 +265,21 @@ class Notify(_Section):
     internal chat server). Link-local addresses (cloud metadata) are refused even then."""
 
 
+class AuditSettings(_Section):
+    """``gpuplan audit``: low-utilisation alerts, one webhook message per instance and period."""
+
+    alerts: StrictBool = False
+    """Send alerts from ``gpuplan audit --policy`` (to ``notify.webhook_url``)."""
+    utilisation_floor_percent: Percent = 30.0
+    """Alert when busy dollars are below this share of the dollars paid over the period."""
+    period_days: PositiveInt = 7
+    """Length of the audit period an alert covers; one alert per instance per period."""
+    min_usd: Usd = Decimal(100)
+    """Only instances that cost at least this much over the period are alerted on."""
+    restartable_label: TagName = "gpuplan-restartable"
+    """Label (tag) marking a job that restarts cheaply from checkpoints (spot advice)."""
+
+
 class Policy(_Section):
     """One team's GPU policy (``version: 1``)."""
 
@@ -279,3 +295,4 @@ class Policy(_Section):
     env_allow: list[EnvName] = Field(default_factory=list)
     """Environment variables ``${NAME}`` may expand (in ``notify.webhook_url`` and
     ``idle.metrics.prometheus.url``) besides ``GPUPLAN_*``; any other name is refused."""
+    audit: AuditSettings = Field(default_factory=AuditSettings)

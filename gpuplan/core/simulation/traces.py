@@ -61,6 +61,8 @@ class Trace:
     """Fullest GPU's memory in use, percent of its total, per minute; None: no column."""
     cpu: tuple[float | None, ...] | None = None
     """Instance CPU, percent, per minute; None: no column."""
+    gpus: tuple[tuple[float | None, ...], ...] | None = None
+    """Optional per-GPU utilisation: one tuple per GPU (index order), one value a minute."""
 
     @property
     def minutes(self) -> int:

@@ -1,0 +1,154 @@
+"""``gpuplan audit``: where the dollars of GPU instances went, and what to change."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuplan.cli.common import add_catalog_dir, add_db, load_catalog_for
+from gpuplan.cli.render import print_csv, print_json, render_table
+
+if TYPE_CHECKING:
+    from gpuplan.core.audit.advice import InstanceAudit
+    from gpuplan.core.catalog import Catalog
+    from gpuplan.usecases.audit import GroupAudit
+
+CSV_COLUMNS = ("instance_id", "instance_type", "group", "hours", "paid_usd", "busy_usd",
+               "waiting_usd", "idle_usd", "unknown_usd", "oversized_usd",
+               "at_stake_usd_per_month", "advice")  # fmt: skip
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "audit",
+        help="utilisation audit: dollars busy/waiting/idle/oversized, with advice",
+        description=(
+            "Splits each instance's paid dollars into busy (utilisation-weighted), waiting "
+            "(a live process while GPUs wait), idle (nothing running) and unknown, prices "
+            "the cheapest catalog offer that fits the observed peak, and prints advice "
+            "with dollars per month at stake (docs/lifecycle.md)."
+        ),
+    )
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--policy", metavar="FILE", help="audit the live fleet in this policy's scope"
+    )
+    source.add_argument(
+        "--traces",
+        metavar="DIR",
+        help="trace folder (format v2, optional gpuN_utilisation columns)",
+    )
+    p.add_argument("--since", default="7d", help="live period: 7d, 24h, 2026-12-01 (7d)")
+    p.add_argument("--by", metavar="KEY",
+                   help="group by: account, label:NAME or class (the trace class); default: "
+                   "class for --traces, account for --policy")  # fmt: skip
+    p.add_argument("--period", type=int, default=None, metavar="MIN",
+                   help="aggregation period in minutes (traces: 5, live: 60)")  # fmt: skip
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON")
+    out.add_argument("--csv", action="store_true", help="print CSV (one row per instance)")
+    add_catalog_dir(p)
+    add_db(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpuplan.core.audit.split import AuditRule
+    from gpuplan.core.errors import InputError
+    from gpuplan.usecases import audit as uc
+
+    period = (5 if args.traces else 60) if args.period is None else args.period
+    if not 1 <= period <= 60:
+        raise InputError("--period: must be a whole number of minutes from 1 to 60")
+    by = args.by or ("class" if args.traces else "account")
+    if by not in ("class", "account") and not (by.startswith("label:") and by[6:]):
+        raise InputError(f"--by: expected class, account or label:NAME, got {by[:40]!r}")
+    catalog = load_catalog_for(args)
+    status = 0
+    if args.traces:
+        traces = uc.load_trace_folder(Path(args.traces), catalog)
+        audits = uc.audit_traces(traces, catalog, AuditRule(), period)
+    else:
+        audits, status = _live(args, catalog, period)
+    records = [uc.record(a) for a in audits]
+    groups = uc.groups(audits, by)
+    if args.json:
+        print_json({"instances": records, "groups": [vars(g) for g in groups]})
+    elif args.csv:
+        rows = [{**r, "advice": "; ".join(a["kind"] for a in r["advice"])} for r in records]
+        print_csv(CSV_COLUMNS, rows)
+    else:
+        _print(records, groups)
+    return status
+
+
+def _live(
+    args: argparse.Namespace, catalog: Catalog, period: int
+) -> tuple[list[InstanceAudit], int]:
+    from datetime import UTC, datetime, timedelta
+
+    from gpuplan.core.audit.split import AuditRule
+    from gpuplan.usecases import audit_live as live
+    from gpuplan.usecases.policy import load_policy
+    from gpuplan.usecases.savings import parse_since
+
+    policy = load_policy(args.policy)
+    now = datetime.now(UTC)
+    step = timedelta(minutes=period)
+    end = datetime.min.replace(tzinfo=UTC) + (now - datetime.min.replace(tzinfo=UTC)) // step * step
+    start = parse_since(args.since, now)
+    start = end - (end - start) // step * step
+    adapters, problems = live.build_adapters(policy, catalog)
+    result = live.audit_fleet(adapters, catalog, AuditRule(), policy.audit, start=start,
+                              end=end, period_minutes=period)  # fmt: skip
+    problems += result.problems
+    for line in result.skipped:
+        print(f"gpuplan: skipped {line}", file=sys.stderr)
+    if policy.audit.alerts:
+        from gpuplan.ledger import Ledger
+        from gpuplan.providers.webhook import WebhookNotifier
+
+        url = policy.notify.webhook_url
+        with Ledger.open(args.db) as ledger:
+            sent = live.send_alerts(policy, result.audits, ledger,
+                                    None if url is None else WebhookNotifier(url), now)  # fmt: skip
+        for alert in sent:
+            print(f"gpuplan: audit alert {alert.instance_id}: {alert.status} {alert.detail}",
+                  file=sys.stderr)  # fmt: skip
+            if alert.status == "failed":
+                problems.append(f"alert for {alert.instance_id} not sent: {alert.detail}")
+    for line in problems:
+        print(f"gpuplan: error: {line}", file=sys.stderr)
+    return result.audits, 1 if problems else 0
+
+
+def _money(value: object) -> str:
+    return f"{float(str(value)):,.0f}"
+
+
+def _print(records: list[dict[str, object]], groups: list[GroupAudit]) -> None:
+    headers = ["instance", "type", "paid $", "busy $", "waiting $", "idle $", "oversized $",
+               "$/month at stake", "advice"]  # fmt: skip
+    rows = [
+        [str(r["instance_id"]), str(r["instance_type"]),
+         *(_money(r[k]) for k in ("paid_usd", "busy_usd", "waiting_usd", "idle_usd",
+                                  "oversized_usd", "at_stake_usd_per_month")),
+         ", ".join(str(a["kind"]) for a in r["advice"]) or "-"]  # type: ignore[attr-defined]
+        for r in records
+    ]  # fmt: skip
+    print(render_table(headers, rows, align_right=[False, False, *[True] * 6, False]))
+    print()
+    gh = ["group", "instances", "paid $", "busy $", "waiting $", "idle $", "oversized $",
+          "$/month at stake"]  # fmt: skip
+    grows = [
+        [g.name, str(g.instances), *(_money(v) for v in (g.paid, g.busy, g.waiting, g.idle,
+                                                        g.oversized, g.at_stake_per_month))]
+        for g in groups
+    ]  # fmt: skip
+    print(render_table(gh, grows, align_right=[False, *[True] * 7]))
+    for r in records:
+        for a in r["advice"]:  # type: ignore[attr-defined]
+            print(f"\n{r['instance_id']}: {a['action']}\n  evidence: {a['evidence']}\n"
+                  f"  at stake: ${_money(a['usd_per_month'])}/month")  # fmt: skip

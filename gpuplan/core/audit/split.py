@@ -1,0 +1,141 @@
+"""The dollar split of one instance over an audit period.
+
+Per aggregation period (5 minutes or an hour) the instance's cost is assigned:
+
+- no GPU reported: **unknown** (missing metrics are never idle);
+- every GPU below ``quiet_percent``, no process holding GPU memory (fullest GPU below
+  ``memory_floor_percent``) and a quiet CPU: **idle** (nothing running, stoppable);
+  quiet GPUs with neither memory nor CPU reported: **unknown**;
+- otherwise **busy** = cost x mean GPU utilisation (over the instance's GPUs) and
+  **waiting** = the rest (a live process paid for while its GPUs wait).
+
+busy + waiting + idle + unknown = paid. Oversized dollars (see :mod:`.rightsize`) overlap
+busy and waiting: they say how much of the running time a smaller offer would have saved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import StrEnum
+
+from gpuplan.core.offers import PricingModel, Provider
+
+HOURS_PER_MONTH = Decimal(730)
+
+
+@dataclass(frozen=True)
+class AuditRule:
+    quiet_percent: float = 5.0
+    memory_floor_percent: float = 2.0
+    cpu_quiet_percent: float = 10.0
+    cpu_saturated_percent: float = 85.0
+    well_used_percent: float = 60.0
+    """Busy share of paid dollars at or above which an instance gets no advice."""
+    memory_headroom: float = 0.10
+    """A right-sized GPU must hold the observed peak memory plus this share."""
+    min_usd_per_month: Decimal = Decimal(10)
+    """Advice worth less than this per month is not printed."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Aggregated signals of one instance, one entry per period (oldest first)."""
+
+    period_minutes: int
+    gpus: Sequence[Sequence[float | None]]
+    """Per period: mean utilisation of each GPU reporting (one entry: the busiest GPU only)."""
+    memory: Sequence[float | None]
+    """Per period: fullest GPU's memory in use, percent of its total (max)."""
+    cpu: Sequence[float | None]
+    """Per period: instance CPU, percent (mean)."""
+
+    @property
+    def per_gpu(self) -> bool:
+        return any(len(g) > 1 for g in self.gpus)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What the audit knows about the instance besides its metrics."""
+
+    instance_id: str
+    provider: Provider
+    region: str
+    instance_type: str
+    hourly_usd: Decimal
+    group: str = ""
+    pricing: PricingModel = PricingModel.ON_DEMAND
+    gpu_count: int = 1
+    restartable: bool = False
+    """Labelled as a job that restarts cheaply from checkpoints."""
+    account: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+class Bucket(StrEnum):
+    BUSY = "busy"
+    WAITING = "waiting"
+    IDLE = "idle"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Split:
+    paid: Decimal
+    busy: Decimal
+    waiting: Decimal
+    idle: Decimal
+    unknown: Decimal
+    running_hours: Decimal
+    """Hours classed busy or waiting (something ran)."""
+    hours: Decimal
+
+    def share(self, amount: Decimal) -> float:
+        return float(amount / self.paid) if self.paid else 0.0
+
+
+def period_class(rule: AuditRule, gpus: Sequence[float | None], mem: float | None,
+                 cpu: float | None) -> Bucket:  # fmt: skip
+    known = [g for g in gpus if g is not None]
+    if not known:
+        return Bucket.UNKNOWN
+    if max(known) >= rule.quiet_percent:
+        return Bucket.BUSY
+    if mem is None and cpu is None:
+        return Bucket.UNKNOWN
+    holding = mem is not None and mem >= rule.memory_floor_percent
+    working = cpu is not None and cpu >= rule.cpu_quiet_percent
+    return Bucket.BUSY if holding or working else Bucket.IDLE
+
+
+def mean_util(gpus: Sequence[float | None], gpu_count: int) -> float:
+    """Mean over the instance's GPUs; with the busiest GPU only, that value (an upper bound)."""
+    known = [g for g in gpus if g is not None]
+    if len(known) > 1:
+        return sum(known) / max(len(known), gpu_count)
+    return known[0] if known else 0.0
+
+
+def split(subject: Subject, usage: Usage, rule: AuditRule) -> Split:
+    step = Decimal(usage.period_minutes) / 60
+    cost = subject.hourly_usd * step
+    busy = waiting = idle = unknown = Decimal(0)
+    running = 0
+    for gpus, mem, cpu in zip(usage.gpus, usage.memory, usage.cpu, strict=True):
+        kind = period_class(rule, gpus, mem, cpu)
+        if kind == Bucket.UNKNOWN:
+            unknown += cost
+        elif kind == Bucket.IDLE:
+            idle += cost
+        else:
+            running += 1
+            share = Decimal(str(round(mean_util(gpus, subject.gpu_count), 3))) / 100
+            busy += cost * share
+            waiting += cost * (1 - share)
+    periods = len(usage.gpus)
+    return Split(
+        paid=cost * periods, busy=busy, waiting=waiting, idle=idle, unknown=unknown,
+        running_hours=step * running, hours=step * periods,
+    )  # fmt: skip

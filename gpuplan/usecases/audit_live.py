@@ -1,0 +1,153 @@
+"""``gpuplan audit --policy``: the audit over a policy's live fleet, and its alerts.
+
+Lists every scope, then reads utilisation (per GPU), GPU memory and CPU for all running
+instances in one batched ``fetch_utilisation`` per scope over the period, at hourly (or
+finer) aggregates. Sources return the max per period, so busy dollars from live data
+are an upper bound (waiting a lower bound); traces give means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from gpuplan.core.audit.advice import InstanceAudit, audit_instance
+from gpuplan.core.audit.split import AuditRule, Subject, Usage
+from gpuplan.core.catalog import Catalog
+from gpuplan.core.errors import GpuplanError
+from gpuplan.core.fleet import GpuInstance, HostSamples, host_samples
+from gpuplan.core.policy.models import AuditSettings, Policy
+from gpuplan.ledger.audit_alerts import audit_alert_sent, mark_audit_alert
+from gpuplan.ledger.store import Ledger
+from gpuplan.providers.base import LifecycleProvider
+from gpuplan.providers.webhook import Notifier
+
+
+@dataclass
+class LiveAudit:
+    audits: list[InstanceAudit] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Instances left out, each with its reason (no price, no metrics)."""
+
+
+@dataclass(frozen=True)
+class AlertOutcome:
+    instance_id: str
+    status: str
+    """``sent``, ``already-sent``, ``failed`` or ``no-webhook``."""
+    detail: str = ""
+
+
+def build_adapters(policy: Policy, catalog: Catalog) -> tuple[list[LifecycleProvider], list[str]]:
+    """The one fleet builder of the lifecycle commands; its problems travel up."""
+    import os
+
+    from gpuplan.usecases.providers import build_fleet
+
+    fleet = build_fleet(policy, catalog, os.environ)
+    return list(fleet.adapters), list(fleet.problems)
+
+
+def subject_of(inst: GpuInstance, settings: AuditSettings) -> Subject | None:
+    if inst.hourly_usd is None:
+        return None
+    restartable = inst.labels.get(settings.restartable_label, "").lower() in ("true", "yes", "1")
+    return Subject(
+        instance_id=inst.instance_id, provider=inst.provider, region=inst.region,
+        instance_type=inst.instance_type, hourly_usd=inst.hourly_usd,
+        pricing=inst.pricing,
+        gpu_count=max(1, int(inst.gpu_count)), restartable=restartable,
+        account=inst.account, labels=dict(inst.labels),
+    )  # fmt: skip
+
+
+def usage_of(samples: HostSamples, starts: Sequence[datetime], period_minutes: int) -> Usage:
+    gpus = sorted(samples.utilisation, key=lambda g: (len(g), g))
+    per_gpu = [tuple(samples.utilisation[g].get(t) for g in gpus) for t in starts]
+    memory = [max((s[t] for s in samples.memory.values() if t in s), default=None) for t in starts]
+    cpu = [samples.cpu.get(t) for t in starts]
+    return Usage(period_minutes, per_gpu, memory, cpu)
+
+
+def period_starts(start: datetime, end: datetime, period_minutes: int) -> list[datetime]:
+    step = timedelta(minutes=period_minutes)
+    count = int((end - start) / step)
+    return [start + i * step for i in range(count)]
+
+
+def audit_fleet(
+    adapters: Sequence[LifecycleProvider], catalog: Catalog, rule: AuditRule,
+    settings: AuditSettings, *, start: datetime, end: datetime, period_minutes: int,
+) -> LiveAudit:  # fmt: skip
+    out = LiveAudit()
+    starts = period_starts(start, end, period_minutes)
+    for adapter in adapters:
+        try:
+            listed = adapter.list_instances()
+            running = [i for i in listed if i.state.bills_compute]
+            samples = adapter.fetch_utilisation(
+                running, start=start, end=end, period_minutes=period_minutes
+            )
+        except GpuplanError as exc:
+            out.problems.append(f"{adapter.scope}: {exc.message}")
+            continue
+        for inst in running:
+            subject = subject_of(inst, settings)
+            got = samples.get(inst.instance_id)
+            if subject is None or got is None:
+                why = "no catalog price" if subject is None else "no GPU metrics (unknown)"
+                out.skipped.append(f"{inst.instance_id}: {why}")
+                continue
+            billed = [t for t in starts if inst.started_at is None or t >= inst.started_at]
+            usage = usage_of(host_samples(got), billed, period_minutes)
+            out.audits.append(audit_instance(subject, usage, catalog.offers, rule, catalog.gpus))
+    out.audits.sort(key=lambda a: (-a.at_stake_per_month, a.subject.instance_id))
+    return out
+
+
+def period_key(now: datetime, days: int) -> str:
+    """The audit period ``now`` falls in: aligned blocks of ``days`` from 1970-01-01."""
+    epoch_days = (now.date() - datetime(1970, 1, 1).date()).days
+    first = datetime(1970, 1, 1).date() + timedelta(days=epoch_days - epoch_days % days)
+    return f"{first.isoformat()}/{days}d"
+
+
+def send_alerts(
+    policy: Policy, audits: Sequence[InstanceAudit], ledger: Ledger,
+    notifier: Notifier | None, now: datetime,
+) -> list[AlertOutcome]:  # fmt: skip
+    settings = policy.audit
+    period = period_key(now, settings.period_days)
+    outcomes: list[AlertOutcome] = []
+    for a in audits:
+        busy = 100 * a.split.share(a.split.busy)
+        if busy >= settings.utilisation_floor_percent or a.split.paid < settings.min_usd:
+            continue
+        iid = a.subject.instance_id
+        if audit_alert_sent(ledger, policy.name, iid, period):
+            outcomes.append(AlertOutcome(iid, "already-sent", period))
+            continue
+        if notifier is None:
+            outcomes.append(AlertOutcome(iid, "no-webhook", "set notify.webhook_url"))
+            continue
+        delivery = notifier.send(alert_text(policy.name, a, busy, period))
+        if not delivery.ok:
+            outcomes.append(AlertOutcome(iid, "failed", delivery.error or str(delivery.status)))
+            continue
+        mark_audit_alert(ledger, policy.name, iid, period, sent_at=now, busy_percent=busy,
+                         paid_usd=a.split.paid)  # fmt: skip
+        outcomes.append(AlertOutcome(iid, "sent", period))
+    return outcomes
+
+
+def alert_text(policy: str, a: InstanceAudit, busy: float, period: str) -> str:
+    s = a.split
+    lines = [
+        f"[gpuplan {policy}] {a.subject.instance_id} ({a.subject.instance_type}) was busy "
+        f"{busy:.0f}% of ${s.paid:,.2f} paid ({period}): waiting ${s.waiting:,.2f}, "
+        f"idle ${s.idle:,.2f}.",
+    ]
+    lines += [f"- {v.action} (${v.usd_per_month:,.0f}/month): {v.evidence}" for v in a.advice]
+    return "\n".join(lines)

@@ -1,0 +1,49 @@
+"""The TUI audit view: the split bar's proportions and the table in a running app."""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+
+from textual.app import App, ComposeResult
+
+from gpuplan.core.audit.advice import InstanceAudit
+from gpuplan.core.audit.split import Split, Subject
+from gpuplan.core.offers import Provider
+from gpuplan.tui.audit_view import AuditTable, split_bar
+
+
+def _split(busy: str, waiting: str, idle: str, unknown: str) -> Split:
+    parts = [Decimal(v) for v in (busy, waiting, idle, unknown)]
+    return Split(sum(parts, Decimal(0)), *parts, running_hours=Decimal(1), hours=Decimal(2))
+
+
+def test_bar_cells_follow_dollars() -> None:
+    bar = split_bar(_split("50", "25", "20", "5"), width=20)
+    assert bar.plain == "█" * 20
+    styles = [str(span.style) for span in bar.spans]
+    lengths = [span.end - span.start for span in bar.spans]
+    assert list(zip(styles, lengths, strict=True)) == [
+        ("green", 10), ("yellow", 5), ("red", 4), ("grey50", 1),
+    ]  # fmt: skip
+    assert split_bar(_split("0", "0", "0", "0"), width=5).plain == "-----"
+
+
+def test_table_shows_one_row_per_instance() -> None:
+    subject = Subject("i-1", Provider.AWS, "us-east-1", "p4d.24xlarge", Decimal("21.96"))
+    audit = InstanceAudit(subject, _split("10", "80", "0", "0"), None, Decimal(0))
+
+    class Demo(App[None]):
+        def compose(self) -> ComposeResult:
+            yield AuditTable()
+
+    async def main() -> None:
+        app = Demo()
+        async with app.run_test() as pilot:
+            table = app.query_one(AuditTable)
+            table.show([audit])
+            await pilot.pause()
+            assert table.row_count == 1
+            assert table.get_row_at(0)[0] == "i-1"
+
+    asyncio.run(main())
