@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from gpuplan.tui import format as fmt
-from gpuplan.usecases.stop_idle import StopIdleResult
+from gpuplan.usecases.stop_idle import Outcome, StopIdleResult
 
 
 def plan_text(plan: StopIdleResult, live: bool) -> Text:
@@ -46,12 +46,34 @@ def plan_text(plan: StopIdleResult, live: bool) -> Text:
     return out
 
 
+def outcome_word(outcome: Outcome, dry_run: bool) -> str:
+    """What happened to one instance, in the plan's words: a dry run "would stop"."""
+    if dry_run and outcome.action == "none":
+        planned = outcome.item.planned_action.value
+        return f"would {planned} (dry run, nothing changed)" if planned != "none" else "none"
+    return str(outcome.action)
+
+
+def acted_labels(result: StopIdleResult) -> dict[str, str]:
+    """Instance id -> the state cell to show until the next refresh agrees."""
+    out: dict[str, str] = {}
+    for o in result.outcomes:
+        if result.dry_run:
+            continue
+        if o.action not in ("none", "skipped", "failed", "notified"):
+            out[o.item.instance.instance_id] = o.action
+        elif o.action == "failed":
+            out[o.item.instance.instance_id] = "stop failed"
+    return out
+
+
 def outcome_message(result: StopIdleResult) -> tuple[str, bool]:
     """One line for a notification, and whether something failed."""
     if result.aborted:
         return result.aborted, True
     parts = [
-        f"{o.item.instance.instance_id}: {o.action}" + (f" ({o.detail})" if o.detail else "")
+        f"{o.item.instance.instance_id}: {outcome_word(o, result.dry_run)}"
+        + (f" ({o.detail})" if o.detail else "")
         for o in result.outcomes
     ]
     mode = "dry run recorded" if result.dry_run else "done"
