@@ -216,7 +216,11 @@ class CatalogScreen(Screen[None]):
             offers = sort_offers(offers, self.sort[0], self.sort[1], self.catalog, pricing)
         drawn = offers[:MAX_ROWS]
         rows = [cells(o, self.catalog, pricing) for o in drawn]
-        natural = {c.key: max([len(r[c.key]) for r in rows] + [len(c.label) + 1]) for c in COLUMNS}
+        arrow = self.sort[0] if self.sort else None
+        natural = {
+            c.key: max([len(r[c.key]) for r in rows] + [len(c.label) + (c.key == arrow)])
+            for c in COLUMNS
+        }
         self._layout = choose_columns(COLUMNS, natural, self._table_width())
         for key, width in self._layout.items():
             sorted_here = self.sort is not None and self.sort[0] == key

@@ -59,10 +59,10 @@ DEFAULTS = {"params": "7B", "tokens": "140B"}
 COLUMNS: tuple[Column, ...] = (
     Column("pareto", "★", 0),
     Column("gpu", "GPUs", 0, min_width=8, max_width=14),
-    Column("hours", "wall time", 0),
+    Column("hours", "wall time", 1),
     Column("cost", "cost $", 0),
     Column("hourly", "$/h", 1),
-    Column("region", "region", 1, min_width=9, max_width=16),
+    Column("region", "region", 0, min_width=9, max_width=16),
     Column("pricing", "pricing", 2, min_width=6, max_width=11),
     Column("where", "where", 3, min_width=10, max_width=30),
 )
@@ -86,7 +86,7 @@ class EstimateScreen(Screen[None]):
     ]
 
     DEFAULT_CSS = """
-    EstimateScreen #form { width: 28; padding: 0 1; border-right: solid $primary; }
+    EstimateScreen #form { width: 26; padding: 0 1; border-right: solid $primary; }
     EstimateScreen #form Input:focus { background: $accent 40%; text-style: bold; }
     EstimateScreen #form Input.bad { background: $error 40%; }
     EstimateScreen #form Horizontal { height: 1; margin-bottom: 1; }
@@ -251,7 +251,7 @@ class EstimateScreen(Screen[None]):
         options = self.result.options[:MAX_ROWS] if self.result else []
         rows = [option_cells(o) for o in options]
         natural = {c.key: max([len(r[c.key]) for r in rows] + [len(c.label)]) for c in COLUMNS}
-        width = max(20, self.app.size.width - 28 - 4)
+        width = max(20, self.app.size.width - 26 - 4)
         self._layout = choose_columns(COLUMNS, natural, width)
         for key, w in self._layout.items():
             label = next(c.label for c in COLUMNS if c.key == key)
@@ -346,7 +346,7 @@ def option_cells(option: Option) -> dict[str, str]:
         "pareto": "★" if option.pareto else "",
         "gpu": f"{fmt.count(option.gpus)}x {option.gpu}",
         "hours": fmt.hours(option.hours),
-        "cost": fmt.money(option.cost_usd, 0),
+        "cost": fmt.compact_money(option.cost_usd),
         "hourly": fmt.money(option.hourly_usd),
         "pricing": option.pricing or "-",
         "where": option_place(option),

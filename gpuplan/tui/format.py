@@ -55,3 +55,13 @@ def minutes(value: int | None) -> str:
 def plural(n: int, noun: str) -> str:
     """``1 GPU``, ``2 GPUs``, ``1,234 offers``: the count and the noun agreeing."""
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def compact_money(value: Decimal | float | None) -> str:
+    """Whole dollars with separators; millions as ``12.3M`` so a column stays narrow."""
+    if value is None:
+        return MISSING
+    amount = float(value)
+    if amount >= 1e6:
+        return f"{amount / 1e6:,.1f}M"
+    return f"{amount:,.0f}"

@@ -48,7 +48,7 @@ def choose_columns(
     chosen: dict[str, int] = {}
     used = 0
     for col in sorted(columns, key=lambda c: c.priority):
-        natural = max(widths.get(col.key, 0), len(col.label) + 1)
+        natural = max(widths.get(col.key, 0), len(col.label))
         need = (min(col.min_width, natural) if col.min_width else natural) + CELL_PADDING
         if used + need > available:
             continue
@@ -57,7 +57,7 @@ def choose_columns(
     for col in sorted(columns, key=lambda c: c.priority):
         if col.key not in chosen or not col.min_width:
             continue
-        natural = max(widths.get(col.key, 0), len(col.label) + 1)
+        natural = max(widths.get(col.key, 0), len(col.label))
         target = min(natural, col.max_width) if col.max_width else natural
         grow = min(max(0, target - chosen[col.key]), available - used)
         chosen[col.key] += grow
