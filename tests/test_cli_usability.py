@@ -1,0 +1,95 @@
+"""CLI answers to the first questions: cheapest per GPU, region groups, --top, exit 2 with
+close matches for unknown regions and impossible counts, CSV text, one error prefix."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from gpuplan.cli.main import main
+from gpuplan.core.offers import Provider
+from gpuplan.core.regions import RegionGroup, expand_regions, provider_region_problem, region_group
+from gpuplan.loaders.paths import bundled_pricing_dir
+
+BUNDLED = ["--catalog-dir", str(bundled_pricing_dir())]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main([*argv, *BUNDLED])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cheapest_h100_on_each_cloud(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "gpus", "--prices", "--gpu", "H100", "--per-cloud", "--json")
+    assert code == 0
+    import json
+
+    rows = json.loads(out)
+    assert [r["provider"] for r in rows] == ["aws", "azure", "gcp"]
+    aws = rows[0]
+    code, out, _ = run(capsys, "catalog", "--gpu", "H100", "--provider", "aws", "--json")
+    offers = json.loads(out)
+    assert aws["on_demand_per_gpu_hour"] == min(o["on_demand_per_gpu_hour"] for o in offers)
+    spots = [o["spot_hourly"] / o["gpu_count"] for o in offers if o["spot_hourly"]]
+    assert aws["spot_per_gpu_hour"] == pytest.approx(min(spots))
+
+
+def test_cheapest_8x_a100_80gb_in_europe(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["catalog", "--gpu", "A100-80GB", "--gpus", "8", "--region", "europe"]
+    code, out, _ = run(capsys, *argv, "--sort", "price", "--top", "1", "--csv")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 1 and rows[0]["region"] in {"eu-central-1", "eu-west-1", "westeurope"}
+    code, out, _ = run(capsys, *argv, "--json")
+    prices = sorted(r["on_demand_hourly"] for r in __import__("json").loads(out))
+    assert float(rows[0]["on_demand_hourly"]) == pytest.approx(prices[0], abs=1e-4)
+    assert "." not in rows[0]["gpu_count"]  # "8", not "8.0"
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["catalog", "--region", "eu-wset-1"], "did you mean eu-west-1"),
+        (["catalog", "--region", "mars-1"], "unknown region 'mars-1'"),
+        (["catalog", "--gpus", "-3"], "positive GPU count"),
+        (["catalog", "--gpus", "nan"], "positive GPU count"),
+        (["catalog", "--top", "0"], "at least 1"),
+        (["catalog", "--sort", "x"], "invalid choice"),
+    ],
+)
+def test_bad_input_exits_2_with_one_prefix(
+    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        code = main([*argv, *BUNDLED])
+        raise SystemExit(code)
+    _, err = capsys.readouterr()
+    assert exit_info.value.code == 2
+    assert err.startswith("gpuplan: error: ") and expected in err
+
+
+def test_csv_has_no_float_noise_and_footer_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "catalog", "--gpu", "T4", "--csv")
+    for row in csv.DictReader(io.StringIO(out)):
+        for column in ("on_demand_hourly", "spot_hourly", "reserved_3y_hourly"):
+            assert len(row[column].partition(".")[2]) <= 4
+    _, out, _ = run(capsys, "catalog", "--gpu", "H100", "--top", "2")
+    assert "2 offers (top 2 of" in out and "offers sold any way" in out
+
+
+def test_region_groups_by_naming_scheme() -> None:
+    assert region_group(Provider.AWS, "eu-west-1") is RegionGroup.EUROPE
+    assert region_group(Provider.AWS, "ap-southeast-2") is RegionGroup.OCEANIA
+    assert region_group(Provider.GCP, "europe-west4") is RegionGroup.EUROPE
+    assert region_group(Provider.AZURE, "westeurope") is RegionGroup.EUROPE
+    assert region_group(Provider.AZURE, "australiaeast") is RegionGroup.OCEANIA
+    assert region_group(Provider.AZURE, "southcentralus") is RegionGroup.US
+    available = {Provider.AWS: ["us-east-1", "eu-west-1"], Provider.AZURE: ["westeurope"]}
+    assert expand_regions(["EU"], available) == {"eu-west-1", "westeurope"}
+    assert provider_region_problem(Provider.AWS, "westeurope") == (
+        "'westeurope' is a azure region, not a aws one"
+    )
+    assert provider_region_problem(Provider.AWS, "us-east-1") is None
