@@ -72,7 +72,7 @@ def test_bad_input_exits_2_with_one_prefix(
 
 
 def test_csv_has_no_float_noise_and_footer_counts(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "catalog", "--gpu", "T4", "--csv")
+    _, out, _ = run(capsys, "catalog", "--gpu", "T4", "--csv")
     for row in csv.DictReader(io.StringIO(out)):
         for column in ("on_demand_hourly", "spot_hourly", "reserved_3y_hourly"):
             assert len(row[column].partition(".")[2]) <= 4
