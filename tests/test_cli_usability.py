@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 
 import pytest
 
@@ -90,6 +91,29 @@ def test_region_groups_by_naming_scheme() -> None:
     available = {Provider.AWS: ["us-east-1", "eu-west-1"], Provider.AZURE: ["westeurope"]}
     assert expand_regions(["EU"], available) == {"eu-west-1", "westeurope"}
     assert provider_region_problem(Provider.AWS, "westeurope") == (
-        "'westeurope' is a azure region, not a aws one"
+        "'westeurope' is a region of azure, not of aws"
     )
     assert provider_region_problem(Provider.AWS, "us-east-1") is None
+
+
+def test_policy_check_refuses_wrong_regions_and_a_missing_scope(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "version: 1\nname: x\nscope:\n  aws: {regions: [us-east-1, westeurope, us-eest-1]}\n"
+        "planning:\n  allowed_regions: [mars-1, eastus]\n",
+        encoding="utf-8",
+    )
+    unscoped = tmp_path / "unscoped.yaml"
+    unscoped.write_text("version: 1\nname: y\nbudget: {monthly_usd: 10}\n", encoding="utf-8")
+    planning_only = tmp_path / "planning.yaml"
+    planning_only.write_text("version: 1\nname: z\nscope: {}\n", encoding="utf-8")
+    code = main(["policy", "check", str(bad), str(unscoped), str(planning_only)])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "bad.yaml:4:30: scope.aws.regions[1]: 'westeurope' is a region of azure" in err
+    assert "unknown aws region 'us-eest-1'; did you mean" in err and "us-east-1" in err
+    assert "planning.allowed_regions[0]: unknown region 'mars-1'" in err
+    assert "unscoped.yaml: scope: missing" in err
+    assert "planning.yaml: ok" in out

@@ -214,7 +214,7 @@ def provider_region_problem(provider: Provider, region: str) -> str | None:
         return None
     owners = [p.value for p in Provider if name in KNOWN_REGIONS[p]]
     if owners:
-        return f"{region!r} is a {'/'.join(owners)} region, not a {provider.value} one"
+        return f"{region!r} is a region of {'/'.join(owners)}, not of {provider.value}"
     matches = close_matches(name, KNOWN_REGIONS[provider])
     hint = f"; did you mean {', '.join(matches)}?" if matches else ""
     return f"unknown {provider.value} region {region!r}{hint}"
