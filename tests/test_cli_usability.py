@@ -117,3 +117,24 @@ def test_policy_check_refuses_wrong_regions_and_a_missing_scope(
     assert "planning.allowed_regions[0]: unknown region 'mars-1'" in err
     assert "unscoped.yaml: scope: missing" in err
     assert "planning.yaml: ok" in out
+
+
+def test_job_file_unknown_key_has_line_and_suggestion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text("params: 7B\ntokns: 1T\n", encoding="utf-8")
+    assert main(["estimate", "--job", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"gpuplan: error: {job}:2: tokns: unknown key 'tokns'")
+    assert "did you mean 'tokens'?" in err
+
+
+def test_simulate_says_the_period_and_spend_behind_the_savings(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(capsys, "simulate", "--instances", "2", "--hours", "12")
+    assert code == 0
+    assert "2 instances;" in out
+    assert "Period: 12 h per instance; spend without stopping: $" in out
+    assert "simulating" not in err  # progress only when stderr is a terminal
