@@ -138,3 +138,29 @@ def test_simulate_says_the_period_and_spend_behind_the_savings(
     assert "2 instances;" in out
     assert "Period: 12 h per instance; spend without stopping: $" in out
     assert "simulating" not in err  # progress only when stderr is a terminal
+
+
+def test_demo_policy_posts_nowhere_and_a_failed_webhook_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import socket
+
+    docs = Path(__file__).resolve().parent.parent / "docs" / "examples"
+    with socket.socket() as probe:  # a loopback port with nothing listening on it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("GPUPLAN_FAKE_FLEET", str(docs / "demo-fleet.json"))
+    monkeypatch.setenv("GPUPLAN_DB", str(tmp_path / "demo.db"))
+    monkeypatch.setenv("GPUPLAN_WEBHOOK_URL", f"http://127.0.0.1:{port}/")
+    policy = str(docs / "demo-policy.yaml")
+    assert main(["stop-idle", "--policy", policy]) == 0
+    assert main(["stop-idle", "--policy", policy, "--apply"]) == 1
+    err = capsys.readouterr().err
+    assert "webhook not delivered" in err and "Connection refused" in err
+    assert main(["history", "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    by_mode = {r["dry_run"]: r for r in runs}
+    assert by_mode[True]["status"] == "ok"
+    assert by_mode[False]["status"] == "failed"
+    assert any("webhook not delivered" in p for p in by_mode[False]["problems"])

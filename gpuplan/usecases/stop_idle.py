@@ -132,6 +132,9 @@ def run_stop_idle(
             delivery = notifier.send(text)
             if not delivery.ok:
                 result.problems.append(f"webhook not delivered: {delivery.error}")
+                if ledger is not None and result.run_id is not None:
+                    # The run was recorded before sending; it failed after all: say so.
+                    ledger.finish_run(result.run_id, now, "failed", summary=summary(result))
     return result
 
 
