@@ -143,7 +143,9 @@ class CatalogScreen(Screen[None]):
 
     def apply_filters(self) -> None:
         """Ask the use case for the offers the filter bar describes and show them."""
-        self._pending = None
+        if self._pending is not None:  # run now: a filter still waiting would only redo it
+            self._pending.stop()
+            self._pending = None
         if self.catalog is None:
             return
         from gpuplan.core.regions import expand_regions

@@ -130,6 +130,8 @@ def test_estimate_refuses_1e308(snap_compare: Any, tui_context: TuiContext) -> N
         pilot.app.screen.query_one("#params").value = "1e308"  # type: ignore[attr-defined]
         pilot.app.screen.query_one("#params").focus()
         await _estimate(pilot)
+        pilot.app.screen.query_one("#options").focus()  # no blinking cursor in the picture
+        await pilot.pause()
 
     app = GpuplanApp(tui_context, start="estimate")
     assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))
