@@ -24,13 +24,11 @@ from gpuplan.cli.render import (
     print_json,
     render_table,
 )
-from gpuplan.core.offers import Provider
-from gpuplan.core.regions import expand_regions
 
 if TYPE_CHECKING:
     # Type names only: the models (and pydantic) load in the handler, not at start-up.
     from gpuplan.core.catalog import Catalog
-    from gpuplan.core.offers import Offer
+    from gpuplan.core.offers import Offer, Provider
 
 CSV_COLUMNS = (
     "provider",
@@ -106,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
     max_hourly: Decimal | None = (
         parse_money(args.max_hourly, "--max-hourly") if args.max_hourly else None
     )
+    from gpuplan.core.regions import expand_regions
+
     catalog = load_catalog_for(args)
     region_words = split_list(args.region)
     regions = expand_regions(region_words, catalog_regions(catalog))

@@ -168,7 +168,8 @@ class PoliciesScreen(Screen[None]):
         source.update(annotated_source(view.path, view.problems))
         if view.policy is None:
             count = len(view.problems)
-            verdict.update(Text(f"{view.path.name}: {count} problem(s)", style="bold red"))
+            noun = "problem" if count == 1 else "problems"
+            verdict.update(Text(f"{view.path.name}: {count} {noun}", style="bold red"))
             budget.update(Text("\n".join(problem_line(p) for p in view.problems), style="red"))
             return
         verdict.update(Text(f"{view.policy.name} · valid · {view.path.name}", style="bold green"))

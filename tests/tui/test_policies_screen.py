@@ -47,7 +47,7 @@ def test_broken_policy_shows_its_errors_with_line_numbers(tui_context: TuiContex
         assert [str(c) for c in files.get_column_at(0)] == ["✓", "✗"]
         assert "team-a · valid" in shown(app, "#verdict")
         await pilot.press("down")
-        assert "b-broken.yaml: 2 problem(s)" in shown(app, "#verdict")
+        assert "b-broken.yaml: 2 problems" in shown(app, "#verdict")
         problems = shown(app, "#budget")
         assert "line 6, column 22: idle.threshold_percent:" in problems
         assert "line 7, column 3: idle.windw_minutes: unknown key; did you mean" in problems
@@ -95,6 +95,6 @@ def test_policy_flag_opens_that_file_first(tui_context: TuiContext) -> None:
     app = GpuplanApp(replace(tui_context, policy_file=broken), start="policies")
 
     async def script(pilot: Pilot[None]) -> None:
-        assert "b-broken.yaml: 2 problem(s)" in shown(app, "#verdict")
+        assert "b-broken.yaml: 2 problems" in shown(app, "#verdict")
 
     drive(app, script)
