@@ -199,10 +199,10 @@ class PoliciesScreen(Screen[None]):
             out.append(how)
             return out
         spent = last.month_to_date_usd if last else None
-        out.append(f"${spent or 0:,} of ${monthly:,}; alerts at ")
+        out.append(f"${spent or 0:,.2f} of ${monthly:,.2f}; alerts at ")
         out.append(", ".join(f"{t:g}%" for t in thresholds) + "\n")
         if spent is not None:
             out.append_text(budget_bar(spent, monthly, thresholds))
             out.append("\n")
-        out.append(f"left: ${left:,} ({how})" if left is not None else how, style="dim")
+        out.append(f"left: ${left:,.2f} ({how})" if left is not None else how, style="dim")
         return out

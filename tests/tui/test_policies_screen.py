@@ -67,7 +67,7 @@ def test_budget_burn_from_the_ledger(tui_context: TuiContext) -> None:
 
     async def script(pilot: Pilot[None]) -> None:
         budget = shown(app, "#budget")
-        assert "Budget 2026-12: $850 of $1,000; alerts at 50%, 80%, 100%" in budget
+        assert "Budget 2026-12: $850.00 of $1,000.00; alerts at 50%, 80%, 100%" in budget
         assert "85.0%" in budget
         assert "left: $150" in budget
 
