@@ -189,9 +189,9 @@ class CatalogScreen(Screen[None]):
             as_of = dates[0].isoformat()
             if len(dates) > 1:
                 as_of = f"{as_of} (oldest row; newest {dates[-1].isoformat()})"
-        shown = f"{len(offers)} of {len(self.catalog.offers)} offers"
+        shown = f"{len(offers)}/{len(self.catalog.offers)} offers"
         if len(offers) > MAX_ROWS:
-            shown += f" (first {MAX_ROWS} drawn: narrow the filter)"
+            shown += f" ({MAX_ROWS} drawn)"
         priced = (self.pricing() or PricingModel.ON_DEMAND).value.replace("_", "-")
         sort = "cloud"
         if self.sort is not None:

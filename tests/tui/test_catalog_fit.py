@@ -191,3 +191,16 @@ def test_too_small_says_so_and_goes_away(bundled: TuiContext) -> None:
         assert isinstance(app.screen, CatalogScreen)
 
     drive(app, script, size=(80, 24))
+
+
+def test_smallest_supported_size_still_shows_rows_and_prices(bundled: TuiContext) -> None:
+    app = GpuplanApp(bundled)
+
+    async def script(pilot: Pilot[None]) -> None:
+        assert isinstance(app.screen, CatalogScreen)
+        table = table_of(app)
+        assert table.size.height >= 4  # header and rows, not a zero-height table
+        assert {"on_demand", "spot", "region"} <= set(keys(app))
+        assert "200 drawn" in status(app)
+
+    drive(app, script, size=(60, 16))

@@ -28,7 +28,7 @@ def test_catalog_opens_with_every_offer(tui_context: TuiContext) -> None:
         table = app.screen.query_one("#offers", DataTable)
         assert table.row_count == 8
         assert table.has_focus
-        assert "8 of 8 offers" in shown(app, "#status")
+        assert "8/8 offers" in shown(app, "#status")
         assert "as of 2026-12-01" in shown(app, "#status")
 
     drive(app, script)
@@ -45,7 +45,7 @@ def test_filter_to_h100_with_the_keyboard(tui_context: TuiContext) -> None:
         assert column(app, "gpu") == ["8x H100", "8x H100", "8x H100"]
         assert column(app, "provider") == ["aws", "azure", "gcp"]
         assert app.screen.query_one("#offers", DataTable).has_focus  # enter: back to table
-        assert "3 of 8 offers" in shown(app, "#status")
+        assert "3/8 offers" in shown(app, "#status")
         detail = shown(app, "#detail")
         assert "H100" in detail and "bf16 989" in detail  # dense bf16 peak from gpus.toml
 
