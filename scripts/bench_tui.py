@@ -101,7 +101,7 @@ def terminal_run(gpuplan: str, policies: Path) -> float | None:
             pane = subprocess.run(
                 ["tmux", "capture-pane", "-t", session, "-p"], capture_output=True, text=True
             ).stdout
-            if " offers" in pane and "USD/h" in pane:  # the catalog's status line
+            if " offers" in pane and " · as of " in pane:  # the catalog's status line
                 return time.perf_counter() - start
             time.sleep(0.01)
         return None

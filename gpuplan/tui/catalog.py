@@ -196,7 +196,7 @@ class CatalogScreen(Screen[None]):
         sort = "cloud"
         if self.sort is not None:
             sort = LABELS[self.sort[0]] + ("▼" if self.sort[1] else "▲")
-        return f"{shown} · USD/h, $/GPU-h {priced} · as of {as_of} · sort: {sort}"
+        return f"{shown} · as of {as_of} · sort: {sort} · USD; $/GPU-h {priced}"
 
     def _show_status(self, text: str, *, error: bool = False) -> None:
         status = self.query_one("#status", Static)
