@@ -58,12 +58,12 @@ TEXT_FIELDS: tuple[tuple[str, str, str], ...] = (
 DEFAULTS = {"params": "7B", "tokens": "140B"}
 COLUMNS: tuple[Column, ...] = (
     Column("pareto", "★", 0),
-    Column("gpu", "GPUs", 0, min_width=8, max_width=14),
-    Column("hours", "wall time", 1),
+    Column("gpu", "GPUs", 0, min_width=8, max_width=11),
+    Column("hours", "wall time", 0),
     Column("cost", "cost $", 0),
     Column("hourly", "$/h", 1),
     Column("region", "region", 0, min_width=9, max_width=16),
-    Column("pricing", "pricing", 2, min_width=6, max_width=11),
+    Column("pricing", "pricing", 2, min_width=7, max_width=11),
     Column("where", "where", 3, min_width=10, max_width=30),
 )
 TEXT_COLUMNS = frozenset({"gpu", "region", "pricing", "where"})

@@ -32,7 +32,7 @@ from gpuplan.tui.context import TuiContext
 from gpuplan.tui.fleet_scope import busiest_per_period
 from gpuplan.tui.policies import check_file, find_policy_files
 from gpuplan.tui.problems import describe
-from gpuplan.tui.table import FieldInput, NavTable, header
+from gpuplan.tui.table import Column, FieldInput, NavTable, choose_columns, fit_text, header
 
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
@@ -125,7 +125,7 @@ class FleetScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = "Fleet"
         table = self.query_one("#instances", DataTable)
-        self._columns()
+        self._draw()
         found = find_policy_files(self.context.policies_dir, self.context.policy_file)
         views = [check_file(path, self.context.catalog_dir) for path in found]
         self.policies = {str(v.path): v.path for v in views if v.policy is not None}
@@ -234,27 +234,35 @@ class FleetScreen(Screen[None]):
         for notice in view.notices:
             self.notify(notice, title="provider", severity="warning")
 
-    def _columns(self) -> None:
+    def _draw(self) -> None:
+        """Rows that match the ``/`` filter, in the clicked column's order, in the columns
+        that fit the width (most important first, text cut with an ellipsis)."""
         table = self.query_one("#instances", DataTable)
         table.clear(columns=True)
-        for key, label in COLUMNS:
-            here = self.sort is not None and self.sort[0] == key
-            table.add_column(header(label, here, bool(self.sort and self.sort[1])), key=key)
-
-    def _draw(self) -> None:
-        """Rows that match the ``/`` filter, in the clicked column's order."""
-        self._columns()
-        table = self.query_one("#instances", DataTable)
         seen = list(self.view.seen) if self.view else []
         words = self.query_one("#filter", Input).value.lower().split()
         self.rows = [s for s in seen if all(w in row_text(s) for w in words)]
         if self.sort is not None:
             self.rows = sort_rows(self.rows, *self.sort)
+        rows = []
         for s in self.rows:
             key = s.instance.instance_id
             series = self.view.series.get(key, []) if self.view else []
-            table.add_row(*instance_row(s, series, self.acted.get(key)), key=key)
+            cells = instance_row(s, series, self.acted.get(key))
+            rows.append(dict(zip((k for k, _ in COLUMNS), cells, strict=True)))
+        layout = fit_columns(rows, self.sort, max(20, self.app.size.width - 3))
+        for key, width in layout.items():
+            here = self.sort is not None and self.sort[0] == key
+            label = header(dict(COLUMNS)[key], here, bool(self.sort and self.sort[1]))
+            table.add_column(label, key=key, width=width)
+        for s, row in zip(self.rows, rows, strict=True):
+            cells = [cut(row[key], width) for key, width in layout.items()]
+            table.add_row(*cells, key=s.instance.instance_id)
         self._detail(self.rows[0] if self.rows else None)
+
+    def on_resize(self) -> None:
+        if self.view is not None:
+            self._draw()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self._draw()
@@ -416,6 +424,43 @@ class FleetScreen(Screen[None]):
         self._draw()  # the row says what was done now, before the cloud catches up
         self._status(message)
         self.action_refresh()
+
+
+PRIORITY = {"instance": 0, "verdict": 0, "idle": 1, "hourly": 1, "region": 1, "util": 2}
+"""Which columns stay on a narrow terminal; columns not named here come last."""
+SHRINKS = {"instance": (10, 24), "region": (9, 16), "type": (8, 20), "state": (7, 12)}
+"""Text columns that may be cut with an ellipsis: (narrowest, widest)."""
+
+
+def fit_columns(
+    rows: list[dict[str, str | Text]], sort: tuple[str, bool] | None, width: int
+) -> dict[str, int | None]:
+    """The columns that fit ``width``: key -> fixed width (text) or None (as wide as cells)."""
+    columns = [
+        Column(key, label, PRIORITY.get(key, 3), *SHRINKS.get(key, (0, 0)))
+        for key, label in COLUMNS
+    ]
+    natural = {
+        key: max([len(plain(r[key])) for r in rows] + [len(label) + (sort is not None)])
+        for key, label in COLUMNS
+    }
+    chosen = choose_columns(columns, natural, width)
+    return {key: (w if key in SHRINKS else None) for key, w in chosen.items()}
+
+
+def plain(cell: str | Text) -> str:
+    return cell.plain if isinstance(cell, Text) else cell
+
+
+def cut(cell: str | Text, width: int | None) -> str | Text:
+    """A cell shortened to ``width`` with an ellipsis; styled cells keep their style."""
+    if width is None or len(plain(cell)) <= width:
+        return cell
+    if isinstance(cell, Text):
+        short = cell.copy()
+        short.truncate(width, overflow="ellipsis")
+        return short
+    return fit_text(cell, width)
 
 
 def row_text(seen: Seen) -> str:

@@ -41,20 +41,23 @@ def choose_columns(
 ) -> dict[str, int]:
     """Columns that fit in ``available`` characters, key -> width, in table order.
 
-    ``widths`` is each column's natural width (widest cell or header). Columns are
-    admitted by priority at their minimum width; what room is left then widens text
-    columns up to their natural (or maximum) width, most important first.
+    ``widths`` is each column's natural width (widest cell or header). In priority
+    order, a column is admitted at its natural width (text capped at its maximum) when
+    that fits, else at its minimum (text only), else left out. Room left at the end
+    widens the text columns that were shrunk, most important first.
     """
     chosen: dict[str, int] = {}
     used = 0
-    for col in sorted(columns, key=lambda c: c.priority):
+    by_priority = sorted(columns, key=lambda c: c.priority)
+    for col in by_priority:
         natural = max(widths.get(col.key, 0), len(col.label))
-        need = (min(col.min_width, natural) if col.min_width else natural) + CELL_PADDING
-        if used + need > available:
-            continue
-        chosen[col.key] = need - CELL_PADDING
-        used += need
-    for col in sorted(columns, key=lambda c: c.priority):
+        full = min(natural, col.max_width) if col.max_width else natural
+        for width in (full, min(col.min_width, full) if col.min_width else None):
+            if width is not None and used + width + CELL_PADDING <= available:
+                chosen[col.key] = width
+                used += width + CELL_PADDING
+                break
+    for col in by_priority:
         if col.key not in chosen or not col.min_width:
             continue
         natural = max(widths.get(col.key, 0), len(col.label))
