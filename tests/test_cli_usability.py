@@ -164,3 +164,8 @@ def test_demo_policy_posts_nowhere_and_a_failed_webhook_is_recorded(
     assert by_mode[True]["status"] == "ok"
     assert by_mode[False]["status"] == "failed"
     assert any("webhook not delivered" in p for p in by_mode[False]["problems"])
+
+
+def test_price_options_need_prices(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gpus", "--per-cloud"]) == 2
+    assert "go with --prices" in capsys.readouterr().err

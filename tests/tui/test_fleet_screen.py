@@ -212,3 +212,16 @@ def test_dry_run_outcome_says_what_the_plan_said(tui_context: TuiContext) -> Non
         assert screen.view is not None
 
     drive(app, script)
+
+
+def test_narrow_fleet_keeps_verdict_price_and_region(tui_context: TuiContext) -> None:
+    app = GpuplanApp(on_fake(tui_context, demo_fleet()))
+
+    async def script(pilot: Pilot[None]) -> None:
+        screen = await open_fleet(app, pilot)
+        table = screen.query_one("#instances", DataTable)
+        keys = [str(c.key.value) for c in table.ordered_columns]
+        assert {"instance", "verdict", "hourly", "region"} <= set(keys)
+        assert sum(c.get_render_width(table) for c in table.ordered_columns) <= 80 - 1
+
+    drive(app, script, size=(80, 24))
