@@ -32,7 +32,7 @@ def clock() -> datetime:
 
 async def catalog(pilot: Pilot[None]) -> None:
     await pilot.press("slash", "shift+tab", "shift+tab", "shift+tab", *"h100", "enter")
-    await pilot.press("s", "s")
+    await pilot.press("s", "s", "s")  # on-demand, spot, then $ per GPU-hour
 
 
 async def estimate(pilot: Pilot[None]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 from datetime import date
 from decimal import Decimal
@@ -12,17 +13,23 @@ from gpuplan.cli import catalog_refresh_cmd
 from gpuplan.cli.common import (
     add_catalog_dir,
     add_output_format,
-    finite_count,
     load_catalog_for,
     parse_money,
     split_list,
 )
-from gpuplan.cli.render import format_cell, format_count, print_csv, print_json, render_table
+from gpuplan.cli.render import (
+    format_cell,
+    format_count,
+    plural,
+    print_csv,
+    print_json,
+    render_table,
+)
 
 if TYPE_CHECKING:
     # Type names only: the models (and pydantic) load in the handler, not at start-up.
     from gpuplan.core.catalog import Catalog
-    from gpuplan.core.offers import Offer
+    from gpuplan.core.offers import Offer, Provider
 
 CSV_COLUMNS = (
     "provider",
@@ -54,15 +61,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--provider", action="append", help="aws, gcp, azure (repeatable, comma list)")
     p.add_argument("--gpu", action="append", help="GPU name, e.g. H100, A100-80GB (repeatable)")
-    p.add_argument("--gpus", type=finite_count, metavar="N", help="exactly N GPUs per instance")
+    p.add_argument("--gpus", type=gpu_count, metavar="N", help="exactly N GPUs per instance")
+    p.add_argument("--min-gpus", type=gpu_count, metavar="N", help="at least N GPUs per instance")
     p.add_argument(
-        "--min-gpus", type=finite_count, metavar="N", help="at least N GPUs per instance"
+        "--region",
+        action="append",
+        help="region names or groups: us, europe, asia, canada, southamerica, oceania, "
+        "middleeast, africa (repeatable, comma list; e.g. --region europe,us-east-1)",
     )
-    p.add_argument("--region", action="append", help="region (repeatable, comma list)")
     p.add_argument(
         "--pricing",
-        help="on_demand (default), spot, reserved_1y, reserved_3y, capacity_block, flex_start, "
-        "dws_calendar: keep offers sold that way and price them so",
+        help="on_demand, spot, reserved_1y, reserved_3y, capacity_block, flex_start, "
+        "dws_calendar: keep only offers sold that way, "
+        "and sort and price $/GPU-h by it. Default: every offer, whatever it is sold as, "
+        "with $/GPU-h and sorting at the on-demand price (offers without one last)",
+    )
+    p.add_argument(
+        "--top", type=top_count, metavar="N", help="only the first N rows (after sorting)"
     )
     p.add_argument("--max-hourly", metavar="USD", help="at most this much per instance-hour")
     p.add_argument(
@@ -97,21 +112,30 @@ def run(args: argparse.Namespace) -> int:
         parse_money(args.max_hourly, "--max-hourly") if args.max_hourly else None
     )
     max_age = parse_max_age(args.max_age) if args.max_age else None
-    catalog = load_catalog_for(args)
     today = date.today()
+    from gpuplan.core.regions import expand_regions
+
+    catalog = load_catalog_for(args)
+    region_words = split_list(args.region)
+    regions = expand_regions(region_words, catalog_regions(catalog))
     offers = find_offers(
         catalog,
         providers=split_list(args.provider),
         gpus=split_list(args.gpu),
         gpus_per_instance=args.gpus,
         min_gpus=args.min_gpus,
-        regions=split_list(args.region),
+        regions=regions,
         pricing=pricing,
         max_hourly=max_hourly,
         sort=args.sort,
         max_age=max_age,
         today=today,
     )
+    if region_words and not regions:
+        offers = []  # a group without a region in the catalog: nothing, not everything
+    matched = len(offers)
+    if args.top is not None:
+        offers = offers[: args.top]
     records = [offer_record(o, catalog) for o in offers]
     if args.source:
         for record, offer in zip(records, offers, strict=True):
@@ -163,23 +187,71 @@ def run(args: argparse.Namespace) -> int:
         )
     right = [False] * 4 + [True] * 6 + [False]
     print(render_table(headers, rows, align_right=right))
-    print("\n" + freshness_footer(offers, today))
+    note = "" if pricing else " ($/GPU-h at on-demand; offers sold any way listed)"
+    print("\n" + freshness_footer(offers, today, matched) + note + ".")
     return 0
 
 
-def freshness_footer(offers: Sequence[Offer], today: date) -> str:
+def freshness_footer(offers: Sequence[Offer], today: date, matched: int | None = None) -> str:
     """The table's closing line: count, the range of price dates, and the old-row marker."""
     from gpuplan.core.catalog import OLD_ROW_AFTER, as_of_range, is_old
 
     span = as_of_range(offers)
     if span is None:
-        return "0 offers."
+        return "0 offers"
     dates = span[0].isoformat() + ("" if span[0] == span[1] else f" to {span[1].isoformat()}")
-    text = f"{len(offers)} offer(s); prices in USD per hour, as of {dates}"
+    top = f" (top {len(offers)} of {matched:,})" if matched and len(offers) < matched else ""
+    text = f"{plural(len(offers), 'offer')}{top}; prices in USD per hour, as of {dates}"
     old = sum(is_old(o, today) for o in offers)
     if old:
-        text += f"; * = price older than {OLD_ROW_AFTER.days} days ({old} row(s))"
-    return text + "."
+        text += f"; * = price older than {OLD_ROW_AFTER.days} days ({plural(old, 'row')})"
+    return text
+
+
+def as_of_text(offers: Sequence[Offer]) -> str:
+    """The oldest row's date, and the newest when rows differ (a mixed catalog says so)."""
+    from gpuplan.core.catalog import as_of_range
+
+    span = as_of_range(offers)
+    if span is None:
+        return "unknown"
+    if span[0] == span[1]:
+        return span[0].isoformat()
+    return f"{span[0].isoformat()} (oldest row; newest {span[1].isoformat()})"
+
+
+def catalog_regions(catalog: Catalog) -> dict[Provider, set[str]]:
+    """Each provider's regions in the catalog (what a region group expands to)."""
+    out: dict[Provider, set[str]] = {}
+    for offer in catalog.offers:
+        out.setdefault(offer.provider, set()).add(offer.region)
+    return out
+
+
+def gpu_count(text: str) -> float:
+    """``--gpus``/``--min-gpus``: a positive finite count (0.5 for fractional sizes)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a GPU count such as 8, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0 or value > 100_000:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive GPU count (at most 100,000) such as 8, got {text!r}"
+        )
+    return value
+
+
+def top_count(text: str) -> int:
+    """``--top``: a whole number of rows, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number such as 10, got {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {text!r}")
+    return value
 
 
 def _memory_note(offer: Offer, catalog: Catalog) -> str:

@@ -32,12 +32,35 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="GPU specs: dense peak TFLOP/s per precision, memory, interconnect.",
     )
     p.add_argument("--gpu", action="append", help="only these GPUs (names or aliases)")
+    p.add_argument(
+        "--prices",
+        action="store_true",
+        help="one line per GPU: the cheapest on-demand and spot price per GPU-hour in the "
+        "catalog, and where (cloud, region, instance)",
+    )
+    p.add_argument(
+        "--per-cloud", action="store_true", help="with --prices: one line per GPU and cloud"
+    )
+    p.add_argument("--provider", action="append", help="with --prices: only these clouds")
+    p.add_argument(
+        "--region",
+        action="append",
+        help="with --prices: region names or groups (us, europe, asia, ...)",
+    )
     add_output_format(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.prices:
+        from gpuplan.cli.gpu_prices import run_prices
+
+        return run_prices(args)
+    if args.per_cloud or args.provider or args.region:
+        from gpuplan.core.errors import InputError
+
+        raise InputError("--per-cloud, --provider and --region go with --prices")
     from gpuplan.loaders.catalog import load_gpus
 
     table = load_gpus(args.catalog_dir)

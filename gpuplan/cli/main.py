@@ -54,7 +54,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors that still exit 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n(see '{self.prog} --help')\n")
+        # One prefix for every error, argparse's or ours: "gpuplan: error: ...".
+        self.exit(2, f"gpuplan: error: {message}\n(see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

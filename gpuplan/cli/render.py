@@ -39,13 +39,32 @@ def print_json(data: Any, out: TextIO | None = None) -> None:
     stream.write("\n")
 
 
+def csv_cell(value: Any) -> Any:
+    """CSV text: numbers to at most 4 decimal places without float noise, booleans
+    ``true``/``false`` (as JSON writes them), None empty."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Decimal):
+        return f"{value.quantize(Decimal('0.0001')).normalize():f}"
+    if isinstance(value, float):
+        return f"{value:.4f}".rstrip("0").rstrip(".")
+    return to_jsonable(value)
+
+
 def print_csv(
     columns: Sequence[str], rows: Sequence[Mapping[str, Any]], out: TextIO | None = None
 ) -> None:
     writer = csv.writer(out or sys.stdout, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
-        writer.writerow(["" if row.get(c) is None else to_jsonable(row.get(c)) for c in columns])
+        writer.writerow([csv_cell(row.get(c)) for c in columns])
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 GPU``, ``2 GPUs``, ``1,234 offers``."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def format_count(value: float) -> str:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuplan.cli.common import add_catalog_dir, load_catalog_for
-from gpuplan.cli.render import print_json, render_table
+from gpuplan.cli.render import plural, print_json, render_table
 
 if TYPE_CHECKING:
     from gpuplan.core.simulation.replay import SimulationResult
+    from gpuplan.core.simulation.traces import Trace
 
 
 MAX_INSTANCE_HOURS = 50_000
@@ -111,10 +113,26 @@ def run(args: argparse.Namespace) -> int:
             print_json({**records[0], "stops": uc.event_records(results[0]), "flags": flags})
     else:
         _print_table(results)
+        _print_spend(traces)
     return 0
 
 
+def _print_spend(traces: Sequence[Trace]) -> None:
+    """What the savings are out of: the period and what the fleet cost without stopping."""
+    from decimal import Decimal
+
+    hours = max((t.minutes for t in traces), default=0) / 60
+    spend = sum((t.hourly_usd * t.minutes / 60 for t in traces), Decimal(0))
+    print(
+        f"Period: {hours:,.0f} h per instance; spend without stopping: ${spend:,.0f} "
+        "(saved $ is out of this)."
+    )
+
+
 def _progress(done: int, total: int) -> None:
+    """Progress of a sweep on stderr, only when stderr is a terminal (not in logs/pipes)."""
+    if not sys.stderr.isatty():
+        return
     end = "\n" if done == total else ""
     print(f"\rsimulating {done}/{total}", end=end, file=sys.stderr, flush=True)
 
@@ -141,8 +159,8 @@ def _print_table(results: list[SimulationResult]) -> None:
     print(render_table(headers, rows, align_right=[True] * len(headers)))
     first = results[0]
     print(
-        f"\n{len(first.traces)} instances; a harmful stop is a stop inside a busy-labelled "
-        "stretch (a live session, its pauses included)."
+        f"\n{plural(len(first.traces), 'instance')}; a harmful stop is a stop inside a "
+        "busy-labelled stretch (a live session, its pauses included)."
     )
     if not first.actions.stops:
         print(f"action: notify stops nothing and saves nothing; it would flag {first.flags}.")

@@ -2,21 +2,27 @@
 
 Catalog opens first and needs nothing but the bundled data. The other screens are
 imported when first shown, so start-up loads neither the planner, the policy stack nor
-any cloud SDK.
+any cloud SDK. Failures never reach the screen as a traceback: workers report them to
+:meth:`GpuplanApp.report_problem` (the ``!`` panel), and should the app itself stop on
+a bug it exits non-zero with one line and the traceback saved to a file.
 """
 
 from __future__ import annotations
 
+import tempfile
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from gpuplan.tui.context import TuiContext
-from gpuplan.tui.help import HelpScreen
+from gpuplan.tui.help import HelpScreen, TooSmallScreen
+from gpuplan.tui.problems import Problem, ProblemsScreen, describe
 
 SCREEN_TITLES = {
     "catalog": "Catalog",
@@ -24,6 +30,9 @@ SCREEN_TITLES = {
     "fleet": "Fleet",
     "policies": "Policies",
 }
+MIN_SIZE = (60, 16)
+"""Below this many columns x rows the screens cannot show a useful table."""
+CRASH_LOG = Path(tempfile.gettempdir()) / "gpuplan-tui-crash.log"
 
 
 class GpuplanApp(App[None]):
@@ -38,13 +47,21 @@ class GpuplanApp(App[None]):
         Binding("3", "show('fleet')", "Fleet"),
         Binding("4", "show('policies')", "Policies"),
         Binding("question_mark", "help", "Help"),
+        Binding("exclamation_mark", "problems", "Problems"),
         Binding("q", "quit", "Quit"),
+        # Priority: the focus moves before the next key is routed, so keys typed right
+        # after tab land in the new field even when they arrive in one burst (a slow
+        # redraw queues them); as ordinary bindings they resolve after the old field
+        # has already been handed the next keys.
+        Binding("tab", "app.focus_next", "Next field", show=False, priority=True),
+        Binding("shift+tab", "app.focus_previous", "Previous field", show=False, priority=True),
     ]
 
     def __init__(self, context: TuiContext | None = None, *, start: str = "catalog") -> None:
         super().__init__()
         self.context = context or TuiContext()
         self._start = start
+        self.problems: list[Problem] = []
         for mode in SCREEN_TITLES:
             self.add_mode(mode, self._screen_factory(mode))
 
@@ -63,7 +80,44 @@ class GpuplanApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.current_mode))
+
+    def action_problems(self) -> None:
+        if not isinstance(self.screen, ProblemsScreen):
+            self.push_screen(ProblemsScreen(self.problems))
+
+    def report_problem(self, source: str, problem: BaseException | str) -> None:
+        """Keep a problem for the ``!`` panel and say so briefly (main thread only)."""
+        from gpuplan.core.errors import GpuplanError
+
+        text = problem if isinstance(problem, str) else describe(problem)
+        unexpected = isinstance(problem, BaseException) and not isinstance(problem, GpuplanError)
+        self.problems.append(Problem(self.context.clock(), source, text, unexpected))
+        del self.problems[:-200]
+        self.notify(f"{text[:160]}\n(! lists every problem)", title=source, severity="error")
+
+    def on_resize(self, event: events.Resize) -> None:
+        small = event.size.width < MIN_SIZE[0] or event.size.height < MIN_SIZE[1]
+        showing = isinstance(self.screen, TooSmallScreen)
+        if small and not showing:
+            self.push_screen(TooSmallScreen(MIN_SIZE))
+        elif not small and showing:
+            self.pop_screen()
+
+    def _handle_exception(self, error: Exception) -> None:
+        """A bug escaped a screen: save the traceback, exit 1 with one line, no dump."""
+        self._return_code = 1
+        if self._exception is None:  # what run_test re-raises for test frameworks
+            self._exception = error
+            self._exception_event.set()
+        saved = ""
+        try:
+            CRASH_LOG.write_text("".join(traceback.format_exception(error)), encoding="utf-8")
+            saved = f" (traceback saved in {CRASH_LOG})"
+        except OSError:
+            pass
+        line = f"gpuplan: error: the TUI stopped: {describe(error)}{saved}"
+        self.exit(return_code=1, message=line)
 
 
 def run_tui(
@@ -80,8 +134,9 @@ def run_tui(
         policy_file=policy_file,
         ledger_path=ledger_path,
     )
-    GpuplanApp(context, start="policies" if policy_file else "catalog").run()
-    return 0
+    app = GpuplanApp(context, start="policies" if policy_file else "catalog")
+    app.run()
+    return app.return_code or 0
 
 
 def build_screen(mode: str, context: TuiContext) -> Screen[None]:

@@ -1,7 +1,10 @@
 """Catalog screen: the offers table with a filter bar, sorting and a GPU detail panel.
 
-Filtering and sorting are :func:`gpuplan.usecases.catalog.find_offers`; this module
-only turns the filter bar's text into its arguments and the offers into table rows.
+Filtering is :func:`gpuplan.usecases.catalog.find_offers` (region groups such as
+``europe`` expanded by :mod:`gpuplan.core.regions`); this module turns the filter bar's
+text into its arguments and the offers into rows. Typing is debounced and at most
+:data:`MAX_ROWS` rows are drawn, so a keystroke never waits behind a long redraw.
+Columns are chosen by priority for the terminal's width.
 """
 
 from __future__ import annotations
@@ -9,17 +12,29 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+from textual.timer import Timer
+from textual.widgets import Footer, Header, Input, Select, Static
 
-from gpuplan.core.catalog import Catalog, SortKey, tflops_per_dollar
+from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.offers import Offer, PricingModel
-from gpuplan.tui import format as fmt
+from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.tui.catalog_rows import (
+    COLUMNS,
+    NUMERIC,
+    SORT_CYCLE,
+    cells,
+    offer_detail,
+    sort_offers,
+    split_words,
+    text_matches,
+)
 from gpuplan.tui.context import TuiContext
+from gpuplan.tui.table import FieldInput, NavTable, choose_columns, fit_text, header
 
 ANY_PRICING = "any"
 PRICING_CHOICES: list[tuple[str, str]] = [
@@ -29,43 +44,11 @@ PRICING_CHOICES: list[tuple[str, str]] = [
     ("reserved 1y", PricingModel.RESERVED_1Y.value),
     ("reserved 3y", PricingModel.RESERVED_3Y.value),
 ]
-SORT_CYCLE: tuple[SortKey | None, ...] = (
-    None,
-    SortKey.PRICE,
-    SortKey.PRICE_PER_GPU,
-    SortKey.TFLOPS_PER_DOLLAR,
-)
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("provider", "provider"),
-    ("instance", "instance"),
-    ("region", "region"),
-    ("gpu", "GPUs"),
-    ("on_demand", "on-dem"),
-    ("spot", "spot"),
-    ("per_gpu", "$/GPU-h"),
-    ("tflops", "TF/s/$"),
-    ("reserved_1y", "1y"),
-    ("reserved_3y", "3y"),
-)
-HEADER_SORT = {
-    "on_demand": SortKey.PRICE,
-    "spot": SortKey.PRICE,
-    "reserved_1y": SortKey.PRICE,
-    "reserved_3y": SortKey.PRICE,
-    "per_gpu": SortKey.PRICE_PER_GPU,
-    "tflops": SortKey.TFLOPS_PER_DOLLAR,
-}
-
-
-def split_words(text: str) -> list[str]:
-    """A filter box's comma-separated words, blanks dropped."""
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def text_matches(offer: Offer, text: str) -> bool:
-    """Free-text search over what the table shows (case-insensitive, every word must hit)."""
-    haystack = " ".join((offer.provider.value, offer.instance_type, offer.region, offer.gpu))
-    return all(word in haystack.lower() for word in text.lower().split())
+MAX_ROWS = 200
+"""Rows drawn at once; the status line says when more matched (narrow the filter)."""
+DEBOUNCE_S = 0.15
+"""Typing pauses this long before the table is filtered again."""
+LABELS = {c.key: c.label for c in COLUMNS}
 
 
 class CatalogScreen(Screen[None]):
@@ -80,7 +63,8 @@ class CatalogScreen(Screen[None]):
     DEFAULT_CSS = """
     CatalogScreen #filters { height: 1; }
     CatalogScreen #filters Input { width: 1fr; margin: 0 1 0 0; }
-    CatalogScreen #filters Select { width: 18; margin: 0 1 0 0; }
+    CatalogScreen #filters Input:focus { background: $accent 40%; text-style: bold; }
+    CatalogScreen #filters Select { width: 16; margin: 0 1 0 0; }
     CatalogScreen #search { width: 2fr; }
     CatalogScreen #status { height: 1; padding: 0 1; color: $text-muted; }
     CatalogScreen #status.error { color: $error; }
@@ -92,55 +76,66 @@ class CatalogScreen(Screen[None]):
         super().__init__()
         self.context = context
         self.catalog: Catalog | None = None
-        self.sort: SortKey | None = None
+        self.sort: tuple[str, bool] | None = None
+        """(column key, descending), or None for provider order."""
+        self.offers: list[Offer] = []
         self.shown: dict[str, Offer] = {}
-        self.shown_keys: list[tuple[str, str, str]] | None = None
-        self.shown_pricing: PricingModel | None = None
+        self._pending: Timer | None = None
+        self._layout: dict[str, int] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="filters"):
-            yield Input(placeholder="provider", id="provider", compact=True)
-            yield Input(placeholder="GPU", id="gpu", compact=True)
-            yield Input(placeholder="region", id="region", compact=True)
+            yield FieldInput(placeholder="provider", id="provider", compact=True)
+            yield FieldInput(placeholder="GPU", id="gpu", compact=True)
+            yield FieldInput(placeholder="region/europe", id="region", compact=True)
             yield Select(
                 PRICING_CHOICES, value=ANY_PRICING, allow_blank=False, id="pricing", compact=True
             )
-            yield Input(placeholder="/ search", id="search", compact=True)
+            yield FieldInput(placeholder="/ search", id="search", compact=True)
         yield Static(id="status")
-        table: DataTable[str | Text] = DataTable(id="offers", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield NavTable(id="offers", cursor_type="row", zebra_stripes=True)
         yield Static(id="detail")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = "Catalog"
-        table = self.query_one("#offers", DataTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
         from gpuplan.loaders.catalog import load_catalog
 
+        table = self.query_one("#offers", NavTable)
         try:
             self.catalog = load_catalog(self.context.catalog_dir, now=self.context.clock())
         except GpuplanError as exc:
             self._show_status(str(exc), error=True)
-            self.notify(str(exc), title="catalog", severity="error")
+            self.app.call_later(self._report, exc)
             return
         for notice in self.catalog.notices:
             self.notify(notice, title="catalog", severity="warning")
         self.apply_filters()
         table.focus()
 
+    def _report(self, error: GpuplanError) -> None:
+        report = getattr(self.app, "report_problem", None)
+        if report is not None:
+            report("catalog", error)
+
     # --- filtering ---------------------------------------------------------------
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        self.apply_filters()
+        self.schedule_filter()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.apply_filters()
         self.action_to_table()
 
     def on_select_changed(self, event: Select.Changed) -> None:
-        self.apply_filters()
+        self.schedule_filter()
+
+    def schedule_filter(self) -> None:
+        """Filter once typing pauses; a newer keystroke cancels the pending run."""
+        if self._pending is not None:
+            self._pending.stop()
+        self._pending = self.set_timer(DEBOUNCE_S, self.apply_filters)
 
     def pricing(self) -> PricingModel | None:
         value = self.query_one("#pricing", Select).value
@@ -148,97 +143,130 @@ class CatalogScreen(Screen[None]):
 
     def apply_filters(self) -> None:
         """Ask the use case for the offers the filter bar describes and show them."""
+        if self._pending is not None:  # run now: a filter still waiting would only redo it
+            self._pending.stop()
+            self._pending = None
         if self.catalog is None:
             return
+        from gpuplan.core.regions import expand_regions
         from gpuplan.usecases.catalog import find_offers
 
         def words(widget_id: str) -> list[str]:
             return split_words(self.query_one(f"#{widget_id}", Input).value)
 
         try:
+            regions = expand_regions(words("region"), self._regions(), what="region")
             offers = find_offers(
                 self.catalog,
                 providers=words("provider"),
                 gpus=words("gpu"),
-                regions=words("region"),
+                regions=regions,
                 pricing=self.pricing(),
-                sort=self.sort,
             )
         except GpuplanError as exc:
-            self.shown_keys = None
-            self._fill([])
+            self.offers = []
+            self._fill()
             self._show_status(str(exc), error=True)
             return
+        if words("region") and not regions:
+            offers = []  # a group with no region in the catalog: nothing, not everything
         search = self.query_one("#search", Input).value
-        offers = [o for o in offers if text_matches(o, search)]
-        self._show_status(self._summary(len(offers)))
-        shown = [o.key for o in offers]
-        if shown == self.shown_keys and self.pricing() == self.shown_pricing:
-            return  # e.g. the pricing Select announcing its first value: nothing changed
-        self.shown_keys, self.shown_pricing = shown, self.pricing()
-        self._fill(offers)
+        self.offers = [o for o in offers if text_matches(o, search)]
+        self._fill()
 
-    def _summary(self, shown: int) -> str:
+    def _regions(self) -> dict[Provider, set[str]]:
         assert self.catalog is not None
-        as_of = self.catalog.as_of.isoformat() if self.catalog.as_of else "unknown"
-        sort = self.sort.value if self.sort else "provider"
-        total = len(self.catalog.offers)
-        return (
-            f"{shown} of {total} offers · USD per hour · list prices as of {as_of} · sort: {sort}"
-        )
+        out: dict[Provider, set[str]] = {}
+        for offer in self.catalog.offers:
+            out.setdefault(offer.provider, set()).add(offer.region)
+        return out
+
+    def _summary(self, offers: list[Offer]) -> str:
+        assert self.catalog is not None
+        dates = sorted({o.as_of for o in offers})
+        as_of = "unknown"
+        if dates:
+            as_of = dates[0].isoformat()
+            if len(dates) > 1:
+                as_of = f"{as_of} (oldest row; newest {dates[-1].isoformat()})"
+        shown = f"{len(offers)}/{len(self.catalog.offers)} offers"
+        if len(offers) > MAX_ROWS:
+            shown += f" ({MAX_ROWS} drawn)"
+        priced = (self.pricing() or PricingModel.ON_DEMAND).value.replace("_", "-")
+        sort = "cloud"
+        if self.sort is not None:
+            sort = LABELS[self.sort[0]] + ("▼" if self.sort[1] else "▲")
+        return f"{shown} · as of {as_of} · sort: {sort} · USD; $/GPU-h {priced}"
 
     def _show_status(self, text: str, *, error: bool = False) -> None:
         status = self.query_one("#status", Static)
-        status.update(Text(text))
+        status.update(Text(text, no_wrap=True, overflow="ellipsis"))
         status.set_class(error, "error")
 
-    def _fill(self, offers: list[Offer]) -> None:
-        assert self.catalog is not None or not offers
-        table = self.query_one("#offers", DataTable)
-        table.clear()
+    # --- drawing -----------------------------------------------------------------
+
+    def _fill(self) -> None:
+        """Draw the current offers: sorted, capped, in the columns that fit the width."""
+        table = self.query_one("#offers", NavTable)
+        table.clear(columns=True)
         self.shown = {}
-        shown_pricing = self.pricing() or PricingModel.ON_DEMAND
-        for offer in offers:
+        if self.catalog is None:
+            return
+        pricing = self.pricing() or PricingModel.ON_DEMAND
+        offers = self.offers
+        if self.sort is not None:
+            offers = sort_offers(offers, self.sort[0], self.sort[1], self.catalog, pricing)
+        drawn = offers[:MAX_ROWS]
+        rows = [cells(o, self.catalog, pricing) for o in drawn]
+        arrow = self.sort[0] if self.sort else None
+        natural = {
+            c.key: max([len(r[c.key]) for r in rows] + [len(c.label) + (c.key == arrow)])
+            for c in COLUMNS
+        }
+        self._layout = choose_columns(COLUMNS, natural, self._table_width())
+        for key, width in self._layout.items():
+            sorted_here = self.sort is not None and self.sort[0] == key
+            label = header(LABELS[key], sorted_here, bool(self.sort and self.sort[1]))
+            table.add_column(label, key=key, width=None if key in NUMERIC else width)
+        for offer, row in zip(drawn, rows, strict=True):
             key = "|".join(offer.key)
             self.shown[key] = offer
-            table.add_row(*self._row(offer, shown_pricing), key=key)
-        self._show_detail(offers[0] if offers else None)
+            table.add_row(*self._cells(row), key=key)
+        self._show_status(self._summary(offers))
+        self._show_detail(drawn[0] if drawn else None)
 
-    def _row(self, offer: Offer, pricing: PricingModel) -> list[str | Text]:
-        assert self.catalog is not None
+    def _cells(self, row: dict[str, str]) -> list[str | Text]:
         # Text, not str: DataTable parses str cells as markup, a cost per cell on start-up.
-        cells: list[str | Text] = [
-            Text(offer.provider.value),
-            Text(offer.instance_type),
-            Text(offer.region),
-            Text(f"{fmt.count(offer.gpu_count)}x {offer.gpu}"),
+        return [
+            Text(row[key], justify="right") if key in NUMERIC else Text(fit_text(row[key], width))
+            for key, width in self._layout.items()
         ]
-        tflops = tflops_per_dollar(offer, self.catalog.gpus, pricing)
-        numbers = [
-            fmt.money(offer.on_demand_hourly),
-            fmt.money(offer.spot_hourly),
-            fmt.money(offer.price_per_gpu_hour(pricing)),
-            fmt.number(tflops),
-            fmt.money(offer.reserved_1y_hourly),
-            fmt.money(offer.reserved_3y_hourly),
-        ]
-        cells.extend(Text(n, justify="right") for n in numbers)
-        return cells
+
+    def _table_width(self) -> int:
+        width = self.app.size.width
+        return max(20, width - 3)  # the focus bar on the left, the scrollbar on the right
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.catalog is not None:
+            self._fill()
 
     # --- sorting -----------------------------------------------------------------
 
     def action_cycle_sort(self) -> None:
-        index = SORT_CYCLE.index(self.sort)
+        index = SORT_CYCLE.index(self.sort) if self.sort in SORT_CYCLE else 0
         self.sort = SORT_CYCLE[(index + 1) % len(SORT_CYCLE)]
-        self.apply_filters()
+        self._fill()
 
-    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
-        self.sort = HEADER_SORT.get(str(event.column_key.value))
-        self.apply_filters()
+    def on_data_table_header_selected(self, event: NavTable.HeaderSelected) -> None:
+        """Sort by the clicked column; a second click on it reverses the order."""
+        key = str(event.column_key.value)
+        same = self.sort is not None and self.sort[0] == key
+        self.sort = (key, not self.sort[1]) if same and self.sort else (key, False)
+        self._fill()
 
     # --- detail ------------------------------------------------------------------
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_data_table_row_highlighted(self, event: NavTable.RowHighlighted) -> None:
         self._show_detail(self.shown.get(str(event.row_key.value)))
 
     def _show_detail(self, offer: Offer | None) -> None:
@@ -254,39 +282,4 @@ class CatalogScreen(Screen[None]):
         self.query_one("#search", Input).focus()
 
     def action_to_table(self) -> None:
-        self.query_one("#offers", DataTable).focus()
-
-
-def offer_detail(offer: Offer, catalog: Catalog) -> Text:
-    """The detail panel: the GPU's datasheet figures and the instance around it."""
-    spec = catalog.gpus.get(offer.gpu)
-    peaks = [
-        f"{name} {fmt.number(value)}"
-        for name, value in (
-            ("fp32", spec.fp32_tflops),
-            ("tf32", spec.tf32_tflops),
-            ("bf16", spec.bf16_tflops),
-            ("fp16", spec.fp16_tflops),
-            ("fp8", spec.fp8_tflops),
-        )
-        if value is not None
-    ]
-    link = spec.interconnect
-    if spec.interconnect_gbs:
-        link += f" {fmt.number(spec.interconnect_gbs)} GB/s"
-    text = Text()
-    text.append(spec.name, style="bold")
-    text.append(
-        f" · {spec.vendor} {spec.architecture} {spec.form_factor} ({spec.launch_year}) · "
-        f"{fmt.number(spec.memory_gb)} GB · {spec.memory_bandwidth_tbs:g} TB/s · {link}\n"
-    )
-    text.append(f"dense TFLOP/s: {', '.join(peaks)}\n")
-    network = f"{fmt.number(offer.network_gbps)} Gbit/s" if offer.network_gbps else "network -"
-    text.append(
-        f"{offer.instance_type} in {offer.region}: {fmt.count(offer.gpu_count)}x {offer.gpu} "
-        f"{fmt.number(offer.gpu_memory_gb)} GB · {offer.vcpus} vCPU · "
-        f"{fmt.number(offer.memory_gb)} GB RAM · {offer.interconnect or '-'} · {network}\n"
-    )
-    spot_zone = f"spot zone {offer.spot_zone} · " if offer.spot_zone else ""
-    text.append(f"{spot_zone}as of {offer.as_of.isoformat()} · source: {offer.source}")
-    return text
+        self.query_one("#offers", NavTable).focus()

@@ -33,6 +33,9 @@ from gpuplan.core.errors import GpuplanError
 from gpuplan.tui import format as fmt
 from gpuplan.tui.chart import ChartPoint, TimeCostChart
 from gpuplan.tui.context import TuiContext
+from gpuplan.tui.estimate_form import check_form, in_form_words, resolve_policy
+from gpuplan.tui.problems import describe
+from gpuplan.tui.table import Column, FieldInput, NavTable, choose_columns, fit_text
 
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
@@ -47,12 +50,23 @@ TEXT_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("tokens", "tokens", "140B"),
     ("gpus", "GPU count", "e.g. 8-64"),
     ("gpu", "GPU", "any, e.g. H100"),
-    ("deadline", "deadline", "e.g. 14d"),
-    ("budget", "budget $", "e.g. 20000"),
+    ("deadline", "deadline", "e.g. 14d, 36h"),
+    ("budget", "budget $", "e.g. 20k"),
     ("pricing", "pricing", "any, e.g. spot"),
     ("policy", "policy", "optional policy file"),
 )
 DEFAULTS = {"params": "7B", "tokens": "140B"}
+COLUMNS: tuple[Column, ...] = (
+    Column("pareto", "★", 0),
+    Column("gpu", "GPUs", 0, min_width=8, max_width=11),
+    Column("hours", "wall time", 0),
+    Column("cost", "cost $", 0),
+    Column("hourly", "$/h", 1),
+    Column("region", "region", 0, min_width=9, max_width=16),
+    Column("pricing", "pricing", 2, min_width=7, max_width=11),
+    Column("where", "where", 3, min_width=10, max_width=30),
+)
+TEXT_COLUMNS = frozenset({"gpu", "region", "pricing", "where"})
 
 
 def option_place(option: Option) -> str:
@@ -72,7 +86,9 @@ class EstimateScreen(Screen[None]):
     ]
 
     DEFAULT_CSS = """
-    EstimateScreen #form { width: 30; padding: 0 1; border-right: solid $primary; }
+    EstimateScreen #form { width: 26; padding: 0 1; border-right: solid $primary; }
+    EstimateScreen #form Input:focus { background: $accent 40%; text-style: bold; }
+    EstimateScreen #form Input.bad { background: $error 40%; }
     EstimateScreen #form Horizontal { height: 1; margin-bottom: 1; }
     EstimateScreen #form Label { width: 10; }
     EstimateScreen #form Input, EstimateScreen #form Select { width: 1fr; }
@@ -91,6 +107,7 @@ class EstimateScreen(Screen[None]):
         self.catalog: Catalog | None = None
         self.point_of: dict[int, int] = {}
         """Option index -> chart point index (unpriced options are not charted)."""
+        self._layout: dict[str, int] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -99,7 +116,7 @@ class EstimateScreen(Screen[None]):
                 for field_id, label, hint in TEXT_FIELDS:
                     with Horizontal():
                         yield Label(label)
-                        yield Input(
+                        yield FieldInput(
                             DEFAULTS.get(field_id, ""), placeholder=hint, id=field_id, compact=True
                         )
                 with Horizontal():
@@ -117,10 +134,7 @@ class EstimateScreen(Screen[None]):
                 yield Static("enter: run · t: chart/explain", classes="hint")
             with Vertical(id="results"):
                 yield Static("Fill in the workload and press enter.", id="status")
-                table: DataTable[str | Text] = DataTable(
-                    id="options", cursor_type="row", zebra_stripes=True
-                )
-                yield table
+                yield NavTable(id="options", cursor_type="row", zebra_stripes=True)
                 with TabbedContent(id="panes"):
                     with TabPane("Chart", id="chart-pane"):
                         yield TimeCostChart(id="chart")
@@ -130,18 +144,7 @@ class EstimateScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = "Estimate"
-        table = self.query_one("#options", DataTable)
-        table.add_column("★", key="pareto")
-        for key, label in (
-            ("gpu", "GPUs"),
-            ("hours", "wall time"),
-            ("cost", "cost $"),
-            ("hourly", "$/h"),
-            ("pricing", "pricing"),
-            ("where", "where"),
-            ("region", "region"),
-        ):
-            table.add_column(label, key=key)
+        self._draw_rows()
         self.query_one("#params", Input).focus()
 
     # --- running -----------------------------------------------------------------
@@ -149,35 +152,45 @@ class EstimateScreen(Screen[None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.action_run()
 
-    def form_args(self) -> EstimateArgs:
-        """The form as the use case's arguments (text as typed; blanks mean default)."""
+    def form_args(self) -> EstimateArgs | None:
+        """The form as the use case's arguments, or None with each bad field marked."""
         from gpuplan.usecases.estimate import EstimateArgs
 
-        def text(field_id: str) -> str | None:
-            value = self.query_one(f"#{field_id}", Input).value.strip()
-            return value or None
+        form = {f: self.query_one(f"#{f}", Input).value for f, _, _ in TEXT_FIELDS}
+        checked = check_form(form)
+        for field_id, _, _ in TEXT_FIELDS:
+            self.query_one(f"#{field_id}", Input).set_class(field_id in checked.problems, "bad")
+        if checked.problems:
+            self._clear_results()
+            self._set_status("\n".join(checked.problems.values()), error=True)
+            return None
+        values = checked.values
 
         def words(field_id: str) -> list[str]:
-            value = text(field_id) or ""
-            return [w.strip() for w in value.split(",") if w.strip()]
+            return [w.strip() for w in values.get(field_id, "").split(",") if w.strip()]
 
         return EstimateArgs(
-            params=text("params"),
-            tokens=text("tokens"),
-            gpus=text("gpus"),
+            params=values.get("params"),
+            tokens=values.get("tokens"),
+            gpus=values.get("gpus"),
             gpu=words("gpu"),
-            deadline=text("deadline"),
-            budget=text("budget"),
+            deadline=values.get("deadline"),
+            budget=values.get("budget"),
             pricing=words("pricing"),
             precision=str(self.query_one("#precision", Select).value),
             objective=str(self.query_one("#objective", Select).value),
         )
 
     def action_run(self) -> None:
+        args = self.form_args()
+        if args is None:
+            return
         self._set_status("Estimating…")
         self.query_one("#options", DataTable).loading = True
         policy = self.query_one("#policy", Input).value.strip() or None
-        self._plan(self.form_args(), policy)
+        if policy is not None:
+            policy = resolve_policy(policy, self.context.policies_dir)
+        self._plan(args, policy)
 
     @work(thread=True, exclusive=True, group="estimate")
     def _plan(self, args: EstimateArgs, policy: str | None = None) -> None:
@@ -203,20 +216,70 @@ class EstimateScreen(Screen[None]):
         except GpuplanError as exc:
             self.app.call_from_thread(self._show_error, str(exc))
             return
+        except Exception as exc:  # a bug must not kill the app: it goes to the ! panel
+            self.app.call_from_thread(self._show_error, describe(exc), exc)
+            return
         if not get_current_worker().is_cancelled:  # a newer run replaced this one
             self.app.call_from_thread(self._show_result, result)
 
-    def _show_error(self, message: str) -> None:
+    def _show_error(self, message: str, unexpected: Exception | None = None) -> None:
+        """A refused or failed run: the field marked, the old results gone, one line."""
         self.query_one("#options", DataTable).loading = False
-        self._set_status(message, error=True)
+        self._clear_results()
+        text, field_id = in_form_words(message)
+        if field_id is not None and self.query(f"#{field_id}"):
+            self.query_one(f"#{field_id}").add_class("bad")
+        self._set_status(text, error=True)
+        if unexpected is not None:
+            report = getattr(self.app, "report_problem", None)
+            if report is not None:
+                report("estimate", unexpected)
+
+    def _clear_results(self) -> None:
+        self.result = None
+        self.point_of = {}
+        self._draw_rows()
+        chart = self.query_one("#chart", TimeCostChart)
+        chart.selected = None
+        chart.points = ()
+        self.query_one("#explain", Static).update("")
+
+    def _draw_rows(self) -> None:
+        """The options in the columns that fit the results pane, most important first."""
+        table = self.query_one("#options", DataTable)
+        table.clear(columns=True)
+        options = self.result.options[:MAX_ROWS] if self.result else []
+        rows = [option_cells(o) for o in options]
+        natural = {c.key: max([len(r[c.key]) for r in rows] + [len(c.label)]) for c in COLUMNS}
+        width = max(20, self.app.size.width - 26 - 4)
+        self._layout = choose_columns(COLUMNS, natural, width)
+        for key, w in self._layout.items():
+            label = next(c.label for c in COLUMNS if c.key == key)
+            table.add_column(label, key=key, width=w if key in TEXT_COLUMNS else None)
+        for index, (option, row) in enumerate(zip(options, rows, strict=True)):
+            table.add_row(*self._cells(option, row), key=str(index))
+
+    def _cells(self, option: Option, row: dict[str, str]) -> list[str | Text]:
+        out: list[str | Text] = []
+        for key, width in self._layout.items():
+            if key == "pareto":
+                out.append(Text("★", style="bold green") if option.pareto else "")
+            elif key in TEXT_COLUMNS:
+                out.append(Text(fit_text(row[key], width)))
+            else:
+                out.append(Text(row[key], justify="right"))
+        return out
+
+    def on_resize(self) -> None:
+        self._draw_rows()
 
     def _show_result(self, result: PlanResult) -> None:
         self.result = result
+        for field_id, _, _ in TEXT_FIELDS:
+            self.query_one(f"#{field_id}", Input).remove_class("bad")
         table = self.query_one("#options", DataTable)
         table.loading = False
-        table.clear()
-        for index, option in enumerate(result.options[:MAX_ROWS]):
-            table.add_row(*option_row(option), key=str(index))
+        self._draw_rows()
         points: list[ChartPoint] = []
         self.point_of = {}
         for index, o in enumerate(result.options):
@@ -230,9 +293,9 @@ class EstimateScreen(Screen[None]):
         shown = len(result.options)
         more = f" (top {MAX_ROWS} listed)" if shown > MAX_ROWS else ""
         self._set_status(
-            f"{shown} feasible option(s){more} · {frontier} on the Pareto frontier (★) · "
-            f"{len(result.infeasible)} infeasible · {result.flops.total:.3g} FLOPs"
-            + "".join(f"\n{note}" for note in result.notes)
+            f"{fmt.plural(shown, 'feasible option')}{more} · {frontier} on the Pareto "
+            f"frontier (★) · {len(result.infeasible):,} infeasible · "
+            f"{result.flops.total:.3g} FLOPs" + "".join(f"\n{note}" for note in result.notes)
         )
         if result.options:
             table.focus()
@@ -262,7 +325,9 @@ class EstimateScreen(Screen[None]):
         option = self.result.options[index]
         self.query_one("#chart", TimeCostChart).selected = self.point_of.get(index)
         lines = explain(self.result, option)
-        header = f"{option.gpus:g}x {option.gpu} · {option_place(option)} · {option.pricing}"
+        header = (
+            f"{fmt.count(option.gpus)}x {option.gpu} · {option_place(option)} · {option.pricing}"
+        )
         self.query_one("#explain", Static).update(Text("\n".join([header, *lines])))
 
     # --- keys --------------------------------------------------------------------
@@ -275,20 +340,18 @@ class EstimateScreen(Screen[None]):
         self.query_one("#options", DataTable).focus()
 
 
-def option_row(option: Option) -> list[str | Text]:
-    right: list[str | Text] = [
-        Text(fmt.hours(option.hours), justify="right"),
-        Text(fmt.money(option.cost_usd, 0), justify="right"),
-        Text(fmt.money(option.hourly_usd), justify="right"),
-    ]
-    return [
-        Text("★", style="bold green") if option.pareto else "",
-        f"{fmt.count(option.gpus)}x {option.gpu}",
-        *right,
-        option.pricing or "-",
-        option_place(option),
-        option.region or "-",
-    ]
+def option_cells(option: Option) -> dict[str, str]:
+    """Every column's text for one option (the screen picks the columns that fit)."""
+    return {
+        "pareto": "★" if option.pareto else "",
+        "gpu": f"{fmt.count(option.gpus)}x {option.gpu}",
+        "hours": fmt.hours(option.hours),
+        "cost": fmt.compact_money(option.cost_usd),
+        "hourly": fmt.money(option.hourly_usd),
+        "pricing": option.pricing or "-",
+        "where": option_place(option),
+        "region": option.region or "-",
+    }
 
 
 def infeasible_text(result: PlanResult) -> Text:

@@ -5,7 +5,8 @@ thread so progress shows and the screen never freezes. Stopping is
 :func:`gpuplan.usecases.stop_idle.run_stop_idle` on the chosen instance only: first as
 a dry run to show the plan, then, once confirmed, for real in LIVE mode (or recorded
 as a dry run in DRY RUN mode), under the same lock and into the same ledger as
-``gpuplan stop-idle``. Provider failures are notifications, never crashes.
+``gpuplan stop-idle``. Provider failures go to the problems panel (``!``), never
+crash the screen; ``/`` filters the rows and a header click sorts them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, ProgressBar, Select, Static
+from textual.widgets import DataTable, Footer, Header, Input, Label, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
 from gpuplan.core.errors import GpuplanError
@@ -31,6 +32,8 @@ from gpuplan.tui.confirm import ConfirmScreen
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.fleet_scope import busiest_per_period
 from gpuplan.tui.policies import check_file, find_policy_files
+from gpuplan.tui.problems import describe
+from gpuplan.tui.table import Column, FieldInput, NavTable, choose_columns, fit_text, header
 
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
@@ -73,14 +76,18 @@ class FleetScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "refresh", "Refresh"),
+        Binding("slash", "filter", "Filter"),
         Binding("x", "stop", "Stop"),
         Binding("l", "toggle_live", "Live/Dry run"),
+        Binding("escape", "to_table", "Table", show=False),
     ]
 
     DEFAULT_CSS = """
     FleetScreen #bar { height: 1; }
     FleetScreen #bar Label { width: 8; padding: 0 1; }
     FleetScreen #policy { width: 1fr; }
+    FleetScreen #filter { width: 24; margin: 0 1; }
+    FleetScreen #filter:focus { background: $accent 40%; }
     FleetScreen #mode { width: 11; text-align: center; text-style: bold; }
     FleetScreen #mode.dry { background: $success; color: $text; }
     FleetScreen #mode.live { background: $error; color: $text; }
@@ -98,26 +105,30 @@ class FleetScreen(Screen[None]):
         self.policies: dict[str, Path] = {}
         self.view: FleetView | None = None
         self.catalog: Catalog | None = None
+        self.rows: list[Seen] = []
+        """The rows as drawn: filtered by ``/``, sorted by the clicked header."""
+        self.sort: tuple[str, bool] | None = None
+        self.acted: dict[str, str] = {}
+        """Instance id -> what this session did to it, shown until a refresh agrees."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="bar"):
             yield Label("policy")
             yield Select[str]([], prompt="no valid policy", id="policy", compact=True)
+            yield FieldInput(placeholder="/ filter", id="filter", compact=True)
             yield Static("DRY RUN", id="mode", classes="dry")
         with Horizontal(id="progress-row"):
             yield Static("", id="status")
             yield ProgressBar(id="progress", show_eta=False)
-        table: DataTable[str | Text] = DataTable(id="instances", cursor_type="row")
-        yield table
+        yield NavTable(id="instances", cursor_type="row")
         yield Static("", id="detail")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = "Fleet"
         table = self.query_one("#instances", DataTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
+        self._draw()
         found = find_policy_files(self.context.policies_dir, self.context.policy_file)
         views = [check_file(path, self.context.catalog_dir) for path in found]
         self.policies = {str(v.path): v.path for v in views if v.policy is not None}
@@ -203,27 +214,80 @@ class FleetScreen(Screen[None]):
     def _progress(self, done: int, total: int) -> None:
         self.query_one("#progress", ProgressBar).update(total=total, progress=done)
 
-    def _failed(self, message: str) -> None:
+    def _failed(self, message: str, error: BaseException | None = None) -> None:
         self._status(message)
-        self.notify(message, title="fleet", severity="error")
+        self._problem("fleet", error or message)
+
+    def _problem(self, source: str, problem: BaseException | str) -> None:
+        report = getattr(self.app, "report_problem", None)
+        if report is not None:
+            report(source, problem)
+        else:
+            self.notify(str(problem), title=source, severity="error")
 
     def _show(self, view: FleetView) -> None:
         self.view = view
-        table = self.query_one("#instances", DataTable)
-        table.clear()
-        for seen in view.seen:
-            key = seen.instance.instance_id
-            table.add_row(*instance_row(seen, view.series.get(key, [])), key=key)
+        for seen in view.seen:  # the cloud now agrees the action happened: drop the note
+            if seen.instance.state.value != "running":
+                self.acted.pop(seen.instance.instance_id, None)
+        self._draw()
         idle = sum(1 for s in view.seen if s.decision.verdict is IdleVerdict.IDLE)
         self._status(
-            f"{view.policy.name}: {len(view.seen)} instance(s), {idle} idle"
-            + (f", {len(view.problems)} problem(s)" if view.problems else "")
+            f"{view.policy.name}: {fmt.plural(len(view.seen), 'instance')}, {idle} idle"
+            + (f", {fmt.plural(len(view.problems), 'problem')} (!)" if view.problems else "")
         )
         for problem in view.problems:
-            self.notify(problem, title="provider", severity="error", timeout=10)
+            self._problem("provider", problem)
         for notice in view.notices:
             self.notify(notice, title="provider", severity="warning")
-        self._detail(view.seen[0] if view.seen else None)
+
+    def _draw(self) -> None:
+        """Rows that match the ``/`` filter, in the clicked column's order, in the columns
+        that fit the width (most important first, text cut with an ellipsis)."""
+        table = self.query_one("#instances", DataTable)
+        table.clear(columns=True)
+        seen = list(self.view.seen) if self.view else []
+        words = self.query_one("#filter", Input).value.lower().split()
+        self.rows = [s for s in seen if all(w in row_text(s) for w in words)]
+        if self.sort is not None:
+            self.rows = sort_rows(self.rows, *self.sort)
+        rows = []
+        for s in self.rows:
+            key = s.instance.instance_id
+            series = self.view.series.get(key, []) if self.view else []
+            cells = instance_row(s, series, self.acted.get(key))
+            rows.append(dict(zip((k for k, _ in COLUMNS), cells, strict=True)))
+        layout = fit_columns(rows, self.sort, max(20, self.app.size.width - 3))
+        for key, width in layout.items():
+            here = self.sort is not None and self.sort[0] == key
+            label = header(dict(COLUMNS)[key], here, bool(self.sort and self.sort[1]))
+            table.add_column(label, key=key, width=width)
+        for s, row in zip(self.rows, rows, strict=True):
+            cells = [cut(row[key], width) for key, width in layout.items()]
+            table.add_row(*cells, key=s.instance.instance_id)
+        self._detail(self.rows[0] if self.rows else None)
+
+    def on_resize(self) -> None:
+        if self.view is not None:
+            self._draw()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._draw()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_to_table()
+
+    def action_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    def action_to_table(self) -> None:
+        self.query_one("#instances", DataTable).focus()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        key = str(event.column_key.value)
+        same = self.sort is not None and self.sort[0] == key
+        self.sort = (key, not self.sort[1]) if same and self.sort else (key, False)
+        self._draw()
 
     def _status(self, text: str) -> None:
         self.query_one("#status", Static).update(Text(text))
@@ -231,11 +295,9 @@ class FleetScreen(Screen[None]):
     # --- selection ---------------------------------------------------------------
 
     def selected(self) -> Seen | None:
-        if self.view is None or not self.view.seen:
-            return None
         table = self.query_one("#instances", DataTable)
         row = table.cursor_row
-        return self.view.seen[row] if 0 <= row < len(self.view.seen) else None
+        return self.rows[row] if 0 <= row < len(self.rows) else None
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._detail(self.selected())
@@ -303,6 +365,9 @@ class FleetScreen(Screen[None]):
         except GpuplanError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
+        except Exception as exc:  # a bug must not kill the app: it goes to the ! panel
+            self.app.call_from_thread(self._failed, describe(exc), exc)
+            return
         self.app.call_from_thread(self._confirm_stop, policy, seen, result)
 
     def _confirm_stop(self, policy: Policy, seen: Seen, plan: StopIdleResult) -> None:
@@ -340,6 +405,9 @@ class FleetScreen(Screen[None]):
         except GpuplanError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
+        except Exception as exc:  # a bug must not kill the app: it goes to the ! panel
+            self.app.call_from_thread(self._failed, describe(exc), exc)
+            return
         self.app.call_from_thread(self._stopped, result)
 
     @staticmethod
@@ -350,15 +418,90 @@ class FleetScreen(Screen[None]):
         return notifier_for(policy.notify)
 
     def _stopped(self, result: StopIdleResult) -> None:
-        from gpuplan.tui.fleet_text import outcome_message
+        from gpuplan.tui.fleet_text import acted_labels, outcome_message
 
         message, failed = outcome_message(result)
-        self.notify(message, title="stop", severity="error" if failed else "information")
+        if failed:
+            self._problem("stop", message)
+        else:
+            self.notify(message, title="stop")
+        self.acted.update(acted_labels(result))
+        self._draw()  # the row says what was done now, before the cloud catches up
         self._status(message)
         self.action_refresh()
 
 
-def instance_row(seen: Seen, series: list[float | None]) -> list[str | Text]:
+PRIORITY = {"instance": 0, "verdict": 0, "idle": 1, "hourly": 1, "region": 1, "util": 2}
+"""Which columns stay on a narrow terminal; columns not named here come last."""
+SHRINKS = {"instance": (10, 24), "region": (9, 16), "type": (8, 20), "state": (7, 12)}
+"""Text columns that may be cut with an ellipsis: (narrowest, widest)."""
+
+
+def fit_columns(
+    rows: list[dict[str, str | Text]], sort: tuple[str, bool] | None, width: int
+) -> dict[str, int | None]:
+    """The columns that fit ``width``: key -> fixed width (text) or None (as wide as cells)."""
+    columns = [
+        Column(key, label, PRIORITY.get(key, 3), *SHRINKS.get(key, (0, 0)))
+        for key, label in COLUMNS
+    ]
+    natural = {
+        key: max([len(plain(r[key])) for r in rows] + [len(label) + (sort is not None)])
+        for key, label in COLUMNS
+    }
+    chosen = choose_columns(columns, natural, width)
+    return {key: (w if key in SHRINKS else None) for key, w in chosen.items()}
+
+
+def plain(cell: str | Text) -> str:
+    return cell.plain if isinstance(cell, Text) else cell
+
+
+def cut(cell: str | Text, width: int | None) -> str | Text:
+    """A cell shortened to ``width`` with an ellipsis; styled cells keep their style."""
+    if width is None or len(plain(cell)) <= width:
+        return cell
+    if isinstance(cell, Text):
+        short = cell.copy()
+        short.truncate(width, overflow="ellipsis")
+        return short
+    return fit_text(cell, width)
+
+
+def row_text(seen: Seen) -> str:
+    """What ``/`` searches: name, id, type, region, verdict, state (lower case)."""
+    inst = seen.instance
+    parts = (inst.name or "", inst.instance_id, inst.instance_type, inst.region)
+    return " ".join((*parts, seen.decision.verdict.value, inst.state.value)).lower()
+
+
+def sort_rows(rows: list[Seen], key: str, descending: bool) -> list[Seen]:
+    """Rows ordered by a column; rows without a value (no price, not idle) go last."""
+
+    def value(s: Seen) -> float | str | None:
+        inst, d = s.instance, s.decision
+        values: dict[str, float | str | None] = {
+            "instance": inst.name or inst.instance_id,
+            "verdict": d.verdict.value,
+            "idle": d.idle_minutes,
+            "util": None,
+            "hourly": None if inst.hourly_usd is None else float(inst.hourly_usd),
+            "gpus": inst.gpu_count,
+            "state": inst.state.value,
+            "type": inst.instance_type,
+            "region": inst.region,
+        }
+        return values.get(key)
+
+    present = [s for s in rows if value(s) is not None]
+    missing = [s for s in rows if value(s) is None]
+    present.sort(key=value, reverse=descending)  # type: ignore[arg-type]
+    return present + missing
+
+
+def instance_row(
+    seen: Seen, series: list[float | None], acted: str | None = None
+) -> list[str | Text]:
     inst, d = seen.instance, seen.decision
     verdict_style = {"idle": "bold yellow", "busy": "green", "unknown": "red"}
     return [
@@ -370,7 +513,7 @@ def instance_row(seen: Seen, series: list[float | None]) -> list[str | Text]:
         Text(_percent(d.cpu_percent), justify="right"),
         Text(fmt.money(inst.hourly_usd), justify="right"),
         f"{fmt.count(inst.gpu_count)}x {inst.gpu or '?'}",
-        inst.state.value,
+        Text(acted, style="bold") if acted else inst.state.value,
         inst.instance_type,
         inst.region,
     ]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from gpuplan.core.lifecycle import Outcome
 from gpuplan.tui import format as fmt
+from gpuplan.usecases.executor import InstanceResult
 from gpuplan.usecases.stop_idle import StopIdleResult
 
 
@@ -46,12 +48,34 @@ def plan_text(plan: StopIdleResult, live: bool) -> Text:
     return out
 
 
+def outcome_word(outcome: InstanceResult, dry_run: bool) -> str:
+    """What happened to one instance, in the plan's words: a dry run "would stop"."""
+    if dry_run and outcome.outcome is Outcome.NONE:
+        planned = outcome.item.planned_action.value
+        return f"would {planned} (dry run, nothing changed)" if planned != "none" else "none"
+    return outcome.outcome.value
+
+
+def acted_labels(result: StopIdleResult) -> dict[str, str]:
+    """Instance id -> the state cell to show until the next refresh agrees."""
+    out: dict[str, str] = {}
+    for o in result.outcomes:
+        if result.dry_run:
+            continue
+        if o.outcome.acted:
+            out[o.item.instance.instance_id] = o.outcome.value
+        elif o.outcome is Outcome.FAILED:
+            out[o.item.instance.instance_id] = "stop failed"
+    return out
+
+
 def outcome_message(result: StopIdleResult) -> tuple[str, bool]:
     """One line for a notification, and whether something failed."""
     if result.aborted:
         return result.aborted, True
     parts = [
-        f"{o.item.instance.instance_id}: {o.outcome.value}" + (f" ({o.detail})" if o.detail else "")
+        f"{o.item.instance.instance_id}: {outcome_word(o, result.dry_run)}"
+        + (f" ({o.detail})" if o.detail else "")
         for o in result.outcomes
     ]
     mode = "dry run recorded" if result.dry_run else "done"

@@ -24,14 +24,20 @@ def number(value: float | Decimal | None, digits: int = 0) -> str:
 
 
 def count(value: float) -> str:
-    """GPU counts: whole numbers plain, fractions to four places (1/6 -> 0.1667)."""
-    return str(int(value)) if value == int(value) else f"{value:.4f}"
+    """GPU counts: whole numbers plain, fractions to two places (1/6 -> 0.17)."""
+    if value == int(value):
+        return f"{int(value):,}"
+    return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 def hours(value: float | None) -> str:
-    """A duration in hours, as hours or days when long."""
+    """A duration: hours below two days, then days, then years (365 d) past two years."""
     if value is None:
         return MISSING
+    if value >= 2 * 365 * 24:
+        return f"{value / (365 * 24):,.1f} y"
+    if value >= 10 * 24:
+        return f"{value / 24:,.0f} d"
     if value >= 48:
         return f"{value / 24:,.1f} d"
     return f"{value:,.1f} h"
@@ -44,3 +50,18 @@ def minutes(value: int | None) -> str:
     if value >= 60:
         return f"{value // 60}h{value % 60:02d}m"
     return f"{value}m"
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 GPU``, ``2 GPUs``, ``1,234 offers``: the count and the noun agreeing."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def compact_money(value: Decimal | float | None) -> str:
+    """Whole dollars with separators; millions as ``12.3M`` so a column stays narrow."""
+    if value is None:
+        return MISSING
+    amount = float(value)
+    if amount >= 1e6:
+        return f"{amount / 1e6:,.1f}M"
+    return f"{amount:,.0f}"

@@ -1,4 +1,5 @@
-"""The ``?`` help screen: every key binding, per screen, in one modal."""
+"""The ``?`` help screen (keys of the screen you are on, then the global ones) and the
+"terminal too small" notice."""
 
 from __future__ import annotations
 
@@ -8,30 +9,83 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Markdown, Static
 
-HELP_TEXT = """\
-# gpuplan keys
-
-| key | where | what |
-|---|---|---|
-| `1` `2` `3` `4` | anywhere | Catalog, Estimate, Fleet, Policies |
-| `?` | anywhere | this help |
-| `q` | anywhere | quit (`ctrl+q` from a text field) |
-| `/` | Catalog | jump to the filter bar |
-| `escape` | filter bar, form | back to the table |
-| `tab` / `shift+tab` | anywhere | next / previous field |
-| `s` | Catalog | cycle the sort: price, $/GPU-h, TFLOP/s per $ |
-| `enter` / `ctrl+r` | Estimate | run the estimate (enter on a row: its arithmetic) |
-| `t` | Estimate | switch between the chart and the explanation |
-| `r` | Fleet, Policies | refresh (Fleet: in the background) / re-check the files |
-| `x` | Fleet | stop the selected idle instance (plan first, then confirm) |
-| `l` | Fleet | switch DRY RUN / LIVE |
-| `y` / `n` | confirmation | confirm / cancel |
-
-Arrow keys move in tables; the row under the cursor fills the detail panel.
-The mouse works too: click a column header to sort, a row to select.
+TABLE_KEYS = """\
+| `↑` `↓` / `j` `k` | move the cursor |
+| `g` `G` / `Home` `End` | first / last row |
+| click a header | sort by it (▲); click again to reverse (▼) |
 """
+SCREEN_HELP = {
+    "catalog": """\
+## Catalog
+
+| key | what |
+|---|---|
+| `/` | jump to the search box (filters as you type) |
+| `tab` / `shift+tab` | next / previous filter box (provider, GPU, region, pricing) |
+| `enter`, `escape` | back to the table |
+| `s` | sort by on-demand, spot, $/GPU-h, TFLOP/s per $ in turn |
+"""
+    + TABLE_KEYS
+    + """
+The region box takes names (`us-east-1`) and groups (`europe`, `us`, `asia`...).
+Narrow columns are dropped by priority: prices and region stay, the instance name goes
+first; the detail panel below always names the selected instance.
+""",
+    "estimate": """\
+## Estimate
+
+| key | what |
+|---|---|
+| `enter` / `ctrl+r` | run the estimate (on a row: its arithmetic) |
+| `tab` / `shift+tab` | next / previous field |
+| `t` | switch between the chart and the explanation |
+| `escape` | back to the table |
+"""
+    + TABLE_KEYS
+    + """
+Numbers take suffixes: params `7B`, tokens `2T`, budget `20k`. The deadline needs a
+unit: `36h`, `14d`, `2w`. A bad field is marked red and named in the status line; the
+old results are cleared. The policy field takes a path or a file name in the policies
+folder (`--policies`).
+""",
+    "fleet": """\
+## Fleet
+
+| key | what |
+|---|---|
+| `r` | refresh in the background |
+| `/` | filter rows (instance, type, region, verdict) |
+| `x` | stop the selected idle instance (plan first, then confirm) |
+| `l` | switch DRY RUN / LIVE |
+| `y` / `n` | confirm / cancel in the dialog |
+"""
+    + TABLE_KEYS,
+    "policies": """\
+## Policies
+
+| key | what |
+|---|---|
+| `r` | re-check the files |
+"""
+    + TABLE_KEYS,
+}
+GLOBAL_HELP = """\
+## Everywhere
+
+| key | what |
+|---|---|
+| `1` `2` `3` `4` | Catalog, Estimate, Fleet, Policies |
+| `?` | this help |
+| `!` | problems so far (failed providers, webhooks, stops) |
+| `q` | quit (`ctrl+q` from a text field) |
+"""
+
+
+def help_text(mode: str) -> str:
+    """This screen's keys first, then the keys that work everywhere."""
+    return SCREEN_HELP.get(mode, "") + "\n" + GLOBAL_HELP
 
 
 class HelpScreen(ModalScreen[None]):
@@ -49,9 +103,30 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
+    def __init__(self, mode: str = "catalog") -> None:
+        super().__init__()
+        self.mode = mode
+
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Markdown(HELP_TEXT)
+            yield Markdown(help_text(self.mode))
 
     def action_dismiss_help(self) -> None:
         self.dismiss(None)
+
+
+class TooSmallScreen(ModalScreen[None]):
+    """Covers the app while the terminal is too small; gone when it is large enough."""
+
+    DEFAULT_CSS = """
+    TooSmallScreen { align: center middle; }
+    TooSmallScreen Static { width: auto; text-style: bold; }
+    """
+
+    def __init__(self, minimum: tuple[int, int]) -> None:
+        super().__init__()
+        self.minimum = minimum
+
+    def compose(self) -> ComposeResult:
+        width, height = self.minimum
+        yield Static(f"Terminal too small: gpuplan needs {width}x{height}.\nEnlarge it, or q.")

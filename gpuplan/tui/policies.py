@@ -168,7 +168,8 @@ class PoliciesScreen(Screen[None]):
         source.update(annotated_source(view.path, view.problems))
         if view.policy is None:
             count = len(view.problems)
-            verdict.update(Text(f"{view.path.name}: {count} problem(s)", style="bold red"))
+            noun = "problem" if count == 1 else "problems"
+            verdict.update(Text(f"{view.path.name}: {count} {noun}", style="bold red"))
             budget.update(Text("\n".join(problem_line(p) for p in view.problems), style="red"))
             return
         verdict.update(Text(f"{view.policy.name} · valid · {view.path.name}", style="bold green"))
@@ -198,10 +199,10 @@ class PoliciesScreen(Screen[None]):
             out.append(how)
             return out
         spent = last.month_to_date_usd if last else None
-        out.append(f"${spent or 0:,} of ${monthly:,}; alerts at ")
+        out.append(f"${spent or 0:,.2f} of ${monthly:,.2f}; alerts at ")
         out.append(", ".join(f"{t:g}%" for t in thresholds) + "\n")
         if spent is not None:
             out.append_text(budget_bar(spent, monthly, thresholds))
             out.append("\n")
-        out.append(f"left: ${left:,} ({how})" if left is not None else how, style="dim")
+        out.append(f"left: ${left:,.2f} ({how})" if left is not None else how, style="dim")
         return out

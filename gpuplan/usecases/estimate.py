@@ -348,7 +348,7 @@ def read_job_file(path: str) -> dict[str, Any]:
     for key, value in data.items():
         name = str(key).replace("-", "_")
         if name not in known:
-            raise DataError(path, f"unknown key {key!r}", field=str(key))
+            raise _unknown_key(path, text, str(key), known)
         out[name] = value
     return out
 
@@ -360,6 +360,24 @@ def job_error(exc: InputError, path: str, keys: set[str]) -> InputError:
         if exc.message.startswith(flag + ":") or exc.message.startswith(flag + " "):
             return DataError(path, exc.message, field=key.replace("_", "-"))
     return exc
+
+
+def _unknown_key(path: str, text: str, key: str, known: set[str]) -> DataError:
+    """The unknown key's line, and the closest known key (``tokns`` -> ``tokens``)."""
+    import difflib
+    import re
+
+    line = next(
+        (
+            number
+            for number, content in enumerate(text.splitlines(), start=1)
+            if re.match(rf"""\s*["']?{re.escape(key)}["']?\s*:""", content)
+        ),
+        None,
+    )
+    close = difflib.get_close_matches(key.replace("-", "_"), sorted(known), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return DataError(path, f"unknown key {key!r}{hint}", line=line, field=key)
 
 
 def merge_job_file(args: EstimateArgs, job: dict[str, Any]) -> EstimateArgs:

@@ -49,7 +49,7 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        return self.policy is not None
+        return self.policy is not None and not self.problems
 
 
 def check_policies(
@@ -66,8 +66,21 @@ def check_policies(
         except InputError as exc:
             results.append(CheckResult(path, None, (exc.message,)))
         else:
-            results.append(CheckResult(path, policy, ()))
+            results.append(CheckResult(path, policy, scope_missing(path, policy)))
     return results
+
+
+def scope_missing(path: str, policy: Policy) -> tuple[str, ...]:
+    """A policy must say which instances it governs: ``scope: {}`` says "none" on purpose.
+
+    Without the key, ``fleet`` and ``stop-idle`` would quietly see no instances.
+    """
+    if "scope" in policy.model_fields_set:
+        return ()
+    return (
+        f"{path}: scope: missing: name the clouds this policy governs (scope.aws, scope.gcp, "
+        "scope.azure), or write 'scope: {}' for a planning-only policy",
+    )
 
 
 def effective_policy(policy: Policy) -> dict[str, Any]:

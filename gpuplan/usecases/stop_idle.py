@@ -106,6 +106,9 @@ def _finish(
             delivery = notifier.send(text)
             if not delivery.ok:
                 result.problems.append(f"webhook not delivered: {delivery.error}")
+                if ledger is not None and result.run_id is not None:
+                    # The run was recorded before sending; it failed after all: say so.
+                    ledger.finish_run(result.run_id, now, "failed", summary=summary(result))
 
 
 def _not_acted(result: StopIdleResult, journal: Journal, apply: bool, now: datetime) -> None:

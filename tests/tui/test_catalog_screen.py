@@ -6,7 +6,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
 from gpuplan.tui.app import GpuplanApp
-from gpuplan.tui.catalog import CatalogScreen
+from gpuplan.tui.catalog import DEBOUNCE_S, CatalogScreen
 from gpuplan.tui.context import TuiContext
 from tests.tui.conftest import drive
 
@@ -28,7 +28,7 @@ def test_catalog_opens_with_every_offer(tui_context: TuiContext) -> None:
         table = app.screen.query_one("#offers", DataTable)
         assert table.row_count == 8
         assert table.has_focus
-        assert "8 of 8 offers" in shown(app, "#status")
+        assert "8/8 offers" in shown(app, "#status")
         assert "as of 2026-12-01" in shown(app, "#status")
 
     drive(app, script)
@@ -45,7 +45,7 @@ def test_filter_to_h100_with_the_keyboard(tui_context: TuiContext) -> None:
         assert column(app, "gpu") == ["8x H100", "8x H100", "8x H100"]
         assert column(app, "provider") == ["aws", "azure", "gcp"]
         assert app.screen.query_one("#offers", DataTable).has_focus  # enter: back to table
-        assert "3 of 8 offers" in shown(app, "#status")
+        assert "3/8 offers" in shown(app, "#status")
         detail = shown(app, "#detail")
         assert "H100" in detail and "bf16 989" in detail  # dense bf16 peak from gpus.toml
 
@@ -56,12 +56,12 @@ def test_sort_by_price_per_gpu_and_detail_follows_cursor(tui_context: TuiContext
     app = GpuplanApp(tui_context)
 
     async def script(pilot: Pilot[None]) -> None:
-        await pilot.press("s", "s")  # provider order -> price -> price-per-gpu
+        await pilot.press("s", "s", "s")  # cloud order -> on-demand -> spot -> $/GPU-h
         per_gpu = [float(c.replace(",", "")) for c in column(app, "per_gpu")]
         assert per_gpu == sorted(per_gpu)
-        assert "sort: price-per-gpu" in shown(app, "#status")
+        assert "sort: $/GPU-h▲" in shown(app, "#status")
         await pilot.press("down")
-        assert column(app, "instance")[1] in shown(app, "#detail")
+        assert column(app, "instance")[1].rstrip("…") in shown(app, "#detail")
 
     drive(app, script)
 
@@ -72,9 +72,11 @@ def test_unknown_gpu_is_shown_not_raised(tui_context: TuiContext) -> None:
     async def script(pilot: Pilot[None]) -> None:
         app.screen.query_one("#gpu", Input).focus()
         await pilot.press(*"a100")
+        await pilot.pause(DEBOUNCE_S + 0.2)
         assert "ambiguous" in shown(app, "#status")
         assert app.screen.query_one("#offers", DataTable).row_count == 0
         await pilot.press(*"-80gb")
+        await pilot.pause(DEBOUNCE_S + 0.2)
         assert column(app, "instance") == ["p4de.24xlarge", "a2-ultragpu-1g"]
 
     drive(app, script)
@@ -85,11 +87,11 @@ def test_text_search_and_spot_pricing(tui_context: TuiContext) -> None:
 
     async def script(pilot: Pilot[None]) -> None:
         app.screen.query_one("#search", Input).value = "us-east-1"
-        await pilot.pause()
+        await pilot.pause(DEBOUNCE_S + 0.2)
         assert column(app, "region") == ["us-east-1"] * 3
         app.screen.query_one("#search", Input).value = ""
         app.screen.query_one("#pricing").value = "spot"  # type: ignore[attr-defined]
-        await pilot.pause()
+        await pilot.pause(DEBOUNCE_S + 0.2)
         # Azure's 8x H100 has no spot price in the fixture: it drops out.
         assert "Standard_ND96isr_H100_v5" not in column(app, "instance")
         assert len(column(app, "instance")) == 7
@@ -134,8 +136,8 @@ def test_click_a_header_to_sort_with_the_mouse(tui_context: TuiContext) -> None:
         target = next(i for i, c in enumerate(columns) if c.key.value == "tflops")
         x = sum(c.get_render_width(table) for c in columns[:target]) + 2
         assert await pilot.click("#offers", offset=(x, 0))
-        assert "sort: tflops-per-dollar" in shown(app, "#status")
+        assert "sort: TF/s/$▲" in shown(app, "#status")
         values = [float(c.replace(",", "")) for c in column(app, "tflops") if c != "-"]
-        assert values == sorted(values, reverse=True)
+        assert values == sorted(values)
 
     drive(app, script)

@@ -7,6 +7,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
+from gpuplan.tui import format as fmt
 from gpuplan.tui.app import GpuplanApp
 from gpuplan.tui.chart import TimeCostChart
 from gpuplan.tui.context import TuiContext
@@ -37,7 +38,7 @@ def test_run_an_estimate_and_select_a_row(tui_context: TuiContext) -> None:
         table = screen.query_one("#options", DataTable)
         assert table.row_count == len(screen.result.options) > 1
         assert table.has_focus
-        assert "feasible option(s)" in shown(app, "#status")
+        assert "feasible options" in shown(app, "#status")
         stars = [str(c) for c in table.get_column("pareto")]
         assert stars.count("★") == sum(o.pareto for o in screen.result.options) >= 1
         # Rank by cost: the cost column never goes down.
@@ -47,7 +48,7 @@ def test_run_an_estimate_and_select_a_row(tui_context: TuiContext) -> None:
         await pilot.press("down")
         second = screen.result.options[1]
         explain = shown(app, "#explain")
-        assert explain.startswith(f"{second.gpus:g}x {second.gpu}")
+        assert explain.startswith(f"{fmt.count(second.gpus)}x {second.gpu}")
         assert "FLOPs dense = 6 x 7e+09 params x 1.4e+11 tokens" in explain
         assert "memory per GPU (GiB)" in explain
         assert screen.query_one("#chart", TimeCostChart).selected == screen.point_of[1]
@@ -68,7 +69,9 @@ def test_bad_input_is_an_error_line(tui_context: TuiContext) -> None:
         app.screen.query_one("#params", Input).value = "seven"
         await run_estimate(app, pilot)
         status = app.screen.query_one("#status", Static)
-        assert "--params" in str(status.render())
+        assert "params: expected a number" in str(status.render())
+        assert "--params" not in str(status.render())
+        assert app.screen.query_one("#params", Input).has_class("bad")
         assert status.has_class("error")
         assert app.screen.query_one("#options", DataTable).row_count == 0
 
@@ -82,7 +85,7 @@ def test_nothing_feasible_says_why(tui_context: TuiContext) -> None:
         app.screen.query_one("#deadline", Input).value = "1h"
         app.screen.query_one("#gpus", Input).value = "8"
         await run_estimate(app, pilot)
-        assert "0 feasible option(s)" in shown(app, "#status")
+        assert "0 feasible options" in shown(app, "#status")
         explain = shown(app, "#explain")
         assert explain.startswith("No feasible option.")
         assert "deadline" in explain

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.policy import Policy
@@ -15,6 +15,7 @@ from gpuplan.tui.app import GpuplanApp
 from gpuplan.tui.confirm import ConfirmScreen
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.fleet import FleetScreen
+from gpuplan.tui.problems import ProblemsScreen
 from tests.tui.conftest import drive
 from tests.tui.fleet_fake import LifecycleFake, demo_fleet
 
@@ -52,7 +53,7 @@ def test_fleet_shows_verdicts_and_sparklines(tui_context: TuiContext) -> None:
         util = cells(screen, "util")
         assert set(util[0]) == {"▁"} and set(util[1]) == {"▇"} and set(util[2]) == {"·"}
         assert len(util[0]) == 12  # one character per 5-minute period of the 60-minute window
-        assert "3 instance(s), 1 idle" in str(screen.query_one("#status", Static).render())
+        assert "3 instances, 1 idle" in str(screen.query_one("#status", Static).render())
         assert str(screen.query_one("#mode", Static).render()) == "DRY RUN"
         # One batch of metrics for the running instances, no actions.
         assert len(fake.calls_to("fetch_utilisation")) == 1
@@ -89,6 +90,8 @@ def test_stop_an_idle_instance_live_through_the_confirmation(tui_context: TuiCon
         # Re-read first (state, tags), then the gpuplan-acting lease is read back.
         assert [c.args[0] for c in fake.calls_to("refresh")] == ["i-0idle", "i-0idle"]
         assert fake.calls_to("tag")[0].args[0] == "i-0idle"
+        row = cells(screen, "instance").index("forgotten-notebook")
+        assert cells(screen, "state")[row] != "running"  # the row follows the action
 
     drive(app, script)
     assert tui_context.ledger_path is not None
@@ -146,7 +149,7 @@ def test_cancel_and_busy_instances_do_nothing(tui_context: TuiContext) -> None:
         assert ledger.count("runs") == 0
 
 
-def test_provider_error_is_a_notification_not_a_crash(tui_context: TuiContext) -> None:
+def test_provider_error_lands_in_the_problems_panel(tui_context: TuiContext) -> None:
     fake = demo_fleet()
     fake.failures["list_instances"] = "throttled by the cloud (RequestLimitExceeded)"
     app = GpuplanApp(on_fake(tui_context, fake))
@@ -156,6 +159,70 @@ def test_provider_error_is_a_notification_not_a_crash(tui_context: TuiContext) -
         assert screen.query_one("#instances", DataTable).row_count == 0
         messages = [n.message for n in app._notifications]
         assert any("RequestLimitExceeded" in m for m in messages)
-        assert "1 problem(s)" in str(screen.query_one("#status", Static).render())
+        assert "1 problem (!)" in str(screen.query_one("#status", Static).render())
+        await pilot.pause(11)  # the toast is gone; the problem is not
+        await pilot.press("exclamation_mark")
+        assert isinstance(app.screen, ProblemsScreen)
+        listed = str(app.screen.query_one("#problems", Static).render())
+        assert "provider: " in listed and "RequestLimitExceeded" in listed
+        await pilot.press("escape")
+        assert app.screen is screen
 
     drive(app, script)
+
+
+def test_filter_and_sort_the_fleet(tui_context: TuiContext) -> None:
+    app = GpuplanApp(on_fake(tui_context, demo_fleet()))
+
+    async def script(pilot: Pilot[None]) -> None:
+        screen = await open_fleet(app, pilot)
+        await pilot.press("slash", *"busy", "enter")
+        assert cells(screen, "instance") == ["llama-pretrain"]
+        assert screen.query_one("#instances", DataTable).has_focus
+        screen.query_one("#filter", Input).value = ""
+        await pilot.pause()
+        table = screen.query_one("#instances", DataTable)
+        for expected in (["busy", "idle", "unknown"], ["unknown", "idle", "busy"]):
+            columns = table.ordered_columns
+            index = next(i for i, c in enumerate(columns) if c.key.value == "verdict")
+            x = sum(c.get_render_width(table) for c in columns[:index]) + 2
+            assert await pilot.click("#instances", offset=(x, 0))
+            await pilot.pause()
+            assert cells(screen, "verdict") == expected
+        await pilot.press("G")  # the cursor row is what x acts on, in the shown order
+        selected = screen.selected()
+        assert selected is not None and selected.decision.verdict.value == "busy"
+
+    drive(app, script)
+
+
+def test_dry_run_outcome_says_what_the_plan_said(tui_context: TuiContext) -> None:
+    app = GpuplanApp(on_fake(tui_context, demo_fleet()))
+
+    async def script(pilot: Pilot[None]) -> None:
+        screen = await open_fleet(app, pilot)
+        await pilot.press("x")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("i-0idle: would stop (dry run, nothing changed)" in m for m in messages)
+        assert not any("i-0idle: none" in m for m in messages)
+        assert screen.view is not None
+
+    drive(app, script)
+
+
+def test_narrow_fleet_keeps_verdict_price_and_region(tui_context: TuiContext) -> None:
+    app = GpuplanApp(on_fake(tui_context, demo_fleet()))
+
+    async def script(pilot: Pilot[None]) -> None:
+        screen = await open_fleet(app, pilot)
+        table = screen.query_one("#instances", DataTable)
+        keys = [str(c.key.value) for c in table.ordered_columns]
+        assert {"instance", "verdict", "hourly", "region"} <= set(keys)
+        assert sum(c.get_render_width(table) for c in table.ordered_columns) <= 80 - 1
+
+    drive(app, script, size=(80, 24))

@@ -47,7 +47,7 @@ def test_broken_policy_shows_its_errors_with_line_numbers(tui_context: TuiContex
         assert [str(c) for c in files.get_column_at(0)] == ["✓", "✗"]
         assert "team-a · valid" in shown(app, "#verdict")
         await pilot.press("down")
-        assert "b-broken.yaml: 2 problem(s)" in shown(app, "#verdict")
+        assert "b-broken.yaml: 2 problems" in shown(app, "#verdict")
         problems = shown(app, "#budget")
         assert "line 6, column 22: idle.threshold_percent:" in problems
         assert "line 7, column 3: idle.windw_minutes: unknown key; did you mean" in problems
@@ -67,7 +67,7 @@ def test_budget_burn_from_the_ledger(tui_context: TuiContext) -> None:
 
     async def script(pilot: Pilot[None]) -> None:
         budget = shown(app, "#budget")
-        assert "Budget 2026-12: $850 of $1,000; alerts at 50%, 80%, 100%" in budget
+        assert "Budget 2026-12: $850.00 of $1,000.00; alerts at 50%, 80%, 100%" in budget
         assert "85.0%" in budget
         assert "left: $150" in budget
 
@@ -95,6 +95,6 @@ def test_policy_flag_opens_that_file_first(tui_context: TuiContext) -> None:
     app = GpuplanApp(replace(tui_context, policy_file=broken), start="policies")
 
     async def script(pilot: Pilot[None]) -> None:
-        assert "b-broken.yaml: 2 problem(s)" in shown(app, "#verdict")
+        assert "b-broken.yaml: 2 problems" in shown(app, "#verdict")
 
     drive(app, script)

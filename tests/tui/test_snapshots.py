@@ -6,8 +6,10 @@ the diff report before committing the new SVGs.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from gpuplan.tui.app import GpuplanApp
@@ -89,3 +91,47 @@ def test_fleet_stop_confirmation(snap_compare: Any, tui_context: TuiContext) -> 
 
     app = GpuplanApp(on_fake(tui_context, demo_fleet()))
     assert snap_compare(app, run_before=run_before, terminal_size=SNAPSHOT_SIZE)
+
+
+SIZES = [(80, 24), (120, 40)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+def test_catalog_bundled_at_size(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
+    from gpuplan.loaders.paths import bundled_pricing_dir
+    from tests.tui.conftest import fixed_clock
+
+    context = TuiContext(
+        catalog_dir=str(bundled_pricing_dir()), policies_dir=tmp_path, clock=fixed_clock
+    )
+    assert snap_compare(GpuplanApp(context), terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+def test_estimate_at_size(
+    snap_compare: Any, tui_context: TuiContext, size: tuple[int, int]
+) -> None:
+    app = GpuplanApp(tui_context, start="estimate")
+    assert snap_compare(app, run_before=_estimate, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+def test_fleet_at_size(snap_compare: Any, tui_context: TuiContext, size: tuple[int, int]) -> None:
+    from tests.tui.fleet_fake import demo_fleet
+    from tests.tui.test_fleet_screen import on_fake
+
+    app = GpuplanApp(on_fake(tui_context, demo_fleet()))
+    assert snap_compare(app, run_before=_fleet, terminal_size=size)
+
+
+def test_estimate_refuses_1e308(snap_compare: Any, tui_context: TuiContext) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _estimate(pilot)
+        pilot.app.screen.query_one("#params").value = "1e308"  # type: ignore[attr-defined]
+        pilot.app.screen.query_one("#params").focus()
+        await _estimate(pilot)
+        pilot.app.screen.query_one("#options").focus()  # no blinking cursor in the picture
+        await pilot.pause()
+
+    app = GpuplanApp(tui_context, start="estimate")
+    assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))

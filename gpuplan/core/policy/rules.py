@@ -80,6 +80,33 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
             )
         )
     problems.extend(_budget_rules(policy))
+    problems.extend(region_rules(policy))
+    return problems
+
+
+def region_rules(policy: Policy) -> list[PolicyProblem]:
+    """Region names that are not the named cloud's (a typo, or another cloud's region)."""
+    from gpuplan.core.regions import close_matches, known_regions, provider_region_problem
+
+    problems: list[PolicyProblem] = []
+    if policy.scope.aws is not None:
+        for index, region in enumerate(policy.scope.aws.regions):
+            why = provider_region_problem(Provider.AWS, region)
+            if why:
+                problems.append(PolicyProblem(("scope", "aws", "regions", index), why))
+    if policy.scope.gcp is not None:
+        for index, zone in enumerate(policy.scope.gcp.zones):
+            why = provider_region_problem(Provider.GCP, zone.rsplit("-", 1)[0])
+            if why:
+                problems.append(PolicyProblem(("scope", "gcp", "zones", index), f"zone {why}"))
+    every = known_regions()
+    for index, region in enumerate(policy.planning.allowed_regions):
+        if region.lower() not in every:
+            matches = close_matches(region, every)
+            why = f"unknown region {region!r}" + (
+                f"; did you mean {', '.join(matches)}?" if matches else ""
+            )
+            problems.append(PolicyProblem(("planning", "allowed_regions", index), why))
     return problems
 
 

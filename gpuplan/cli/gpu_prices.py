@@ -1,0 +1,85 @@
+"""``gpuplan gpus --prices``: the cheapest on-demand and spot price per GPU-hour of each
+GPU across the clouds, and where, one line each (like ``sky show-gpus``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpuplan.cli.catalog_cmd import as_of_text, catalog_regions
+from gpuplan.cli.common import load_catalog_for, split_list
+from gpuplan.cli.render import format_cell, plural, print_csv, print_json, render_table
+from gpuplan.core.cheapest import SHOWN, Cheapest, GpuPrices, cheapest_by_gpu
+from gpuplan.core.regions import expand_regions
+
+CSV_COLUMNS = (
+    "gpu",
+    "provider",
+    "offers",
+    "on_demand_per_gpu_hour",
+    "on_demand_where",
+    "spot_per_gpu_hour",
+    "spot_where",
+)
+
+
+def where(best: Cheapest | None, with_provider: bool) -> str:
+    if best is None:
+        return "-"
+    o = best.offer
+    head = f"{o.provider.value} " if with_provider else ""
+    return f"{head}{o.region} {o.instance_type}"
+
+
+def record(row: GpuPrices) -> dict[str, object]:
+    out: dict[str, object] = {
+        "gpu": row.gpu,
+        "provider": row.provider.value if row.provider else None,
+        "offers": row.offers,
+    }
+    for pricing in SHOWN:
+        best = row.best.get(pricing)
+        out[f"{pricing.value}_per_gpu_hour"] = best.per_gpu_hour if best else None
+        out[f"{pricing.value}_where"] = where(best, True) if best else None
+    return out
+
+
+def run_prices(args: argparse.Namespace) -> int:
+    from gpuplan.usecases.catalog import find_offers
+
+    catalog = load_catalog_for(args)
+    region_words = split_list(args.region)
+    regions = expand_regions(region_words, catalog_regions(catalog))
+    offers = find_offers(
+        catalog,
+        providers=split_list(args.provider),
+        gpus=split_list(args.gpu),
+        regions=regions,
+    )
+    if region_words and not regions:
+        offers = []
+    rows = cheapest_by_gpu(offers, per_provider=args.per_cloud, order=catalog.gpus.names)
+    records = [record(r) for r in rows]
+    if args.json:
+        print_json(records)
+        return 0
+    if args.csv:
+        print_csv(CSV_COLUMNS, records)
+        return 0
+    headers = ["GPU", *(["cloud"] if args.per_cloud else []), "offers"]
+    headers += ["on-demand $/GPU-h", "cheapest on-demand at", "spot $/GPU-h", "cheapest spot at"]
+    table = []
+    for row in rows:
+        cells = [row.gpu, *([row.provider.value] if row.provider else []), str(row.offers)]
+        for pricing in SHOWN:
+            best = row.best.get(pricing)
+            cells.append(format_cell(best.per_gpu_hour if best else None, money=True))
+            cells.append(where(best, not args.per_cloud))
+        table.append(cells)
+    lead = 3 if args.per_cloud else 2
+    right = [False] * (lead - 1) + [True, True, False, True, False]
+    print(render_table(headers, table, align_right=right))
+    print(
+        f"\n{plural(len(rows), 'line')}; USD per GPU-hour, the lowest list price in the catalog "
+        f"for each GPU; list prices as of {as_of_text(offers)}."
+    )
+    return 0
