@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from gpuplan.core.errors import DataError
 from gpuplan.core.fleet import NEEDS, Action, Capability, GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.offers import Provider
-from gpuplan.providers.base import ProviderError, unsupported
+from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,10 @@ class FakeProvider:
         instances: Iterable[GpuInstance] = (),
         *,
         capabilities: Iterable[Capability] = (Capability.LIST,),
+        metrics: MetricsSource | None = None,
     ) -> None:
         self._provider = provider
+        self._metrics = metrics
         self._capabilities = frozenset(capabilities)
         self.instances: dict[str, GpuInstance] = {
             i.instance_id: i for i in instances if i.provider is provider
@@ -95,6 +97,10 @@ class FakeProvider:
         period_minutes: int,
     ) -> dict[str, GpuSamples]:
         self._called("fetch_utilisation", tuple(i.instance_id for i in instances))
+        if self._metrics is not None:  # e.g. Prometheus, as for the real clouds
+            return self._metrics.fetch_utilisation(
+                instances, start=start, end=end, period_minutes=period_minutes
+            )
         out: dict[str, GpuSamples] = {}
         for inst in instances:
             if inst.instance_id in self.utilisation:

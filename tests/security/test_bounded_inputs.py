@@ -15,7 +15,7 @@ from gpuplan.cli.main import main
 from gpuplan.core.errors import DataError
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.safe_read import read_bytes, read_text
-from gpuplan.usecases.stop_idle import run_lock
+from gpuplan.usecases.session import run_lock
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 

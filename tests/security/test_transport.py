@@ -18,7 +18,7 @@ from gpuplan.providers.base import ProviderError
 from gpuplan.providers.fake import FakeProvider
 from gpuplan.providers.http import HttpError, Limits, request
 from gpuplan.providers.pricing.azure import fetch_azure_prices
-from gpuplan.providers.prometheus import PrometheusSource, WithPrometheus
+from gpuplan.providers.prometheus import PrometheusSource
 from gpuplan.usecases.stop_idle import run_stop_idle
 from tests.security.conftest import RawServer
 
@@ -87,15 +87,13 @@ def test_garbage_makes_unknown_verdicts_and_no_secret_in_the_ledger(
 ) -> None:
     raw_server.headers = {"Content-Type": "text/html"}
     raw_server.body = b"<html>login</html>"
-    fake = FakeProvider(Provider.AWS, [_instance()], capabilities=tuple(Capability))
     source = PrometheusSource(_with_password(raw_server.url), attempts=1, timeout_s=5)
+    fake = FakeProvider(Provider.AWS, [_instance()], capabilities=tuple(Capability), metrics=source)
     policy = Policy.model_validate(
         {"version": 1, "name": "p", "scope": {"aws": {"regions": ["us-east-1"]}}}
     )
     with Ledger(tmp_path / "l.db") as ledger:
-        result = run_stop_idle(
-            policy, [WithPrometheus(fake, source)], apply=True, now=NOW, ledger=ledger
-        )
+        result = run_stop_idle(policy, [fake], apply=True, now=NOW, ledger=ledger)
         (run,) = ledger.runs()
     assert [o.item.decision.verdict.value for o in result.outcomes] == ["unknown"]
     assert not [c for c in fake.calls if c.method in ("stop", "terminate")]
