@@ -63,6 +63,9 @@ def run_session(
 ) -> Iterator[Ledger]:
     """The lock (beside the ledger), then the ledger, both released on the way out."""
     path = ledger_path(db, environ)
-    private_file(path)  # a FIFO or device ledger is refused before a lock is made beside it
+    try:  # a FIFO or device ledger is refused before a lock is made beside it
+        private_file(path)
+    except OSError as exc:
+        raise LedgerError(f"{path}: cannot open the ledger: {exc.strerror or exc}") from None
     with run_lock(path.with_name(path.name + ".lock"), lock_wait), Ledger(path) as ledger:
         yield ledger

@@ -31,15 +31,19 @@ def outcome(result: StopIdleResult, iid: str) -> tuple[str, str]:
     return o.outcome.value, o.detail
 
 
+LIST_METRICS_PER_SURVEY = 3
+"""Utilisation, memory used and memory total (``cloudwatch.read_all``); CPU needs none."""
+
+
 class OnReCheck:
-    """Runs ``then`` when the second ListMetrics is sent: the re-check's metrics fetch."""
+    """Runs ``then`` from the first ListMetrics after the survey's: the re-check's fetch."""
 
     def __init__(self, then: Any) -> None:
         self.calls, self.then = 0, then
 
     def __call__(self, **kwargs: Any) -> Any:
         self.calls += 1
-        return self.then(**kwargs) if self.calls >= 2 else None
+        return self.then(**kwargs) if self.calls > LIST_METRICS_PER_SURVEY else None
 
 
 def test_a_keep_tag_added_during_the_re_check_metrics_fetch_is_honoured(

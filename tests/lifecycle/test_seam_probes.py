@@ -63,7 +63,8 @@ def test_prometheus_metrics_keep_reservation_awareness(world: World) -> None:
         (inst,) = adapter.list_instances()
         assert inst.instance_id == iid
         adapter.fetch_utilisation([inst], start=NOW, end=NOW, period_minutes=5)
-        assert fake.calls["query_range"] == 1  # utilisation asked of Prometheus, not CloudWatch
+        # Utilisation, GPU memory used/free and CPU asked of Prometheus, not CloudWatch.
+        assert fake.calls["query_range"] == 4
 
 
 FLEET = [

@@ -123,6 +123,9 @@ def test_damaged_ledger_rows_are_reported_per_row(
     _damaged_ledger(db)
     assert main([*argv, "--db", str(db)]) == 0
     err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if argv[0] != "history":
+        return  # savings and waste read the typed tables, not the damaged summary blob
     assert "ledger runs row 1 skipped: summary is not JSON" in err
     assert "ledger runs row 2 skipped: started_at is not an ISO time" in err
     assert "ledger runs row 3 skipped: summary.acted[].instance_id is not text" in err
