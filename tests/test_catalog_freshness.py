@@ -50,7 +50,7 @@ def test_table_marks_rows_older_than_30_days_and_gives_the_range(
     assert rows["westus"].rstrip().endswith("2026-11-02")  # exactly 30 days: not marked
     footer = out.strip().splitlines()[-1]
     assert "as of 2023-12-18 to 2026-11-02" in footer
-    assert "* = price older than 30 days (2 row(s))" in footer
+    assert "* = price older than 30 days (2 rows)" in footer
 
 
 def test_max_age_keeps_only_recent_prices(

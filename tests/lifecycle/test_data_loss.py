@@ -74,16 +74,16 @@ def test_policy_check_refuses_terminate_without_allow_data_loss(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "p.yaml"
-    path.write_text("version: 1\nname: t\nidle: {action: terminate}\n", encoding="utf-8")
+    path.write_text("version: 1\nname: t\nscope: {}\nidle: {action: terminate}\n", encoding="utf-8")
     assert main(["policy", "check", str(path)]) == 2
     err = capsys.readouterr().err
-    assert "p.yaml:3:16: idle.action: terminate deletes the instance" in err
+    assert "p.yaml:4:16: idle.action: terminate deletes the instance" in err
     assert "set idle.allow_data_loss: true" in err and "Traceback" not in err
     path.write_text(
-        "version: 1\nname: t\nidle: {action: terminate, allow_data_loss: true}\n",
+        "version: 1\nname: t\nscope: {}\nidle: {action: terminate, allow_data_loss: true}\n",
         encoding="utf-8",
     )
     assert main(["policy", "check", str(path)]) == 0
     # Every command that loads the policy refuses it too: nothing is acted on.
-    path.write_text("version: 1\nname: t\nidle: {action: terminate}\n", encoding="utf-8")
+    path.write_text("version: 1\nname: t\nscope: {}\nidle: {action: terminate}\n", encoding="utf-8")
     assert main(["stop-idle", "--policy", str(path), "--apply", "--db", str(tmp_path / "l")]) == 2

@@ -93,7 +93,7 @@ def test_stop_an_idle_instance_live_through_the_confirmation(tui_context: TuiCon
         row = cells(screen, "instance").index("forgotten-notebook")
         assert cells(screen, "state")[row] != "running"  # the row follows the action
 
-    drive(app, script)
+    drive(app, script, size=(160, 30))  # wide enough for the state column
     assert tui_context.ledger_path is not None
     with Ledger(tui_context.ledger_path) as ledger:
         runs = ledger.runs()

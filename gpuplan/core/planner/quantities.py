@@ -148,7 +148,7 @@ def _count(text: str, flag: str) -> float:
         raise InputError(f"{flag}: expected a GPU count such as 64, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise InputError(f"{flag}: GPU counts must be positive and finite, got {text!r}")
-    check_finite(value, "--gpus")
+    check_finite(value, flag, maximum=LIMITS.get("--gpus", DEFAULT_LIMIT))
     if value >= 1 and value != int(value):
         raise InputError(f"{flag}: whole GPUs only above 1, got {text!r}")
     return value
