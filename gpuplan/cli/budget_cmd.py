@@ -10,6 +10,7 @@ from typing import Any
 
 from gpuplan.cli.common import add_db, print_notices
 from gpuplan.cli.render import format_cell, print_json, render_table
+from gpuplan.core.wording import plural
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -103,9 +104,11 @@ def _summary(record: dict[str, Any]) -> list[str]:
         detail = f" ({alert['detail']})" if alert["detail"] else ""
         lines.append(f"alert {alert['threshold_percent']:g}%: {alert['status']}{detail}")
     if record["unpriced"]:
-        lines.append(f"{record['unpriced']} instance(s) without a known price are not summed")
+        unpriced = plural(int(record["unpriced"]), "instance")
+        lines.append(f"{unpriced} without a known price are not summed")
     if record["out_of_scope"]:
-        lines.append(f"{record['out_of_scope']} instance(s) listed but outside the policy's scope")
+        outside = plural(int(record["out_of_scope"]), "instance")
+        lines.append(f"{outside} listed but outside the policy's scope")
     if not record["recorded"]:
         lines.append("not recorded in the ledger: some providers could not be listed")
     return lines

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from gpuplan.cli.common import print_notices, split_list
 from gpuplan.cli.render import print_json
 from gpuplan.core.errors import InputError
+from gpuplan.core.wording import plural
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -241,8 +242,9 @@ def report_record(report: RefreshReport) -> dict[str, object]:
 def _outcome_lines(o: ProviderOutcome, dry_run: bool) -> list[str]:
     d = o.diff
     head = (
-        f"{o.provider.value}: {len(o.regions)} region(s) updated, {len(o.failures)} failed; "
-        f"+{len(d.added)} added, -{len(d.removed)} removed, {len(d.changed)} price change(s), "
+        f"{o.provider.value}: {plural(len(o.regions), 'region')} updated, "
+        f"{len(o.failures)} failed; +{len(d.added)} added, -{len(d.removed)} removed, "
+        f"{plural(len(d.changed), 'price change')}, "
         f"{d.unchanged} unchanged"
     )
     if o.refused:
@@ -280,4 +282,4 @@ def render_sources(offers: Sequence[Offer]) -> str:
         for o in offers
     ]
     headers = ["provider", "instance", "region", "as_of", "from", "source"]
-    return render_table(headers, rows) + f"\n\n{len(offers)} offer(s)."
+    return render_table(headers, rows) + f"\n\n{plural(len(offers), 'offer')}."

@@ -16,6 +16,7 @@ from gpuplan.cli.render import format_count, print_csv, render_table, to_jsonabl
 from gpuplan.core.planner.explain import assumption_lines, explain
 from gpuplan.core.planner.options import Option, PlanResult
 from gpuplan.core.planner.records import option_record, plan_record
+from gpuplan.core.wording import plural
 
 Fx = tuple[str, Decimal] | None
 
@@ -152,7 +153,7 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
         hidden = len(groups) - len(rows)
         more = f"; {hidden} more (--top N)" if hidden > 0 else ""
         print(
-            f"\n{len(result.options)} feasible option(s){more}. P * = Pareto frontier "
+            f"\n{plural(len(result.options), 'feasible option')}{more}. P * = Pareto frontier "
             "(nothing else is both faster and cheaper); (+n) = same option in n more regions."
         )
         print(
@@ -176,7 +177,8 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
         if show_infeasible:
             _print_infeasible(result)
         else:
-            print(f"{len(result.infeasible)} option(s) left out (--show-infeasible lists why).")
+            left_out = plural(len(result.infeasible), "option")
+            print(f"{left_out} left out (--show-infeasible lists why).")
 
 
 def _fastest_line(result: PlanResult, fx: Fx) -> None:
@@ -231,7 +233,7 @@ def print_explain(result: PlanResult, rank: int) -> None:
         print("\nNothing to explain: no feasible option.")
         return
     if rank > len(result.options):
-        print(f"\n--explain {rank}: only {len(result.options)} option(s)")
+        print(f"\n--explain {rank}: only {plural(len(result.options), 'option')}")
         return
     option = result.options[rank - 1]
     print(

@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuplan.cli.common import add_catalog_dir, add_db
 from gpuplan.cli.render import format_cell, format_count, print_json, render_table
+from gpuplan.core.wording import plural
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,6 +101,6 @@ def _print(records: list[dict[str, Any]]) -> None:
     right = [False] * 5 + [False] + [True] * 6 + [False, True, False]
     print(render_table(HEADERS, rows, align_right=right))
     print(
-        f"\n{len(records)} GPU instance(s). MTD $: running hours this month x list price "
+        f"\n{plural(len(records), 'GPU instance')}. MTD $: running hours this month x list price "
         "(an estimate: stopped periods, disks and IPs are not counted)."
     )

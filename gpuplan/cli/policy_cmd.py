@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from gpuplan.cli.render import print_json
+from gpuplan.core.wording import plural
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,7 +63,11 @@ def run_check(args: argparse.Namespace) -> int:
             for line in r.problems:
                 print(f"gpuplan: error: {line}", file=sys.stderr)
         if failed:
-            print(f"{len(failed)} of {len(results)} policy file(s) have errors", file=sys.stderr)
+            print(
+                f"{len(failed)} of {plural(len(results), 'policy file')} "
+                + ("has errors" if len(failed) == 1 else "have errors"),
+                file=sys.stderr,
+            )
     return 2 if failed else 0
 
 

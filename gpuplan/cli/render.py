@@ -15,6 +15,8 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any, TextIO
 
+from gpuplan.core.wording import plural as plural
+
 Cell = str | int | float | Decimal | None
 
 
@@ -60,11 +62,6 @@ def print_csv(
     writer.writerow(columns)
     for row in rows:
         writer.writerow([csv_cell(row.get(c)) for c in columns])
-
-
-def plural(n: int, noun: str) -> str:
-    """``1 GPU``, ``2 GPUs``, ``1,234 offers``."""
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def format_count(value: float) -> str:

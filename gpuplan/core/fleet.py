@@ -15,6 +15,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.wording import plural
 
 GpuSamples = Mapping[str, Mapping[datetime, float]]
 """GPU utilisation of one instance: GPU key (index) -> period start (UTC) -> max percent."""
@@ -157,7 +158,7 @@ class RiskFacts(BaseModel):
         if self.root_instance_store:
             return "the instance-store root volume"
         if self.local_ssd_count:
-            return f"data on {self.local_ssd_count} local SSD(s)"
+            return f"data on {plural(self.local_ssd_count, 'local SSD')}"
         if self.temp_disk_gb is None:
             return "the temporary disk (its size could not be read)"
         if self.temp_disk_gb:

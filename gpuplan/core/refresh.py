@@ -27,6 +27,7 @@ from enum import StrEnum
 from statistics import median
 
 from gpuplan.core.offers import BASE_MODELS, Offer, PriceParts, PricingModel, Provider
+from gpuplan.core.wording import plural
 
 # Same limits as the catalog loader: no GPU instance lists above this per hour.
 MAX_PLAUSIBLE_HOURLY = Decimal(1000)
@@ -152,7 +153,7 @@ def build_offers(
                 provider,
                 None,
                 Severity.WARNING,
-                f"{len(unknown)} instance type(s) not in the catalog, skipped: {shown}",
+                f"{plural(len(unknown), 'instance type')} not in the catalog, skipped: {shown}",
             )
         )
     result: dict[str, list[Offer]] = {}

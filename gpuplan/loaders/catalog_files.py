@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
+from gpuplan.core.wording import plural
 from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_bytes
 
 REQUIRED_COLUMNS = (
@@ -108,7 +109,7 @@ def load_provider_file(path: Path, provider: Provider, gpus: GpuTable) -> Loaded
     if spot_lines:
         shown = ", ".join(str(n) for n in spot_lines[:8]) + (" ..." if len(spot_lines) > 8 else "")
         notices.append(
-            f"{name}: {len(spot_lines)} offer(s) have spot >= on-demand (lines {shown}); "
+            f"{name}: {plural(len(spot_lines), 'offer')} with spot >= on-demand (lines {shown}); "
             "spot capacity may be unavailable there"
         )
     as_of = min((o.as_of for o in offers), default=None)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpu_names import GpuTable
 from gpuplan.core.kinds import Precision, PricingModel, Provider
+from gpuplan.core.wording import plural
 from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_bytes
 
 if TYPE_CHECKING:
@@ -313,6 +314,6 @@ def _spot_notice(name: str, spot_lines: list[int]) -> list[str]:
         return []
     shown = ", ".join(str(n) for n in spot_lines[:8]) + (" ..." if len(spot_lines) > 8 else "")
     return [
-        f"{name}: {len(spot_lines)} offer(s) have spot >= on-demand (lines {shown}); "
+        f"{name}: {plural(len(spot_lines), 'offer')} with spot >= on-demand (lines {shown}); "
         "spot capacity may be unavailable there"
     ]

@@ -27,6 +27,7 @@ from gpuplan.core.errors import DataError, InputError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.policy import KeyPath, Policy, PolicyProblem, check_rules, resolve_gpus
 from gpuplan.core.policy.secrets import url_problems
+from gpuplan.core.wording import plural
 from gpuplan.loaders.policy_errors import describe_error, format_path
 from gpuplan.loaders.safe_read import POLICY_LIMIT, read_bytes
 
@@ -55,7 +56,7 @@ class PolicyFileError(InputError):
         problems = sorted(problems, key=lambda p: (p.line or 0, p.column or 0))
         lines = [str(p) for p in problems[:MAX_SHOWN]]
         if len(problems) > MAX_SHOWN:
-            lines.append(f"(and {len(problems) - MAX_SHOWN} more problem(s) in this file)")
+            lines.append(f"(and {plural(len(problems) - MAX_SHOWN, 'more problem')} in this file)")
         super().__init__("\n".join(lines))
         self.problems = problems
 

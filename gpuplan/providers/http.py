@@ -33,6 +33,7 @@ import httpx
 
 from gpuplan import __version__
 from gpuplan.core.urls import Url, is_link_local, parse_url, redact_url, redact_webhook
+from gpuplan.core.wording import plural
 
 TRANSIENT = frozenset({429, 502, 503, 504})
 MAX_BACKOFF_S = 30.0
@@ -98,7 +99,7 @@ def request(
             last = f"HTTP {response.status}"
             continue
         return response
-    raise HttpError(f"{shown}: {last} (after {max(1, limits.attempts)} attempt(s))")
+    raise HttpError(f"{shown}: {last} (after {plural(max(1, limits.attempts), 'attempt')})")
 
 
 def get_json(

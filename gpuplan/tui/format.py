@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from gpuplan.core.wording import plural as plural
+
 MISSING = "-"
 
 
@@ -50,11 +52,6 @@ def minutes(value: int | None) -> str:
     if value >= 60:
         return f"{value // 60}h{value % 60:02d}m"
     return f"{value}m"
-
-
-def plural(n: int, noun: str) -> str:
-    """``1 GPU``, ``2 GPUs``, ``1,234 offers``: the count and the noun agreeing."""
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def compact_money(value: Decimal | float | None) -> str:

@@ -167,6 +167,7 @@ def plan_constraints(
         allowed_regions=frozenset(planning.allowed_regions),
         max_hourly_usd=policy.budget.max_hourly_usd,
         budget_usd=remaining,
+        budget_name="policy's remaining budget this month",
         label=f"policy {policy.name} ({path})",
     )
     note = f"policy {policy.name} ({path}): remaining monthly budget: {how}"

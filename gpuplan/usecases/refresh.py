@@ -32,6 +32,7 @@ from gpuplan.core.refresh import (
     shapes_by_type,
     vanish_problem,
 )
+from gpuplan.core.wording import plural
 from gpuplan.loaders.catalog import load_catalog, user_catalog_dir
 from gpuplan.loaders.catalog_writer import write_provider_file
 from gpuplan.providers.pricing import Progress, no_progress
@@ -222,7 +223,9 @@ def _request(
         known.update({(name, region): BASE_MODELS for region in regions})
     if current or shapes:
         name = next(iter(shapes.values())).provider.value if shapes else current[0].provider.value
-        run.progress(f"{name}: fetching {len(shapes)} type(s) in {len(scope)} region(s)")
+        run.progress(
+            f"{name}: fetching {plural(len(shapes), 'type')} in {plural(len(scope), 'region')}"
+        )
     return FetchRequest(scope, tuple(sorted(shapes)), shapes, run.now, run.progress, known)
 
 

@@ -276,7 +276,7 @@ def test_every_problem_in_a_file_is_placed(
     assert lines[0].startswith(f"{path}:6:")
     assert lines[1].startswith(f"{path}:9:")
     assert lines[2].startswith(f"{path}:10:")
-    assert "(and 1 more problem(s) in this file)" in err
+    assert "(and 1 more problem in this file)" in err
 
 
 def test_check_reports_each_file_and_fails_if_any_fails(
@@ -290,7 +290,7 @@ def test_check_reports_each_file_and_fails_if_any_fails(
     assert f"{good}: ok (policy team-a)" in out
     assert f"{bad}:8:22: idle.threshold_percent" in err
     assert f"{missing}: file not found" in err
-    assert "2 of 3 policy file(s) have errors" in err
+    assert "2 of 3 policy files have errors" in err
 
 
 def test_check_json_lists_errors(

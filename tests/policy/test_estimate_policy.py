@@ -73,7 +73,11 @@ def test_recorded_spend_shrinks_the_budget(
     code, plan = estimate_json(capsys, "--policy", str(path), "--db", str(db))
     assert code == 1
     assert plan["options"] == []
-    assert any("over the $1,000.00 budget" in r for o in plan["infeasible"] for r in o["reasons"])
+    assert any(
+        "over the policy's remaining budget this month ($1,000.00)" in r
+        for o in plan["infeasible"]
+        for r in o["reasons"]
+    )
     assert any("minus the month's last recorded spend 79000" in a for a in plan["assumptions"])
 
 

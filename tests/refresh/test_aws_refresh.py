@@ -176,7 +176,7 @@ def test_refresh_reproduces_the_catalog_from_price_list_and_spot_history(
         )  # fmt: skip
         assert new.source.startswith("AWS Price List API") and new.as_of == NOW.date()
     p5 = next(n for n in aws.notes if n.startswith("p5.48xlarge us-east-1"))
-    assert "lowest 30.1 in use1-az4, median 36.12 over 3 zone(s)" in p5
+    assert "lowest 30.1 in use1-az4, median 36.12 over 3 zones" in p5
 
 
 def test_price_cut_shows_as_largest_move(aws_catalog: Path) -> None:

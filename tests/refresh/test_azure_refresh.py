@@ -57,7 +57,7 @@ def test_refresh_writes_new_prices_and_reports_the_move(
     assert nd.reserved_3y_hourly == Decimal("43.0")
     assert nd.source == "Azure Retail Prices API"
     assert new["Standard_NV6ads_A10_v5"].spot_hourly == Decimal("0.09")
-    assert "1 price change(s)" in out.out
+    assert "1 price change," in out.out
     assert "on_demand 98.32 -> 80.0 (-18.6%)" in out.out
     assert "azure eastus: page 2" in out.err
 

@@ -37,7 +37,7 @@ def test_refresh_prices_configurations_as_host_plus_gpus(
         code = _refresh(fake, catalog_dir, monkeypatch)
     out = capsys.readouterr()
     assert code == 0, out
-    assert "0 price change(s)" in out.out
+    assert "0 price changes" in out.out
     assert len(fake.requests) >= 4  # several pages, followed by nextPageToken
     assert "gcp: SKU page 2" in out.err
     again = {o.key: o for o in _gcp(catalog_dir)}

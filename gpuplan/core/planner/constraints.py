@@ -22,6 +22,9 @@ class PlanConstraints:
     max_hourly_usd: Decimal | None = None
     """Most the whole option may cost per hour."""
     budget_usd: Decimal | None = None
+    """Most the whole job may cost (every hour of it, not one month's share)."""
+    budget_name: str = "budget"
+    """What ``budget_usd`` is, in the reason: e.g. 'remaining budget this month'."""
     label: str = "constraints"
     """Where the limits came from, e.g. 'policy research-team (policies/x.yaml)'."""
 
@@ -50,5 +53,8 @@ class PlanConstraints:
             out.append(f"{self.label}: {shown} is over the ${self.max_hourly_usd:,.2f}/h cap")
         if self.budget_usd is not None and (cost_usd is None or cost_usd > self.budget_usd):
             shown = "unknown" if cost_usd is None else f"${cost_usd:,.2f}"
-            out.append(f"{self.label}: cost {shown} is over the ${self.budget_usd:,.2f} budget")
+            out.append(
+                f"{self.label}: whole-job cost {shown} is over the {self.budget_name}"
+                f" (${self.budget_usd:,.2f})"
+            )
         return out

@@ -26,6 +26,7 @@ from typing import Any
 
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.refresh import FetchResult, Quote, is_aws_local_zone, summarise_spot
+from gpuplan.core.wording import plural
 from gpuplan.providers.pricing import Progress, no_progress
 
 PRICING_REGION = "us-east-1"
@@ -83,7 +84,9 @@ def fetch_aws_prices(
             result.failures[region] = str(exc)
             progress(f"aws {region}: failed: {exc}")
             continue
-        progress(f"aws {region}: {len(quotes)} list price(s), {len(spot)} spot price(s)")
+        progress(
+            f"aws {region}: {plural(len(quotes), 'list price')}, {plural(len(spot), 'spot price')}"
+        )
         result.quotes.extend(quotes + spot)
         result.notes.extend(notes)
         result.regions.add(region)
@@ -188,6 +191,6 @@ def spot_quotes(
         )
         notes.append(
             f"{instance_type} {region} spot: lowest {summary.minimum} in {summary.zone}, "
-            f"median {summary.median} over {len(latest[instance_type])} zone(s)"
+            f"median {summary.median} over {plural(len(latest[instance_type]), 'zone')}"
         )
     return quotes, notes

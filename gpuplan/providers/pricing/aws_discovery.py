@@ -18,6 +18,7 @@ from typing import Any
 
 from gpuplan.core.discovery import Discovery, FoundType
 from gpuplan.core.offers import Provider
+from gpuplan.core.wording import plural
 from gpuplan.providers.pricing import Progress, no_progress
 
 MIB_PER_GB = 1024
@@ -49,7 +50,7 @@ def discover_aws_types(
             result.failures[region] = f"{type(exc).__name__}: {exc}"
             progress(f"aws {region}: instance types: failed: {exc}")
             continue
-        progress(f"aws {region}: {len(found)} GPU instance type(s) offered")
+        progress(f"aws {region}: {plural(len(found), 'GPU instance type')} offered")
         result.found.extend(found)
         result.regions.add(region)
     return result

@@ -24,6 +24,7 @@ from typing import Any
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.refresh import FetchResult, Quote
 from gpuplan.core.urls import parse_url, redact_url
+from gpuplan.core.wording import plural
 from gpuplan.providers.http import HttpError, Limits, decode_json, request
 from gpuplan.providers.pricing import Progress, no_progress
 
@@ -79,7 +80,7 @@ def _items(url: str, timeout: float, progress: Progress, region: str) -> Iterato
         items = body.get("Items")
         if not isinstance(items, list):
             raise PageError(f"page {page}: no 'Items' list in the response")
-        progress(f"azure {region}: page {page}, {len(items)} price(s)")
+        progress(f"azure {region}: page {page}, {plural(len(items), 'price')}")
         yield from (i for i in items if isinstance(i, dict))
         next_url = _next_page(body.get("NextPageLink"), url, page)
 

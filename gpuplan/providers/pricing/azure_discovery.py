@@ -23,6 +23,7 @@ from typing import Any
 
 from gpuplan.core.discovery import Discovery, FoundType
 from gpuplan.core.offers import Provider
+from gpuplan.core.wording import plural
 from gpuplan.providers.pricing import Progress, no_progress
 
 PUBLIC_ARM = "https://management.azure.com"
@@ -64,7 +65,7 @@ def discover_azure_types(
             progress(f"azure {region}: resource SKUs: failed")
             continue
         found = [f for f in (found_type(s, region) for s in skus) if f is not None]
-        progress(f"azure {region}: {len(found)} GPU size(s) offered")
+        progress(f"azure {region}: {plural(len(found), 'GPU size')} offered")
         result.found.extend(found)
         result.regions.add(region)
     return result

@@ -24,6 +24,7 @@ from typing import Any
 
 from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
 from gpuplan.core.refresh import FetchResult, Quote, price_problem
+from gpuplan.core.wording import plural
 from gpuplan.providers.pricing import Progress, no_progress
 
 COMPUTE_ENGINE = "services/6F81-5844-456A"
@@ -124,7 +125,7 @@ def read_price_book(client: Any, progress: Progress = no_progress) -> PriceBook:
     book: PriceBook = {}
     pager = client.list_skus(request={"parent": COMPUTE_ENGINE, "page_size": 5000})
     for number, page in enumerate(pager.pages, start=1):
-        progress(f"gcp: SKU page {number}, {len(page.skus)} SKU(s)")
+        progress(f"gcp: SKU page {number}, {plural(len(page.skus), 'SKU')}")
         for sku in page.skus:
             for key, unit in sku_prices(sku):
                 book.setdefault(key, unit)

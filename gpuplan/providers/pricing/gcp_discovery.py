@@ -21,6 +21,7 @@ from typing import Any
 
 from gpuplan.core.discovery import Discovery, FoundType
 from gpuplan.core.offers import Provider
+from gpuplan.core.wording import plural
 from gpuplan.providers.pricing import Progress, no_progress
 
 _MEMORY = re.compile(r"(\d+)\s*GB", re.IGNORECASE)
@@ -65,7 +66,9 @@ def discover_gcp_types(
                 seen.add((item.instance_type, region))
                 result.found.append(item)
     result.regions = wanted
-    progress(f"gcp: {len(result.found)} GPU machine type(s) in {len(wanted)} region(s)")
+    progress(
+        f"gcp: {plural(len(result.found), 'GPU machine type')} in {plural(len(wanted), 'region')}"
+    )
     return result
 
 
