@@ -67,6 +67,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("where", "where", 3, min_width=10, max_width=30),
 )
 TEXT_COLUMNS = frozenset({"gpu", "region", "pricing", "where"})
+FORM_WIDTH = 26
+NARROW = 110
+"""Below this many columns the form hides itself when results arrive (``f`` brings it
+back), so that every price column and the region fit beside each other."""
 
 
 def option_place(option: Option) -> str:
@@ -82,11 +86,12 @@ class EstimateScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run", "Run"),
         Binding("t", "toggle_pane", "Chart/Explain"),
+        Binding("f", "toggle_form", "Form"),
         Binding("escape", "to_table", "Table", show=False),
     ]
 
     DEFAULT_CSS = """
-    EstimateScreen #form { width: 26; padding: 0 1; border-right: solid $primary; }
+    EstimateScreen #form { width: FORM_WIDTH; padding: 0 1; border-right: solid $primary; }
     EstimateScreen #form Input:focus { background: $accent 40%; text-style: bold; }
     EstimateScreen #form Input.bad { background: $error 40%; }
     EstimateScreen #form Horizontal { height: 1; margin-bottom: 1; }
@@ -98,7 +103,7 @@ class EstimateScreen(Screen[None]):
     EstimateScreen #options { height: 1fr; }
     EstimateScreen TabbedContent { height: 1fr; min-height: 10; }
     EstimateScreen TimeCostChart { height: 1fr; }
-    """
+    """.replace("FORM_WIDTH", str(FORM_WIDTH))
 
     def __init__(self, context: TuiContext) -> None:
         super().__init__()
@@ -238,6 +243,7 @@ class EstimateScreen(Screen[None]):
     def _clear_results(self) -> None:
         self.result = None
         self.point_of = {}
+        self.query_one("#form").display = True  # the field to fix is in it
         self._draw_rows()
         chart = self.query_one("#chart", TimeCostChart)
         chart.selected = None
@@ -251,7 +257,8 @@ class EstimateScreen(Screen[None]):
         options = self.result.options[:MAX_ROWS] if self.result else []
         rows = [option_cells(o) for o in options]
         natural = {c.key: max([len(r[c.key]) for r in rows] + [len(c.label)]) for c in COLUMNS}
-        width = max(20, self.app.size.width - 26 - 4)
+        form = FORM_WIDTH if self.query_one("#form").display else 0
+        width = max(20, self.app.size.width - form - 4)
         self._layout = choose_columns(COLUMNS, natural, width)
         for key, w in self._layout.items():
             label = next(c.label for c in COLUMNS if c.key == key)
@@ -279,6 +286,8 @@ class EstimateScreen(Screen[None]):
             self.query_one(f"#{field_id}", Input).remove_class("bad")
         table = self.query_one("#options", DataTable)
         table.loading = False
+        if result.options and self.app.size.width < NARROW:
+            self.query_one("#form").display = False  # room for every price column
         self._draw_rows()
         points: list[ChartPoint] = []
         self.point_of = {}
@@ -335,6 +344,16 @@ class EstimateScreen(Screen[None]):
     def action_toggle_pane(self) -> None:
         panes = self.query_one("#panes", TabbedContent)
         panes.active = "explain-pane" if panes.active == "chart-pane" else "chart-pane"
+
+    def action_toggle_form(self) -> None:
+        """Show or hide the form; shown, it takes the focus (the params field)."""
+        form = self.query_one("#form")
+        form.display = not form.display
+        self._draw_rows()
+        if form.display:
+            self.query_one("#params", Input).focus()
+        else:
+            self.query_one("#options", DataTable).focus()
 
     def action_to_table(self) -> None:
         self.query_one("#options", DataTable).focus()

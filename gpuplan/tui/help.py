@@ -41,6 +41,7 @@ first; the detail panel below always names the selected instance.
 | `enter` / `ctrl+r` | run the estimate (on a row: its arithmetic) |
 | `tab` / `shift+tab` | next / previous field |
 | `t` | switch between the chart and the explanation |
+| `f` | hide / show the form (below 110 columns it hides for results) |
 | `escape` | back to the table |
 """
     + TABLE_KEYS

@@ -112,3 +112,29 @@ def test_policy_field_leaves_out_what_the_policy_forbids(
         assert any(r.startswith("policy small-team") and "not allowed" in r for r in reasons)
 
     drive(app, script)
+
+
+def test_at_80x24_the_results_show_every_price_column_and_the_region(
+    tui_context: TuiContext,
+) -> None:
+    """The form makes room when results come; ``f`` brings it back with the focus."""
+    app = GpuplanApp(tui_context, start="estimate")
+
+    async def script(pilot: Pilot[None]) -> None:
+        screen = app.screen
+        form = screen.query_one("#form")
+        assert form.display
+        await run_estimate(app, pilot)
+        table = screen.query_one("#options", DataTable)
+        keys = [str(k.value) for k in table.columns]
+        assert {"cost", "hourly", "region", "pricing"} <= set(keys), keys
+        assert not form.display and table.has_focus
+        await pilot.press("f")
+        assert form.display
+        assert app.focused is screen.query_one("#params", Input)
+        assert "hourly" not in [str(k.value) for k in table.columns]  # 80 columns: too narrow
+        await pilot.press("tab")  # typing works again in the form
+        await pilot.press("f")  # a letter typed in a field is text, not the binding
+        assert form.display
+
+    drive(app, script, size=(80, 24))
