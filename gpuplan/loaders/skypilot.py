@@ -29,6 +29,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from gpuplan.core.errors import DataError
+from gpuplan.core.gcp_families import family_of, fixed_gpu_count
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
 from gpuplan.core.refresh import Quote, is_aws_local_zone
@@ -38,17 +39,6 @@ REQUIRED: tuple[str, ...] = ("InstanceType", "AcceleratorName", "AcceleratorCoun
 REQUIRED += ("MemoryGiB", "Price", "SpotPrice", "Region")
 # SkyPilot's bare names for the smaller memory variants.
 NAME_FIXES = {"A100": "A100-40GB", "V100": "V100-16GB", "H100-MEGA": "H100"}
-# GCP machine families with built-in GPUs: regex on the machine type -> SkyPilot GPU name.
-GCP_FIXED = (
-    (re.compile(r"^a2-highgpu-(\d+)g$"), "A100"),
-    (re.compile(r"^a2-megagpu-(\d+)g$"), "A100"),
-    (re.compile(r"^a2-ultragpu-(\d+)g$"), "A100-80GB"),
-    (re.compile(r"^a3-(?:highgpu|edgegpu)-(\d+)g(?:-nolssd)?$"), "H100"),
-    (re.compile(r"^a3-megagpu-(\d+)g$"), "H100-MEGA"),
-    (re.compile(r"^a3-ultragpu-(\d+)g(?:-nolssd)?$"), "H200"),
-    (re.compile(r"^a4-highgpu-(\d+)g$"), "B200"),
-)
-G2_L4_COUNT = {4: 1, 8: 1, 12: 1, 16: 1, 32: 1, 24: 2, 48: 4, 96: 8}
 # GPUs an n1-standard host can take: GPU -> count -> most vCPUs (GCP's documented limits,
 # as the bundled catalog applies them; see pricing/README.md).
 N1_LIMITS = {
@@ -232,14 +222,12 @@ def _gcp_configurations(
 ) -> list[tuple[str, float, str]]:
     """(SkyPilot GPU name, count, offer name) for a GCP host machine type."""
     name = host.instance_type
-    for pattern, gpu in GCP_FIXED:
-        match = pattern.match(name)
-        if match:
-            return [(gpu, float(match.group(1)), name)]
-    g2 = re.match(r"^g2-standard-(\d+)$", name)
-    if g2:
-        count = G2_L4_COUNT.get(int(g2.group(1)))
-        return [("L4", float(count), name)] if count else []
+    family = family_of(name)
+    if family is not None:
+        count = fixed_gpu_count(name)
+        if family.skypilot_gpu is None or not count:
+            return []
+        return [(family.skypilot_gpu, float(count), name)]
     n1 = re.match(r"^n1-standard-(\d+)$", name)
     if not n1:
         return []

@@ -21,28 +21,12 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from gpuplan.core.fleet import GpuInstance, InstanceState, RiskFacts
+from gpuplan.core.gcp_families import family_of, fixed_gpu_count
 from gpuplan.core.offers import Offer, PricingModel, Provider
 from gpuplan.providers.catalog_view import CatalogView
 
 if TYPE_CHECKING:
     from google.cloud.compute_v1 import Instance
-
-# Accelerator-optimised families whose machine type fixes the GPU model; the count is
-# the ``-<n>g`` suffix. Source: cloud.google.com/compute/docs/accelerator-optimized-machines
-# (checked 2026-12-02).
-FIXED_GPU_FAMILIES: tuple[tuple[str, str], ...] = (
-    ("a2-ultragpu-", "A100-80GB"),
-    ("a2-highgpu-", "A100-40GB"),
-    ("a2-megagpu-", "A100-40GB"),
-    ("a3-ultragpu-", "H200"),
-    ("a3-highgpu-", "H100"),
-    ("a3-megagpu-", "H100"),
-    ("a3-edgegpu-", "H100"),
-    ("a4x-", "GB200"),
-    ("a4-highgpu-", "B200"),
-)
-# G2 carries L4s; the count follows the size (same source).
-G2_L4_COUNT = {4: 1, 8: 1, 12: 1, 16: 1, 32: 1, 24: 2, 48: 4, 96: 8}
 
 _STATES = {
     "PROVISIONING": InstanceState.PENDING,
@@ -93,14 +77,10 @@ def gpu_facts(instance: Instance, machine_type: str, catalog: CatalogView) -> Gp
 
 def family_gpus(machine_type: str) -> GpuFacts:
     """GPUs of a fixed-GPU family by name; ``GpuFacts(None, 0)`` for anything else."""
-    for prefix, gpu in FIXED_GPU_FAMILIES:
-        if machine_type.startswith(prefix):
-            match = re.search(r"-(\d+)g$", machine_type)
-            return GpuFacts(gpu, int(match.group(1)) if match else 0)
-    match = re.fullmatch(r"g2-standard-(\d+)", machine_type)
-    if match:
-        return GpuFacts("L4", G2_L4_COUNT.get(int(match.group(1)), 0))
-    return GpuFacts(None, 0)
+    family = family_of(machine_type)
+    if family is None:
+        return GpuFacts(None, 0)
+    return GpuFacts(family.gpu, fixed_gpu_count(machine_type))
 
 
 def managed_by(instance: Instance) -> str | None:

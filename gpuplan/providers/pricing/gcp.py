@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from gpuplan.core.gcp_families import FAMILIES as GCP_FAMILIES
 from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
 from gpuplan.core.refresh import FetchResult, Quote, price_problem
 from gpuplan.core.wording import plural
@@ -38,17 +39,10 @@ USAGE_TYPES = {
     "Commit1Yr": PricingModel.RESERVED_1Y,
     "Commit3Yr": PricingModel.RESERVED_3Y,
 }
-# Machine type prefix -> (host SKU family as SKU descriptions name it, GPU SKU name).
-FAMILIES = (
-    ("a2-highgpu-", "A2", "A100"),
-    ("a2-megagpu-", "A2", "A100"),
-    ("a2-ultragpu-", "A2", "A100 80GB"),
-    ("a3-highgpu-", "A3", "H100 80GB"),
-    ("a3-edgegpu-", "A3", "H100 80GB"),
-    ("a3-megagpu-", "A3 Mega", "H100 80GB Mega"),
-    ("a3-ultragpu-", "A3 Ultra", "H200 141GB"),
-    ("a4-highgpu-", "A4", "B200"),
-    ("g2-standard-", "G2", "L4"),
+# Machine type prefix -> (host SKU family as SKU descriptions name it, GPU SKU name):
+# the fixed-GPU families of the one GCP family table, then n1 hosts (GPUs attached).
+FAMILIES: tuple[tuple[str, str, str], ...] = (
+    *((f.prefix, f.host_sku, f.gpu_sku) for f in GCP_FAMILIES if f.host_sku is not None),
     ("n1-standard-", "N1 Predefined", ""),
 )
 # GPUs attached to n1 hosts: canonical name -> GPU SKU name.
