@@ -199,3 +199,16 @@ class GpuInstance(BaseModel):
     attributes: dict[str, str] = Field(default_factory=dict)
     """Addressing facts for the adapter itself (resource group, VM id, private DNS name);
     nothing here changes what the planner decides."""
+
+
+def label_mismatch(labels: Mapping[str, str], wanted: Mapping[str, str]) -> str | None:
+    """Why ``labels`` miss a policy's ``match_labels``, or None when every one matches.
+
+    The one scope check on labels: the idle decision and the policy's scope rules both
+    ask it, so an instance is in or out of scope the same way everywhere.
+    """
+    missing = {k: v for k, v in wanted.items() if labels.get(k) != v}
+    if not missing:
+        return None
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(missing.items()))
+    return f"labels do not match the policy ({shown})"

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
-from gpuplan.core.fleet import GpuSamples, InstanceState, host_samples
+from gpuplan.core.fleet import GpuSamples, InstanceState, host_samples, label_mismatch
 from gpuplan.core.idle_signals import Grid, Thresholds, build_grid, judge, quiet_minutes
 
 SNOOZE_TAG = "gpuplan-snooze-until"
@@ -177,10 +177,9 @@ def _before_data(
     now: datetime,
     managed_by: str | None,
 ) -> IdleDecision | None:
-    missing = {k: v for k, v in rule.match_labels.items() if labels.get(k) != v}
-    if missing:
-        wanted = ", ".join(f"{k}={v}" for k, v in sorted(missing.items()))
-        return IdleDecision(IdleVerdict.OUT_OF_SCOPE, f"labels do not match the policy ({wanted})")
+    mismatch = label_mismatch(labels, rule.match_labels)
+    if mismatch:
+        return IdleDecision(IdleVerdict.OUT_OF_SCOPE, mismatch)
     if state is not InstanceState.RUNNING and state is not InstanceState.PENDING:
         return IdleDecision(IdleVerdict.OUT_OF_SCOPE, f"{state.value}: not running")
     if managed_by:

@@ -52,8 +52,8 @@ def vm(**extra: Any) -> GpuInstance:
     [
         (vm(), None),
         (vm(region="eu-west-1"), "region eu-west-1 is not in scope.aws.regions"),
-        (vm(labels={}), "label team=research is missing"),
-        (vm(labels={"team": "other"}), "label team=research is missing"),
+        (vm(labels={}), "labels do not match the policy (team=research)"),
+        (vm(labels={"team": "other"}), "labels do not match the policy (team=research)"),
         (vm(provider="gcp", account="proj", zone="us-central1-a"), None),
         (vm(provider="gcp", account="other", zone="us-central1-a"), "project other"),
         (vm(provider="gcp", account="proj", zone="us-central1-b"), "zone us-central1-b"),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from gpuplan.core.errors import InputError
-from gpuplan.core.fleet import GpuInstance
+from gpuplan.core.fleet import GpuInstance, label_mismatch
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.models import IdleAction, Policy
@@ -173,10 +173,7 @@ def out_of_scope_reason(instance: GpuInstance, policy: Policy) -> str | None:
         subscriptions = {s.lower() for s in scope.azure.subscriptions}
         if instance.account.lower() not in subscriptions:
             return f"subscription {instance.account} is not in scope.azure.subscriptions"
-    for key, value in scope.match_labels.items():
-        if instance.labels.get(key) != value:
-            return f"label {key}={value} is missing"
-    return None
+    return label_mismatch(instance.labels, scope.match_labels)
 
 
 def planning_exclusion(
