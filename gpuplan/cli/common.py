@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
 
 Handler = Callable[[argparse.Namespace], int]
-SubParsers = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 MAX_WAIT_S = 24 * 3600.0
