@@ -52,3 +52,15 @@ def test_ambiguous_urls_are_refused_and_plain_ones_are_not() -> None:
 )  # fmt: skip
 def test_a_url_is_told_from_a_file_path(text: str | None, pg: bool) -> None:
     assert is_postgres_dsn(text) is pg
+
+
+def test_the_tui_refuses_a_postgres_ledger_without_showing_its_password(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuplan.cli.main import main
+
+    assert main(["tui", "--db", f"postgresql://u:{PW}@h/db"]) == 2
+    monkeypatch.setenv("GPUPLAN_DB", f"postgresql://u:{PW}@h/db")
+    assert main(["tui"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("the TUI needs a ledger file") == 2 and PW not in err

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +105,20 @@ def test_shard_fleet_keeps_owned_scopes_and_every_problem() -> None:
     assert shard_fleet(fleet, None) is fleet
     notice = shard_notice(fleet, parts[1], Shard(1, 2))
     assert notice is not None and notice.startswith(f"shard 1/2: {len(parts[1].adapters)} of 3")
+
+
+def test_fleet_lists_only_its_shard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuplan.cli.main import main
+    from tests.ledger.test_shard_runs import IDLE, POLICY, _fleet
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY, encoding="utf-8")
+    monkeypatch.setenv("GPUPLAN_FAKE_FLEET", str(_fleet(tmp_path / "fleet.json")))
+    assert main(["fleet", "--policy", str(policy), "--json", "--shard", "1/2"]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["shard"] == "1/2"
+    assert {i["instance_id"] for i in out["instances"]} == {*IDLE["azure"], "vm-1-busy"}
+    assert "shard 1/2: 1 of 3 scopes" in captured.err
