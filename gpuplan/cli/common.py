@@ -63,8 +63,48 @@ def add_db(parser: argparse._ActionsContainer) -> None:
     """``--db``: the ledger (runs, decisions, actions, spend) every lifecycle command shares."""
     parser.add_argument(
         "--db",
-        metavar="PATH",
-        help="ledger file (env: GPUPLAN_DB; default: ledger.sqlite3 in the user data dir)",
+        metavar="PATH|URL",
+        help="ledger file, or a PostgreSQL ledger as postgresql://USER@HOST/DB (password "
+        "from PGPASSFILE or PGPASSWORD, never the URL) (env: GPUPLAN_DB; default: "
+        "ledger.sqlite3 in the user data dir)",
+    )
+
+
+def _shard_text(text: str) -> str:
+    """An argparse type: ``INDEX/COUNT`` checked here (bad: exit 2), kept as text."""
+    from gpuplan.core.shard import parse_shard
+
+    try:
+        parse_shard(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+    return text
+
+
+def _shard_count(text: str) -> int:
+    from gpuplan.core.shard import parse_count
+
+    try:
+        return parse_count(text, "--shards")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def add_shard(parser: argparse._ActionsContainer) -> None:
+    """``--shard INDEX/COUNT`` and ``--shards COUNT``: this run's part of the scopes."""
+    parser.add_argument(
+        "--shard",
+        metavar="INDEX/COUNT",
+        type=_shard_text,
+        help="survey only the scopes of shard INDEX of COUNT (a scope's shard: a hash of "
+        "its name); default: from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX)",
+    )
+    parser.add_argument(
+        "--shards",
+        metavar="COUNT",
+        type=_shard_count,
+        help="the shard count when the index comes from JOB_COMPLETION_INDEX "
+        "(env: GPUPLAN_SHARDS; set it to the Job's completions)",
     )
 
 

@@ -12,7 +12,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_db
+from gpuplan.cli.common import add_catalog_dir, add_db, add_shard
 from gpuplan.cli.render import format_cell, format_count, print_json, render_table
 from gpuplan.core.wording import plural
 
@@ -35,6 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--since", default="7d", help="report period: 7d, 24h, 2026-12-01 (7d)")
     p.add_argument("--by", default="label:team", metavar="label:KEY", help="report grouping")
     add_db(p)
+    add_shard(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
 
@@ -52,17 +53,26 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.usecases.fleet import fleet_records, idle_rule, survey
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.providers import build_fleet
+    from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
 
     policy = load_policy(args.policy)
+    shard = resolve_shard(args.shard, args.shards, os.environ)
     catalog = load_catalog_for(args)
-    fleet = build_fleet(policy, catalog, os.environ)
+    whole = build_fleet(policy, catalog, os.environ)
+    fleet = shard_fleet(whole, shard)
+    notice = shard_notice(whole, fleet, shard)
+    if notice:
+        print(f"gpuplan: notice: {notice}", file=sys.stderr)
     problems = list(fleet.problems)
     now = datetime.now(UTC)
     seen = survey(fleet.adapters, idle_rule(policy), now)
     problems.extend(seen.problems)
     records = fleet_records(seen, now)
     if args.json:
-        print_json({"policy": policy.name, "instances": records, "problems": problems})
+        shown = shard.label if shard else None
+        print_json(
+            {"policy": policy.name, "shard": shown, "instances": records, "problems": problems}
+        )
     else:
         _print(records)
     for line in seen.notices:

@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
             "run_id": r.id,
             "kind": r.kind,
             "policy": r.policy,
+            "shard": r.shard or None,
             "started_at": r.started_at,
             "dry_run": r.dry_run,
             "status": r.status,

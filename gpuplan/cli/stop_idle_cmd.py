@@ -4,8 +4,12 @@ Exit codes, for monitoring a scheduled job: 0 all good (unknown verdicts are rep
 not failures), 1 some action failed, a scope could not be surveyed, a re-check could
 not be made, the run aborted (more would-be actions than ``max_actions_per_run``),
 another run held the lock or the ledger could not be written, 2 bad input (the policy
-does not load: nothing is stopped), 128 + N stopped by signal N (SIGTERM 143, Ctrl-C
-130) after finishing and recording the call in flight.
+does not load: nothing is stopped; a bad ``--shard``), 128 + N stopped by signal N
+(SIGTERM 143, Ctrl-C 130) after finishing and recording the call in flight.
+
+``--shard INDEX/COUNT`` (or a Kubernetes Indexed Job's ``JOB_COMPLETION_INDEX`` with
+``GPUPLAN_SHARDS``) narrows the run to the scopes that shard owns; the run lock is then
+per policy and shard, and the shard is recorded with the run.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_db, wait_seconds
+from gpuplan.cli.common import add_catalog_dir, add_db, add_shard, wait_seconds
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 
@@ -44,6 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="wait this long for a concurrent run to finish, then exit 1 (default 30)",
     )
     add_db(p)
+    add_shard(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
 
@@ -54,12 +59,19 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.providers import build_fleet
     from gpuplan.usecases.session import run_session
+    from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
     from gpuplan.usecases.stop_idle import result_record, run_stop_idle
 
     policy = load_policy(args.policy)
+    shard = resolve_shard(args.shard, args.shards, os.environ)
     catalog = load_catalog_for(args)
-    with run_session(args.db, args.lock_wait) as ledger, stop_requests() as stopping:
-        fleet = build_fleet(policy, catalog, os.environ)
+    session = run_session(args.db, args.lock_wait, policy=policy.name, shard=shard)
+    with session as ledger, stop_requests() as stopping:
+        whole = build_fleet(policy, catalog, os.environ)
+        fleet = shard_fleet(whole, shard)
+        notice = shard_notice(whole, fleet, shard)
+        if notice:
+            print(f"gpuplan: notice: {notice}", file=sys.stderr)
         result = run_stop_idle(
             policy,
             fleet.adapters,
@@ -70,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             problems=fleet.problems,
             should_stop=lambda: bool(stopping),
         )
-    record = result_record(result)
+    record = {**result_record(result), "shard": shard.label if shard else None}
     if args.json:
         print_json(record)
     else:

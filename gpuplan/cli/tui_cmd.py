@@ -27,8 +27,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
     from pathlib import Path
 
+    from gpuplan.core.errors import InputError
+    from gpuplan.core.urls import is_postgres_dsn, redact_dsn
+
+    db = args.db or os.environ.get("GPUPLAN_DB")
+    if is_postgres_dsn(db):
+        # The TUI keeps its ledger in a local file; shards share PostgreSQL, not screens.
+        raise InputError(f"{redact_dsn(db or '')}: the TUI needs a ledger file; use --db PATH here")
     from gpuplan.tui.app import run_tui
 
     return run_tui(

@@ -17,6 +17,11 @@ address (cloud metadata services live there), opt-in or not.
 :func:`redact_url` keeps scheme, host and port; user info becomes ``***@``, a query
 ``?***``, a fragment is dropped, and path segments that look like tokens (long, or
 mixing letters and digits) become ``***``.
+
+PostgreSQL connection URIs (the ledger's ``--db postgresql://...``) have their own
+rules: :func:`redact_dsn` shows them without the password (user info or ``password=``),
+:func:`dsn_problem` refuses one whose password the driver would split wrongly, and
+:func:`scrub` takes known secret values out of any message (a driver's error text).
 """
 
 from __future__ import annotations
@@ -216,3 +221,113 @@ def _redact_segment(segment: str) -> str:
     if len(segment) >= 24 or (len(segment) >= 8 and _TOKENISH.match(segment)):
         return "***"
     return segment
+
+
+# PostgreSQL connection URIs (the ledger's ``--db postgresql://...``) -----------------
+
+DSN_SCHEMES = ("postgresql", "postgres")
+_SECRET_PARAMS = frozenset({"password", "sslpassword"})
+
+
+def is_postgres_dsn(text: str | None) -> bool:
+    """True when ``text`` is a ``postgresql://`` or ``postgres://`` URI (not a file path)."""
+    if not text:
+        return False
+    scheme, sep, _ = text.partition("://")
+    return bool(sep) and scheme.lower() in DSN_SCHEMES
+
+
+def dsn_problem(text: str) -> str | None:
+    """Why a PostgreSQL URI is refused before any driver reads it; None when it is not.
+
+    Refused: whitespace or control characters, and a ``/``, ``?``, ``#`` or second
+    ``@`` before the last ``@``. The driver would split such a URI elsewhere than its
+    author meant (``user:p@ss/word@host``: password ``p``, host ``ss``) and then quote
+    the rest of the password back as a host or database name in its errors.
+    """
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in text):
+        return "the URL contains whitespace or control characters"
+    if _ambiguous(text):
+        return (
+            "the URL has '/', '?', '#' or '@' before its last '@': percent-encode them in "
+            "the user name and password (%2F, %3F, %23, %40), or better, keep the password "
+            "out of the URL (PGPASSFILE or PGPASSWORD)"
+        )
+    return None
+
+
+def _ambiguous(text: str) -> bool:
+    rest = text.partition("://")[2]
+    before_last_at = rest.rpartition("@")[0]
+    return any(c in before_last_at for c in "/?#@")
+
+
+def redact_dsn(text: str) -> str:
+    """A PostgreSQL URI safe to print, log or store: the password never survives.
+
+    Scheme, user, hosts, ports, database and query keys are kept (none is secret);
+    ``user:password@`` becomes ``user:***@`` and ``password=`` or ``sslpassword=`` in
+    the query become ``password=***``; a fragment is dropped. A URI that
+    :func:`dsn_problem` refuses shows as ``scheme://***`` (where its password ends is
+    not known); one that does not split at all as ``<unparsable PostgreSQL URL>``.
+    """
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in text):
+        return "<unparsable PostgreSQL URL>"
+    match = _RFC3986.match(text)
+    if match is None or (match.group(1) or "").lower() not in DSN_SCHEMES:
+        return "<unparsable PostgreSQL URL>"
+    if _ambiguous(text):
+        return f"{match.group(1)}://***"
+    userinfo, at, hosts = (match.group(2) or "").rpartition("@")
+    user, colon, _password = userinfo.partition(":")
+    auth = f"{user}{':***' if colon else ''}{at}"
+    query = match.group(4)
+    shown_query = ""
+    if query is not None:
+        parts = []
+        for item in query.split("&"):
+            key, eq, _value = item.partition("=")
+            parts.append(f"{key}=***" if eq and key.lower() in _SECRET_PARAMS else item)
+        shown_query = "?" + "&".join(parts)
+    return f"{match.group(1)}://{auth}{hosts}{match.group(3) or ''}{shown_query}"
+
+
+def dsn_secrets(text: str) -> list[str]:
+    """The secret values written in a PostgreSQL URI (raw and percent-decoded), for
+    :func:`scrub`: a driver's message may quote them however the URI spelt them."""
+    from_uri: list[str] = []
+    match = _RFC3986.match(text)
+    if match is not None:
+        userinfo = (match.group(2) or "").rpartition("@")[0]
+        if ":" in userinfo:
+            from_uri.append(userinfo.partition(":")[2])
+        for item in (match.group(4) or "").split("&"):
+            key, eq, value = item.partition("=")
+            if eq and key.lower() in _SECRET_PARAMS:
+                from_uri.append(value)
+    found: list[str] = []
+    for raw in from_uri:
+        found.extend((raw, _percent_decoded(raw)))
+    return sorted({s for s in found if s}, key=len, reverse=True)
+
+
+def scrub(message: str, secrets: list[str] | tuple[str, ...]) -> str:
+    """``message`` with every occurrence of each secret replaced by ``***``."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret:
+            message = message.replace(secret, "***")
+    return message
+
+
+def _percent_decoded(text: str) -> str:
+    out = bytearray()
+    i = 0
+    raw = text.encode("utf-8")
+    while i < len(raw):
+        if raw[i : i + 1] == b"%" and re.fullmatch(rb"[0-9A-Fa-f]{2}", raw[i + 1 : i + 3]):
+            out.append(int(raw[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out.append(raw[i])
+            i += 1
+    return out.decode("utf-8", "replace")

@@ -24,8 +24,8 @@ def mark_audit_alert(
     """Remember an alert; False when it was already recorded (another run sent it)."""
     with ledger.transaction() as conn:
         cur = conn.execute(
-            "INSERT OR IGNORE INTO audit_alerts_sent (policy, instance_id, period, sent_at,"
-            " busy_percent, paid_usd) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO audit_alerts_sent (policy, instance_id, period, sent_at,"
+            " busy_percent, paid_usd) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (policy, instance_id, period, sent_at.isoformat(), busy_percent, str(paid_usd)),
         )
     return cur.rowcount == 1

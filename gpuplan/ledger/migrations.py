@@ -3,14 +3,27 @@
 Never edit a released migration: add the next number. ``schema_migrations`` records
 what a database has, so an old file upgrades in place and a file written by a newer
 gpuplan is refused instead of being misread.
+
+One set of migrations serves SQLite and PostgreSQL: they are written in SQLite's
+spelling and each database connection renders its own (:meth:`Db.ddl
+<gpuplan.ledger.backend.Db.ddl>`: on PostgreSQL ``INTEGER PRIMARY KEY`` becomes an
+identity column, ``REAL`` a double, ``TEXT`` byte-ordered text). Two processes opening
+a fresh database at once (shards starting together) take turns: PostgreSQL through an
+advisory lock, SQLite through ``BEGIN IMMEDIATE``; each re-reads the version inside.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from gpuplan.core.errors import GpuplanError
+
+if TYPE_CHECKING:
+    from gpuplan.ledger.backend import Db
 
 
 @dataclass(frozen=True)
@@ -121,54 +134,108 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        5,
+        "shards: the shard and run lock of each run, and per-instance claims",
+        """
+        ALTER TABLE runs ADD COLUMN shard TEXT NOT NULL DEFAULT '';
+        ALTER TABLE runs ADD COLUMN lock_name TEXT NOT NULL DEFAULT '';
+        CREATE TABLE instance_claims (
+            provider TEXT NOT NULL,
+            account TEXT NOT NULL,
+            region TEXT NOT NULL,
+            instance_id TEXT NOT NULL,
+            run_id INTEGER NOT NULL REFERENCES runs (id),
+            claimed_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            PRIMARY KEY (provider, account, region, instance_id)
+        );
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version
 
+MIGRATION_LOCK = "schema migrations"
+LOCK_WAIT_S = 60.0
+
 
 class LedgerError(GpuplanError):
-    """The ledger file cannot be used (newer schema, not a database, locked)."""
+    """The ledger cannot be used (newer schema, not a database, locked, unreachable)."""
 
 
-def current_version(conn: sqlite3.Connection) -> int:
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)"
-    )
-    row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+def current_version(conn: Db | sqlite3.Connection, label: str = "ledger") -> int:
+    db = _as_db(conn, label)
+    if not db.has_table("schema_migrations"):  # a run-only role lacks CREATE: ask first
+        db.execute(
+            db.ddl(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+                " description TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+        )
+    row = db.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
     return int(row[0] or 0)
 
 
-def migrate(conn: sqlite3.Connection, path: str, *, upto: int = LATEST) -> list[int]:
+def migrate(conn: Db | sqlite3.Connection, path: str, *, upto: int = LATEST) -> list[int]:
     """Apply every migration above the database's version up to ``upto``; the ones applied."""
-    have = current_version(conn)
-    conn.commit()
-    if have > LATEST:
-        raise LedgerError(
-            f"{path}: ledger schema version {have} is newer than this gpuplan knows "
-            f"({LATEST}); upgrade gpuplan or use another --db"
-        )
-    applied: list[int] = []
-    for migration in MIGRATIONS:
-        if have < migration.version <= upto:
-            _apply(conn, migration)
-            applied.append(migration.version)
-    return applied
-
-
-def _apply(conn: sqlite3.Connection, migration: Migration) -> None:
-    # executescript would commit on its own; run the statements inside one transaction.
-    conn.execute("BEGIN IMMEDIATE")
+    db = _as_db(conn, path)
+    _wait_for(db, MIGRATION_LOCK, path)
     try:
+        have = current_version(db)
+        if have > LATEST:
+            raise LedgerError(
+                f"{path}: ledger schema version {have} is newer than this gpuplan knows "
+                f"({LATEST}); upgrade gpuplan or use another --db"
+            )
+        return [
+            migration.version
+            for migration in MIGRATIONS
+            if have < migration.version <= upto and _apply(db, migration)
+        ]
+    finally:
+        db.unlock(MIGRATION_LOCK)
+
+
+def _apply(db: Db, migration: Migration) -> bool:
+    """Apply one migration in one transaction; False when another process just did."""
+    db.begin()
+    try:
+        row = db.execute(
+            "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
+        ).fetchone()
+        if row is not None:
+            db.commit()
+            return False
         for statement in migration.sql.split(";"):
             if statement.strip():
-                conn.execute(statement)
-        conn.execute(
-            "INSERT INTO schema_migrations (version, description, applied_at)"
-            " VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
-            (migration.version, migration.description),
+                db.execute(db.ddl(statement))
+        db.execute(
+            "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+            (
+                migration.version,
+                migration.description,
+                datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            ),
         )
-        conn.execute("COMMIT")
+        db.commit()
     except BaseException:
-        conn.execute("ROLLBACK")
+        db.rollback()
         raise
+    return True
+
+
+def _wait_for(db: Db, name: str, label: str) -> None:
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while not db.try_lock(name):
+        if time.monotonic() >= deadline:
+            raise LedgerError(f"{label}: another gpuplan is migrating the ledger; try again")
+        time.sleep(0.2)
+
+
+def _as_db(conn: Db | sqlite3.Connection, label: str) -> Db:
+    if isinstance(conn, sqlite3.Connection):
+        from gpuplan.ledger.backend import SqliteDb
+
+        return SqliteDb.wrap(conn, label)
+    return conn

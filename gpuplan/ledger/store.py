@@ -1,131 +1,63 @@
-"""The local ledger: what gpuplan decided, did, saw spent and alerted, in SQLite.
+"""The ledger: what gpuplan decided, did, saw spent and alerted, in SQLite or PostgreSQL.
 
-Where it lives: ``--db PATH``, else ``GPUPLAN_DB``, else ``ledger.sqlite3`` under the
-user's data directory (a scheduled job points it at persistent storage). Every write
+Where it lives: ``--db``, else ``GPUPLAN_DB``, else ``ledger.sqlite3`` under the user's
+data directory (a scheduled job points it at persistent storage). A value starting
+``postgresql://`` (or ``postgres://``) names a PostgreSQL database instead of a file:
+shards on several machines then share one ledger (:mod:`gpuplan.ledger.postgres`; the
+password comes from ``PGPASSFILE`` or ``PGPASSWORD`` and is never shown). Every write
 is one transaction; times are passed in (timezone-aware UTC) and stored as ISO text;
 money is stored as decimal text so it reads back exactly.
 
 Actions are written twice: an intent (outcome ``pending``) committed before the cloud
 is called, then the outcome. A ``pending`` row left behind is a run killed mid-call;
 the next run reconciles it (:meth:`Ledger.pending_actions`, :meth:`Ledger.settle_action`).
-Any SQLite failure leaves as one :class:`LedgerError` line naming the file; a failing
+On PostgreSQL an intent whose run is still alive (its run lock held by another
+session: a concurrent shard mid-call) is not handed out for reconciling.
+
+Before acting on an instance a run claims it (:mod:`gpuplan.ledger.claims`); a claim
+holds until it expires, so two runs that reach one instance (shards set up to
+overlap by mistake) never both act on it. Any database failure leaves as one
+:class:`LedgerError` line naming the ledger (a URL without its password); a failing
 ROLLBACK never hides the error that caused it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from gpuplan.core.urls import is_postgres_dsn
 from gpuplan.ledger import rows as rows_mod
+from gpuplan.ledger.backend import Cursor, Db, SqliteDb
 from gpuplan.ledger.files import private_file
+from gpuplan.ledger.location import DB_ENV, DB_FILE, ledger_location, ledger_path
 from gpuplan.ledger.migrations import LedgerError, migrate
+from gpuplan.ledger.records import (
+    PENDING,
+    ActionRecord,
+    DecisionRecord,
+    PendingAction,
+    RunRecord,
+    SpendRecord,
+)
 
-DB_ENV = "GPUPLAN_DB"
-DB_FILE = "ledger.sqlite3"
 
-
-def ledger_path(
+def existing_ledger(
     explicit: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
-) -> Path:
-    """The ledger file: the flag, else ``GPUPLAN_DB``, else the user data directory."""
-    if explicit:
-        return Path(explicit)
-    env = (os.environ if environ is None else environ).get(DB_ENV)
-    if env:
-        return Path(env)
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("gpuplan", appauthor=False)) / DB_FILE
-
-
-@dataclass(frozen=True)
-class DecisionRecord:
-    """One instance's verdict in a run (the lifecycle manager's decision)."""
-
-    provider: str
-    region: str
-    instance_id: str
-    instance_type: str
-    state: str
-    verdict: str
-    reason: str
-    planned_action: str
-    decided_at: datetime
-    account: str = ""
-    zone: str | None = None
-    hourly_usd: Decimal | None = None
-    labels: Mapping[str, str] = field(default_factory=dict)
-    gpu_count: float = 0
-
-
-@dataclass(frozen=True)
-class ActionRecord:
-    """What was done to one instance, and how it went."""
-
-    provider: str
-    region: str
-    instance_id: str
-    action: str
-    outcome: str
-    """``stopped``, ``skipped``, ``failed``, ``notified`` ..."""
-    acted_at: datetime
-    detail: str = ""
-    decision_id: int | None = None
-
-
-PENDING = "pending"
-"""The outcome of an action whose cloud call may or may not have happened yet."""
-
-
-@dataclass(frozen=True)
-class PendingAction:
-    """An intent without an outcome: the run that wrote it was killed mid-call."""
-
-    id: int
-    run_id: int
-    provider: str
-    region: str
-    instance_id: str
-    action: str
-    acted_at: datetime
-
-
-@dataclass(frozen=True)
-class SpendRecord:
-    """A month-to-date spend estimate for one policy."""
-
-    policy: str
-    month: str
-    """``YYYY-MM``."""
-    recorded_at: datetime
-    month_to_date_usd: Decimal
-    forecast_usd: Decimal
-    monthly_usd: Decimal | None
-    instances: int
-    detail: Mapping[str, Any] = field(default_factory=dict)
-    run_id: int | None = None
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    id: int
-    kind: str
-    policy: str
-    started_at: datetime
-    finished_at: datetime | None
-    dry_run: bool
-    status: str
-    summary: dict[str, Any]
+) -> Ledger | None:
+    """The ledger if there is one to read: a PostgreSQL ledger, or a file that exists
+    (a missing file is not created)."""
+    where = ledger_location(explicit, environ)
+    if isinstance(where, Path) and not where.exists():
+        return None
+    return Ledger(where, environ=environ)
 
 
 def _run_record(r: Any) -> RunRecord:
@@ -138,6 +70,7 @@ def _run_record(r: Any) -> RunRecord:
         bool(r[5]),
         str(r[6]),
         rows_mod.run_summary(r[7]),
+        str(r[8] or ""),
     )
 
 
@@ -150,26 +83,48 @@ def _money(value: Decimal | None) -> str | None:
 
 
 class Ledger:
-    """A handle on one ledger file; migrates it to the current schema on open."""
+    """A handle on one ledger (file or PostgreSQL); migrates it to the current schema."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+    def __init__(
+        self, path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
+    ) -> None:
         self._depth = 0
         """How deep in nested ``transaction()`` blocks we are (0: none open)."""
         self.damaged: list[rows_mod.DamagedRow] = []
         """Rows that reading skipped because they could not be decoded (for notices)."""
+        self.shard = ""
+        """The shard (``INDEX/COUNT``) of the session using this handle, kept per run."""
+        self.lock_name = ""
+        """The run lock the session holds through this handle, kept per run."""
+        self.path: Path | None = None
+        where = os.fspath(path)
+        if is_postgres_dsn(where):
+            from gpuplan.ledger.postgres import PostgresDb
+
+            self._conn: Db = PostgresDb(where, environ)
+            self.label = self._conn.label
+            try:
+                migrate(self._conn, self.label)
+            except BaseException:
+                self._conn.close()
+                raise
+            return
+        self.path = Path(path)
+        self.label = where
         try:
-            if str(path) != ":memory:":
+            if where != ":memory:":
                 private_file(self.path)
-            self._conn = sqlite3.connect(str(path), isolation_level=None, timeout=30)
-            # A damaged text cell reads with U+FFFD instead of raising UnicodeDecodeError.
-            self._conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            migrate(self._conn, str(path))
+            self._conn = SqliteDb(where)
+            migrate(self._conn, where)
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise LedgerError(f"{path}: cannot use as the gpuplan ledger: {exc}") from None
         except OSError as exc:
             raise LedgerError(f"{path}: cannot create the ledger: {exc.strerror}") from None
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._conn.dialect
 
     @classmethod
     def open(
@@ -178,10 +133,19 @@ class Ledger:
         environ: Mapping[str, str] | None = None,
     ) -> Ledger:
         """The ledger named by ``--db``, ``GPUPLAN_DB`` or the default location."""
-        return cls(ledger_path(explicit, environ))
+        return cls(ledger_location(explicit, environ), environ=environ)
 
     def close(self) -> None:
         self._conn.close()
+
+    def try_lock(self, name: str) -> bool:
+        """Take the session lock ``name`` (PostgreSQL advisory lock) without waiting;
+        False when another session holds it. Always True for a ledger file, whose runs
+        take turns through the lock file beside it."""
+        return self._conn.try_lock(name)
+
+    def unlock(self, name: str) -> None:
+        self._conn.unlock(name)
 
     def __enter__(self) -> Ledger:
         return self
@@ -190,7 +154,7 @@ class Ledger:
         self.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[Db]:
         """One write transaction: all of it lands, or none of it does.
 
         Nested use joins the outer transaction, so a whole run (run, decisions, actions)
@@ -205,24 +169,23 @@ class Ledger:
                 self._depth = depth
             return
         try:
-            self._conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
+            self._conn.begin()
+        except self._conn.errors as exc:
             raise self._failed(exc) from None
         self._depth = 1
         try:
             yield self._conn
-            self._conn.execute("COMMIT")
+            self._conn.commit()
         except BaseException as exc:
-            with contextlib.suppress(sqlite3.Error):  # the first error is the one to report
-                self._conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
+            self._conn.rollback()  # never raises: the first error is the one to report
+            if isinstance(exc, self._conn.errors):
                 raise self._failed(exc) from None
             raise
         finally:
             self._depth = 0
 
-    def _failed(self, exc: sqlite3.Error) -> LedgerError:
-        return LedgerError(f"{self.path}: ledger write failed: {exc}")
+    def _failed(self, exc: BaseException) -> LedgerError:
+        return LedgerError(f"{self.label}: ledger write failed: {exc}")
 
     # Runs, decisions, actions (used by the lifecycle manager) -------------------
 
@@ -236,16 +199,23 @@ class Ledger:
         window_minutes: int = 60,
     ) -> int:
         with self.transaction() as conn:
-            cur = conn.execute(
-                "INSERT INTO runs (kind, policy, started_at, dry_run, window_minutes)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (kind, policy, started_at.isoformat(), int(dry_run), window_minutes),
+            return conn.insert(
+                "INSERT INTO runs (kind, policy, started_at, dry_run, window_minutes, shard,"
+                " lock_name) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    kind,
+                    policy,
+                    started_at.isoformat(),
+                    int(dry_run),
+                    window_minutes,
+                    self.shard,
+                    self.lock_name,
+                ),
             )
-        return int(cur.lastrowid or 0)
 
     def record_decision(self, run_id: int, d: DecisionRecord) -> int:
         with self.transaction() as conn:
-            cur = conn.execute(
+            return conn.insert(
                 "INSERT INTO decisions (run_id, provider, account, region, zone, instance_id,"
                 " instance_type, state, verdict, reason, planned_action, hourly_usd, labels,"
                 " decided_at, gpu_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -267,11 +237,10 @@ class Ledger:
                     float(d.gpu_count),
                 ),
             )
-        return int(cur.lastrowid or 0)
 
     def record_action(self, run_id: int, a: ActionRecord) -> int:
         with self.transaction() as conn:
-            cur = conn.execute(
+            return conn.insert(
                 "INSERT INTO actions (run_id, decision_id, provider, region, instance_id,"
                 " action, outcome, detail, acted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -286,7 +255,6 @@ class Ledger:
                     a.acted_at.isoformat(),
                 ),
             )
-        return int(cur.lastrowid or 0)
 
     def settle_action(self, action_id: int, outcome: str, detail: str, at: datetime) -> None:
         """Replace an intent's ``pending`` with what happened."""
@@ -297,15 +265,24 @@ class Ledger:
             )
 
     def pending_actions(self) -> list[PendingAction]:
-        """Intents with no outcome, oldest first (left by killed runs)."""
+        """Intents with no outcome, oldest first (left by killed runs).
+
+        An intent whose run still holds its run lock in another session (a concurrent
+        shard with its cloud call in flight) is not one: it is left out."""
         rows = self._conn.execute(
-            "SELECT id, run_id, provider, region, instance_id, action, acted_at FROM actions"
-            " WHERE outcome = ? ORDER BY id",
+            "SELECT a.id, a.run_id, a.provider, a.region, a.instance_id, a.action, a.acted_at,"
+            " r.lock_name FROM actions a JOIN runs r ON a.run_id = r.id"
+            " WHERE a.outcome = ? ORDER BY a.id",
             (PENDING,),
         ).fetchall()
-        return [
-            PendingAction(int(r[0]), int(r[1]), r[2], r[3], r[4], r[5], _time(r[6])) for r in rows
-        ]
+        alive: dict[str, bool] = {}
+        out: list[PendingAction] = []
+        for r in rows:
+            lock = str(r[7] or "")
+            if lock and alive.setdefault(lock, self._conn.lock_held_elsewhere(lock)):
+                continue
+            out.append(PendingAction(int(r[0]), int(r[1]), r[2], r[3], r[4], r[5], _time(r[6])))
+        return out
 
     def finish_run(
         self,
@@ -327,7 +304,10 @@ class Ledger:
 
     def runs(self, *, limit: int = 50, policy: str | None = None) -> list[RunRecord]:
         """The latest runs, newest first."""
-        sql = "SELECT id, kind, policy, started_at, finished_at, dry_run, status, summary FROM runs"
+        sql = (
+            "SELECT id, kind, policy, started_at, finished_at, dry_run, status, summary, shard"
+            " FROM runs"
+        )
         params: tuple[Any, ...] = ()
         if policy is not None:
             sql += " WHERE policy = ?"
@@ -343,12 +323,19 @@ class Ledger:
         """Rows of one read-only query (for :mod:`gpuplan.ledger.queries`)."""
         try:
             return list(self._conn.execute(sql, params).fetchall())
-        except sqlite3.Error as exc:
-            raise LedgerError(f"{self.path}: ledger read failed: {exc}") from None
+        except self._conn.errors as exc:
+            raise LedgerError(f"{self.label}: ledger read failed: {exc}") from None
 
     def count(self, table: str) -> int:
         """Rows in one of the ledger's tables (for reports and tests)."""
-        if table not in {"runs", "decisions", "actions", "spend_snapshots", "alerts_sent"}:
+        if table not in {
+            "runs",
+            "decisions",
+            "actions",
+            "spend_snapshots",
+            "alerts_sent",
+            "instance_claims",
+        }:
             raise ValueError(f"not a ledger table: {table}")
         return int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
@@ -356,7 +343,7 @@ class Ledger:
 
     def record_spend(self, s: SpendRecord) -> int:
         with self.transaction() as conn:
-            cur = conn.execute(
+            return conn.insert(
                 "INSERT INTO spend_snapshots (run_id, policy, month, recorded_at,"
                 " month_to_date_usd, forecast_usd, monthly_usd, instances, detail)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -372,7 +359,6 @@ class Ledger:
                     json.dumps(dict(s.detail), default=str),
                 ),
             )
-        return int(cur.lastrowid or 0)
 
     def last_spend(self, policy: str, month: str) -> SpendRecord | None:
         """The latest spend recorded for ``policy`` in ``month`` (``YYYY-MM``), if any."""
@@ -418,8 +404,8 @@ class Ledger:
         """Remember an alert; False when it was already recorded (another run sent it)."""
         with self.transaction() as conn:
             cur = conn.execute(
-                "INSERT OR IGNORE INTO alerts_sent (policy, month, threshold_percent, sent_at,"
-                " channel) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO alerts_sent (policy, month, threshold_percent, sent_at, channel)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (policy, month, float(threshold_percent), sent_at.isoformat(), channel),
             )
         return cur.rowcount == 1
@@ -427,13 +413,17 @@ class Ledger:
 
 __all__ = [
     "DB_ENV",
+    "DB_FILE",
     "PENDING",
     "ActionRecord",
+    "Cursor",
     "DecisionRecord",
     "Ledger",
     "LedgerError",
     "PendingAction",
     "RunRecord",
     "SpendRecord",
+    "existing_ledger",
+    "ledger_location",
     "ledger_path",
 ]

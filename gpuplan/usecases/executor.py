@@ -5,7 +5,9 @@ Per scope, for the instances the plan would act on:
    tags, so a keep tag added while the metrics were being read is honoured;
 2. a re-check that cannot be made (throttled, failed metrics) leaves the instance
    alone as ``failed``, named, and the run exits 1;
-3. lease: write ``gpuplan-acting=<run token>-<expiry>`` on the instance and read it
+3. claim the instance in the ledger (:meth:`Journal.claim`: a run that overlaps this
+   one, e.g. a shard set up to overlap, has not claimed it), then
+   lease: write ``gpuplan-acting=<run token>-<expiry>`` on the instance and read it
    back; another unexpired lease, or a lease that is not ours on read-back, means a
    second scheduler is acting on this fleet: the instance is left alone and the run
    reports it;
@@ -126,7 +128,7 @@ class Executor:
         if again.verdict is not IdleVerdict.IDLE:
             self._settle(o, Outcome.SKIPPED, f"no longer idle: {again.reason}")
             return
-        held = self._take_lease(adapter, inst)
+        held = self.journal.claim(inst, self.now) or self._take_lease(adapter, inst)
         if held is None:
             return self._act(adapter, inst, o)
         self.problems.append(f"{inst.instance_id}: {held}; is a second scheduler running?")

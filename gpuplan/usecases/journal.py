@@ -11,6 +11,12 @@ Promises (docs/lifecycle.md, "Guarantees"):
   run reads them back against the cloud: an instance found stopping or stopped is
   recorded as done (and tagged when and why, as a normal stop would), one still
   running as failed; each is reported.
+- Before any call that changes an instance (the lease tag, the action) the run claims
+  it in the ledger (:meth:`Journal.claim`); an instance another run claimed less than
+  ``CLAIM_MINUTES`` before is left alone with the reason, so two overlapping runs
+  (shards sharing a ledger) never both act on it. A claim is given back when the run
+  then leaves the instance alone (skipped), and kept after a cloud call, whatever came
+  of it: the cloud's answer may not be visible to the other run yet.
 - With no ledger (library use, tests) the journal records nothing and never refuses.
 """
 
@@ -18,14 +24,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.fleet import Action, GpuInstance, InstanceState
 from gpuplan.core.idle import REASON_TAG, STOPPED_AT_TAG, format_tag_time
 from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction
-from gpuplan.ledger import PENDING, ActionRecord, DecisionRecord, Ledger
+from gpuplan.ledger import PENDING, ActionRecord, DecisionRecord, InstanceKey, Ledger
+from gpuplan.ledger.claims import claim_instance, release_instance
 from gpuplan.providers.base import LifecycleProvider
+
+CLAIM_MINUTES = 15
+"""How long a claim keeps other runs off an instance (as long as the lease tag)."""
 
 
 @dataclass
@@ -35,6 +45,8 @@ class Journal:
     ledger: Ledger | None
     run_id: int | None = None
     decision_ids: dict[str, int] = field(default_factory=dict)
+    claimed: dict[str, InstanceKey] = field(default_factory=dict)
+    """Instance id -> the claim this run holds on it."""
 
     def open(
         self,
@@ -57,6 +69,22 @@ class Journal:
                     self.run_id, decision_record(item, now)
                 )
 
+    def claim(self, inst: GpuInstance, now: datetime) -> str | None:
+        """Claim ``inst`` for this run; None when this run holds it now, else why it is
+        left alone (another run's claim has not expired)."""
+        if self.ledger is None or self.run_id is None:
+            return None
+        key = InstanceKey(inst.provider.value, inst.account, inst.region, inst.instance_id)
+        until = now + timedelta(minutes=CLAIM_MINUTES)
+        holder = claim_instance(self.ledger, self.run_id, key, now, until)
+        if holder is None:
+            self.claimed[inst.instance_id] = key
+            return None
+        return (
+            f"another gpuplan run (run {holder.run_id}) claimed it in the ledger at "
+            f"{holder.claimed_at[:19]}Z until {holder.expires_at[:19]}Z; left alone"
+        )
+
     def intent(self, item: PlannedAction, now: datetime) -> int | None:
         """The planned call, committed before the cloud is asked."""
         return self._write(item, item.do, PENDING, item.note, now)
@@ -68,6 +96,9 @@ class Journal:
     def record(self, item: PlannedAction, outcome: Outcome, detail: str, now: datetime) -> None:
         """An outcome with no cloud call of its own (skipped, notified, failed re-check)."""
         self._write(item, item.planned_action, outcome.value, detail, now)
+        key = self.claimed.pop(item.instance.instance_id, None)
+        if outcome is Outcome.SKIPPED and key is not None and self.ledger is not None:
+            release_instance(self.ledger, self.run_id or 0, key)
 
     def _write(
         self, item: PlannedAction, action: Action, outcome: str, detail: str, now: datetime

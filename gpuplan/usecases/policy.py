@@ -150,11 +150,10 @@ def plan_constraints(
     The remaining budget comes from the ledger's last recorded spend this month; a ledger
     that does not exist yet is not created (the whole budget is used, and said so).
     """
-    from gpuplan.ledger.store import ledger_path
+    from gpuplan.ledger.store import existing_ledger
 
     policy = load_policy(path, gpus=gpus)
-    ledger_file = ledger_path(db)
-    ledger = Ledger.open(db) if ledger_file.exists() else None
+    ledger = existing_ledger(db)
     try:
         remaining, how = remaining_monthly_budget(policy, ledger, now)
     finally:
