@@ -160,15 +160,16 @@ def azure_metric_names(policy: Policy) -> AzureMetricNames:
     )
 
 
-def azure_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
-    """One adapter per subscription of ``scope.azure``."""
+def azure_scopes(context: BuildContext, *, credential: Any = None) -> dict[str, LifecycleProvider]:
+    """One adapter per subscription of ``scope.azure`` (listed or discovered);
+    ``credential``: an Azure token credential, None for the standard chain."""
     scope = context.policy.scope.azure
     if scope is None:
         raise InputError("the policy has no scope.azure section")
     from gpuplan.providers.azure.provider import AzureProvider, default_credential
 
     settings = context.policy.idle.metrics.azure
-    credential = default_credential(context.environ)
+    credential = credential or default_credential(context.environ)
     found = _azure_subscriptions(scope, credential)
     return Scopes(
         {

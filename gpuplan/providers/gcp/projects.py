@@ -20,6 +20,7 @@ proxy or fake. Permissions: deploy/gcp-discovery-role.yaml.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from google.cloud.resourcemanager_v3 import FoldersClient, ProjectsClient
 
 T = TypeVar("T")
+_REQUEST = re.compile(r"^(GET|POST) \S+: ")
 
 
 @dataclass
@@ -171,5 +173,6 @@ def _why(exc: Exception) -> str:
     if isinstance(exc, gexc.RetryError):
         return f"gave up after retries ({exc.cause})"
     if isinstance(exc, gexc.GoogleAPICallError):
-        return f"{exc.code} {exc.message}"
+        # The REST transport leads with "GET <url>: "; the node is already named.
+        return f"{exc.code} {_REQUEST.sub('', str(exc.message), count=1)}"
     return f"{type(exc).__name__}: {exc}"
