@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -192,3 +193,20 @@ def test_an_unknown_ou_is_a_problem_and_the_others_are_walked(org: Org) -> None:
     assert [a.scope for a in fleet.adapters] == [f"aws {org.accounts['bravo']}/us-east-1"]
     (problem,) = fleet.problems
     assert problem.startswith("aws ou-zzzz-zzzzzzzz: cannot list its accounts: ")
+
+
+def test_role_arn_is_assumed_at_the_start_and_refused_in_one_line(org: Org) -> None:
+    alpha = org.accounts["alpha"]
+
+    def fleet_for(role: str) -> Any:
+        scope = {"regions": ["us-east-1"], "role_arn": f"arn:aws:iam::{alpha}:role/{role}"}
+        pol = Policy.model_validate({"version": 1, "name": "one", "scope": {"aws": scope}})
+        return build_fleet(pol, None, {})
+
+    good = fleet_for(ROLE)
+    assert good.problems == [] and [a.scope for a in good.adapters] == ["aws us-east-1"]
+    assert [i.instance_id for i in good.adapters[0].list_instances()] == [_instance(org, "alpha")]
+    bad = fleet_for("nope")
+    assert bad.adapters == []
+    (problem,) = bad.problems
+    assert problem.startswith("aws: cannot get credentials: role nope not assumable: AccessDenied")
