@@ -83,6 +83,8 @@ def known_keys(parent: KeyPath) -> list[str]:
 def _model_of(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _model_of(typing.get_args(annotation)[0])
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         for arg in typing.get_args(annotation):
             found = _model_of(arg)

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from gpuplan.core.errors import DataError, InputError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.policy import KeyPath, Policy, PolicyProblem, check_rules, resolve_gpus
+from gpuplan.core.policy.fields import is_union_tag
 from gpuplan.core.policy.secrets import url_problems
 from gpuplan.core.wording import plural
 from gpuplan.loaders.policy_errors import describe_error, format_path
@@ -336,7 +337,7 @@ def _env_refusal(name: str, extra: set[str], environ: Mapping[str, str]) -> str 
 
 
 def _validation_problem(err: Any, marks: _Marks, file: str) -> DataError:
-    loc: KeyPath = tuple(err["loc"])
+    loc: KeyPath = tuple(part for part in err["loc"] if not is_union_tag(part))
     on_key = bool(loc) and (err["type"] == "extra_forbidden" or loc[-1] == "[key]")
     if loc and loc[-1] == "[key]":
         loc = loc[:-1]

@@ -6,6 +6,14 @@ project, subscription) with the metrics source passed to its constructor, and im
 the cloud SDK only when called. A builder raises GpuplanError only when the cloud
 cannot be reached at all (an unknown profile, no credential); a single scope that
 fails later fails on its own, at listing.
+
+Scopes may be discovered rather than listed: AWS member accounts through Organizations
+(one adapter per account and region, ``aws 111122223333/us-east-1``), GCP projects
+under folders, an organisation or with labels (Resource Manager), Azure subscriptions
+that the identity can read or under management groups. Discovered scopes come out
+sorted; a part of the tree that cannot be read is a problem line in :class:`Scopes`.
+Discovery is serial and happens once per run, before the survey; an AWS member role
+is assumed only when its scope is first used.
 """
 
 from __future__ import annotations
@@ -15,36 +23,67 @@ from typing import TYPE_CHECKING, Any
 from gpuplan.core.errors import InputError
 from gpuplan.core.fleet import Action
 from gpuplan.core.offers import Provider
+from gpuplan.core.policy.models import OrgUnits
 from gpuplan.providers.base import LifecycleProvider
-from gpuplan.usecases.providers import BuildContext, CloudEntry
+from gpuplan.usecases.providers import BuildContext, CloudEntry, Scopes
 
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy
-    from gpuplan.core.policy.models import AwsMetrics
+    from gpuplan.core.policy.models import AwsMetrics, AwsScope, AzureScope, GcpScope
     from gpuplan.providers.aws.cloudwatch import MetricNames
     from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
 
 
 def aws_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
-    """One adapter per region of ``scope.aws``."""
+    """One adapter per region of ``scope.aws``; with ``accounts``, per account and region."""
     scope = context.policy.scope.aws
     if scope is None:
         raise InputError("the policy has no scope.aws section")
     from gpuplan.providers.aws.provider import AwsProvider
     from gpuplan.providers.aws.session import make_session
 
-    settings = context.policy.idle.metrics.aws
     session = make_session(scope.profile, scope.role_arn)
-    return {
-        region: AwsProvider.from_session(
-            session,
-            region,
-            catalog=context.catalog,
-            metric_names=aws_metric_names(settings),
-            metrics=context.metrics,
-        )
-        for region in scope.regions
+    options: dict[str, Any] = {
+        "catalog": context.catalog,
+        "metric_names": aws_metric_names(context.policy.idle.metrics.aws),
+        "metrics": context.metrics,
     }
+    if scope.accounts is None:
+        return {
+            region: AwsProvider.from_session(session, region, **options) for region in scope.regions
+        }
+    return _member_scopes(session, scope, options)
+
+
+def _member_scopes(session: Any, scope: AwsScope, options: dict[str, Any]) -> Scopes:
+    """One adapter per (member account, region), accounts sorted, regions as listed."""
+    from gpuplan.providers.aws import organizations as orgs
+    from gpuplan.providers.aws.provider import AwsProvider
+    from gpuplan.providers.aws.session import MemberSessions, client_config
+
+    home = scope.regions[0]
+    config = client_config()
+    found = orgs.Accounts()
+    if scope.accounts == "all":
+        org = session.client("organizations", region_name=home, config=config)
+        found.ids = orgs.all_accounts(org)
+    elif isinstance(scope.accounts, OrgUnits):
+        org = session.client("organizations", region_name=home, config=config)
+        found = orgs.accounts_under(org, scope.accounts.ous)
+    elif scope.accounts is not None:
+        found.ids = sorted(set(scope.accounts))
+    partition = session.get_partition_for_region(home)
+    if scope.role_name is None:
+        raise InputError("scope.aws.accounts needs role_name")
+    members = MemberSessions(session.client("sts", region_name=home, config=config), scope.profile)
+    out = Scopes(problems=found.problems)
+    for account in (a for a in found.ids if a not in scope.exclude_accounts):
+        member = members.session(orgs.member_role_arn(partition, account, scope.role_name))
+        for region in scope.regions:
+            out[f"{account}/{region}"] = AwsProvider.from_session(
+                member, region, account=account, **options
+            )
+    return out
 
 
 def aws_metric_names(metrics: AwsMetrics) -> MetricNames:
@@ -74,19 +113,37 @@ def gcp_scopes(context: BuildContext, *, credentials: Any = None) -> dict[str, L
         monitoring_endpoint=scope.monitoring_endpoint,
         credentials=credentials,
     )
-    return {
-        project: GcpProvider(
-            project,
-            zones=scope.zones,
-            metric_type=context.policy.idle.metrics.gcp.metric_type,
-            memory_type=context.policy.idle.metrics.gcp.memory_used_type,
-            cpu_type=context.policy.idle.metrics.gcp.cpu_type,
-            catalog=context.catalog,
-            clients=clients,
-            metrics=context.metrics,
-        )
-        for project in scope.projects
-    }
+    found = _gcp_projects(scope, credentials)
+    return Scopes(
+        {
+            project: GcpProvider(
+                project,
+                zones=scope.zones,
+                metric_type=context.policy.idle.metrics.gcp.metric_type,
+                memory_type=context.policy.idle.metrics.gcp.memory_used_type,
+                cpu_type=context.policy.idle.metrics.gcp.cpu_type,
+                catalog=context.catalog,
+                clients=clients,
+                metrics=context.metrics,
+            )
+            for project in found.ids
+        },
+        found.problems,
+    )
+
+
+def _gcp_projects(scope: GcpScope, credentials: Any) -> Any:
+    """The listed projects, or those Resource Manager finds (sorted, with problems)."""
+    from gpuplan.providers.gcp import projects
+
+    if not scope.discovers:
+        return projects.Projects(list(dict.fromkeys(scope.projects)))
+    manager = projects.make_resource_manager(scope.resource_manager_endpoint, credentials)
+    return projects.discover(
+        manager,
+        parents=projects.parents_of(scope.folders, scope.organization),
+        labels=scope.project_labels,
+    )
 
 
 def azure_metric_names(policy: Policy) -> AzureMetricNames:
@@ -103,30 +160,49 @@ def azure_metric_names(policy: Policy) -> AzureMetricNames:
     )
 
 
-def azure_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
-    """One adapter per subscription of ``scope.azure``."""
+def azure_scopes(context: BuildContext, *, credential: Any = None) -> dict[str, LifecycleProvider]:
+    """One adapter per subscription of ``scope.azure`` (listed or discovered);
+    ``credential``: an Azure token credential, None for the standard chain."""
     scope = context.policy.scope.azure
     if scope is None:
         raise InputError("the policy has no scope.azure section")
     from gpuplan.providers.azure.provider import AzureProvider, default_credential
 
     settings = context.policy.idle.metrics.azure
-    credential = default_credential(context.environ)
-    return {
-        subscription: AzureProvider(
-            subscription,
-            resource_groups=scope.resource_groups,
-            namespace=settings.namespace,
-            metric=settings.metric,
-            metric_names=azure_metric_names(context.policy),
-            catalog=context.catalog,
-            credential=credential,
-            arm_endpoint=scope.arm_endpoint,
-            metrics_endpoint=scope.metrics_endpoint,
-            metrics=context.metrics,
-        )
-        for subscription in scope.subscriptions
-    }
+    credential = credential or default_credential(context.environ)
+    found = _azure_subscriptions(scope, credential)
+    return Scopes(
+        {
+            subscription: AzureProvider(
+                subscription,
+                resource_groups=scope.resource_groups,
+                namespace=settings.namespace,
+                metric=settings.metric,
+                metric_names=azure_metric_names(context.policy),
+                catalog=context.catalog,
+                credential=credential,
+                arm_endpoint=scope.arm_endpoint,
+                metrics_endpoint=scope.metrics_endpoint,
+                metrics=context.metrics,
+            )
+            for subscription in found.ids
+        },
+        found.problems,
+    )
+
+
+def _azure_subscriptions(scope: AzureScope, credential: Any) -> Any:
+    """The listed subscriptions, or those the identity reads (sorted, with problems)."""
+    from gpuplan.providers.azure.provider import PUBLIC_ARM
+    from gpuplan.providers.azure.subscriptions import Subscriptions, discover
+
+    if isinstance(scope.subscriptions, list):
+        return Subscriptions(list(dict.fromkeys(scope.subscriptions)))
+    return discover(
+        credential,
+        arm_endpoint=(scope.arm_endpoint or PUBLIC_ARM).rstrip("/"),
+        management_groups=scope.management_groups,
+    )
 
 
 def fake_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:

@@ -37,9 +37,10 @@ def _type(node: dict[str, Any], defs: dict[str, Any]) -> str:
     kinds = [o.get("type") for o in node.get("anyOf", ())]
     if kinds == ["integer", "string"]:
         return "minutes (`90`) or a duration (`90m`, `2h`)"
-    if "anyOf" in node:
-        parts = [_type(o, defs) for o in node["anyOf"] if o.get("type") != "null"]
-        return " or ".join(parts)
+    for choice in ("anyOf", "oneOf"):
+        if choice in node:
+            parts = [_type(o, defs) for o in node[choice] if o.get("type") != "null"]
+            return " or ".join(parts)
     kind = node.get("type", "any")
     if kind == "array":
         return f"list of {_type(node.get('items', {}), defs)}"

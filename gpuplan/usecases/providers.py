@@ -8,14 +8,16 @@ SDK. Adding a cloud means adding its ``providers/<cloud>/`` package and one entr
 
 :func:`build_fleet` is the only way from a policy to adapters (``budget``, ``fleet``,
 ``stop-idle``, ``snooze``, ``savings``, the TUI): one adapter per scope, and a problem
-line for every scope that could not be built. Callers must show problems and let them
-change the exit code; nothing here drops one. ``GPUPLAN_FAKE_FLEET=path.json`` swaps
-every cloud for the in-memory fake entry (a test and demo hook).
+line for every scope that could not be built or discovered (builders return
+:class:`Scopes` to report those without failing the whole cloud). Callers must show
+problems and let them change the exit code; nothing here drops one.
+``GPUPLAN_FAKE_FLEET=path.json`` swaps every cloud for the in-memory fake entry (a test
+and demo hook).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gpuplan.core.catalog import Catalog
@@ -38,9 +40,26 @@ class BuildContext:
     environ: Mapping[str, str]
 
 
+class Scopes(dict[str, LifecycleProvider]):
+    """A builder's adapters by scope name, with a problem line for each scope it knows of
+    but could not build (a folder it may not list, a subscription it may not read).
+
+    A plain dict is a builder answer too (no problems): builders that discover scopes
+    return this, and the registry carries its problems into :class:`Fleet`.
+    """
+
+    def __init__(
+        self,
+        adapters: Mapping[str, LifecycleProvider] | None = None,
+        problems: Sequence[str] = (),
+    ) -> None:
+        super().__init__(adapters or {})
+        self.problems: list[str] = list(problems)
+
+
 ScopeBuilder = Callable[[BuildContext], dict[str, LifecycleProvider]]
-"""``context -> {scope name: adapter}``; raises GpuplanError when the cloud cannot be
-reached at all (credentials, profile)."""
+"""``context -> {scope name: adapter}`` (or :class:`Scopes`, with problems); raises
+GpuplanError when the cloud cannot be reached at all (credentials, profile)."""
 
 
 @dataclass(frozen=True)
@@ -94,15 +113,22 @@ class ProviderRegistry:
                 fleet.problems.append(f"{provider.value}: adapter not available")
                 continue
             try:
-                fleet.adapters.extend(entry.scopes(context).values())
+                built = entry.scopes(context)
             except GpuplanError as exc:
                 fleet.problems.append(_named(provider, exc.message))
+                continue
+            fleet.adapters.extend(built.values())
+            if isinstance(built, Scopes):
+                fleet.problems.extend(_named(provider, p) for p in built.problems)
         return fleet
 
 
 def _named(provider: Provider, message: str) -> str:
-    prefix = f"{provider.value}:"
-    return message if message.startswith(prefix) else f"{prefix} {message}"
+    """The message, led by the cloud's name unless it already names it (``aws: ...``,
+    ``aws 111122223333/us-east-1: ...``)."""
+    if message.startswith((f"{provider.value}:", f"{provider.value} ")):
+        return message
+    return f"{provider.value}: {message}"
 
 
 def metrics_source(policy: Policy) -> MetricsSource | None:

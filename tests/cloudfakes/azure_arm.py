@@ -5,7 +5,9 @@ view, deallocate/delete as long-running operations (202 + ``Azure-AsyncOperation
 ``Location``, ``InProgress`` then ``Succeeded``), resource SKUs, scale sets, the Tags
 API at a VM's scope, and ``metrics:getBatch`` over raw per-GPU points published as
 Telegraf's ``azure_monitor`` output publishes them (namespace ``Telegraf/nvidia_smi``,
-dimension ``index``). Every request must carry a bearer token.
+dimension ``index``), the tenant's subscription list (with states) and management-group
+``descendants`` (child groups and subscriptions at any depth). Every request must carry
+a bearer token.
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ ACTIONS = {
     "vmss.listAll": "Microsoft.Compute/virtualMachineScaleSets/read",
     "tags.update": "Microsoft.Resources/tags/write",
     "metrics.getBatch": "Microsoft.Insights/Metrics/Read",
+    "subscriptions.list": "Microsoft.Resources/subscriptions/read",
+    "managementGroups.descendants": "Microsoft.Management/managementGroups/descendants/read",
 }
+MG = r"/providers/Microsoft\.Management/managementGroups/(?P<group>[^/]+)"
 _AFTER = {"deallocate": "PowerState/deallocated", "delete": None}
 
 
@@ -58,6 +63,14 @@ class AzureFake(FakeApi):
     page_size: int = 2
     polls_until_done: int = 2
     batch_sizes: list[int] = field(default_factory=list)
+    subscriptions: dict[str, str] = field(default_factory=dict)
+    """Subscriptions this identity can read: id -> state (Enabled, Disabled, Warned...)."""
+    groups: dict[str, str] = field(default_factory=dict)
+    """Management group -> its parent group ("" for the tenant root)."""
+    placement: dict[str, str] = field(default_factory=dict)
+    """Subscription id -> the management group it sits in (readable or not)."""
+    denied_groups: set[str] = field(default_factory=set)
+    """Groups whose descendants answer 403 AuthorizationFailed."""
     _ops: Any = field(default_factory=lambda: itertools.count(1))
 
     def __post_init__(self) -> None:
@@ -84,9 +97,13 @@ class AzureFake(FakeApi):
             "PATCH", VM + r"/providers/Microsoft\.Resources/tags/default", "tags.update", self._tags
         )
         self.route("POST", SUB + r"/metrics:getBatch", "metrics.getBatch", self._batch)
+        self.route("GET", r"/subscriptions", "subscriptions.list", self._subscriptions)
+        self.route("GET", MG + "/descendants", "managementGroups.descendants", self._descendants)
 
     def error_body(self, status: int, message: str) -> Any:
-        code = {404: "ResourceNotFound", 429: "TooManyRequests"}.get(status, "InternalError")
+        code = {403: "AuthorizationFailed", 404: "ResourceNotFound", 429: "TooManyRequests"}.get(
+            status, "InternalError"
+        )
         return {"error": {"code": code, "message": message}}
 
     # -- world -------------------------------------------------------------------
@@ -247,6 +264,67 @@ class AzureFake(FakeApi):
             for key in tags:
                 body["tags"].pop(key, None)
         return 200, {}, {"properties": {"tags": body["tags"]}}
+
+    # -- subscriptions and management groups ----------------------------------------
+
+    def _subscriptions(self, request: Request) -> Reply:
+        rows = [
+            {
+                "id": f"/subscriptions/{sub}",
+                "subscriptionId": sub,
+                "displayName": f"sub {sub[-4:]}",
+                "state": state,
+                "tenantId": "11111111-1111-1111-1111-111111111111",
+            }
+            for sub, state in sorted(self.subscriptions.items())
+        ]
+        return self._paged(request, rows)
+
+    def _descendants(self, request: Request, group: str) -> Reply:
+        if group in self.denied_groups or group not in self.groups:
+            status = 403 if group in self.denied_groups else 404
+            return status, {}, self.error_body(status, f"no access to management group {group}")
+        below = self._below(group)
+        rows: list[dict[str, Any]] = [
+            {
+                "id": f"/providers/Microsoft.Management/managementGroups/{child}",
+                "type": "Microsoft.Management/managementGroups",
+                "name": child,
+                "properties": {"displayName": child, "parent": {"id": self.groups[child]}},
+            }
+            for child in below
+        ]
+        rows += [
+            {
+                "id": f"/subscriptions/{sub}",
+                "type": "Microsoft.Management/managementGroups/subscriptions",
+                "name": sub,
+                "properties": {"displayName": sub, "parent": {"id": home}},
+            }
+            for sub, home in sorted(self.placement.items())
+            if home == group or home in below
+        ]
+        return self._paged(request, rows)
+
+    def _below(self, group: str) -> list[str]:
+        out: list[str] = []
+        pending = [group]
+        while pending:
+            parent = pending.pop()
+            children = sorted(g for g, p in self.groups.items() if p == parent)
+            out.extend(children)
+            pending.extend(children)
+        return out
+
+    def _paged(self, request: Request, rows: list[dict[str, Any]]) -> Reply:
+        start = int(request.query.get("$skiptoken") or 0)
+        reply: dict[str, Any] = {"value": rows[start : start + self.page_size]}
+        if start + self.page_size < len(rows):
+            query = "&".join(f"{k}={v}" for k, v in request.query.items() if k != "$skiptoken")
+            reply["nextLink"] = (
+                f"{request.base_url}{request.path}?{query}&$skiptoken={start + self.page_size}"
+            )
+        return 200, {}, reply
 
     # -- metrics -------------------------------------------------------------------
 

@@ -34,6 +34,8 @@ class GcpComputeFake(FakeApi):
     """(project, name) -> instance JSON."""
     operations: dict[str, dict[str, Any]] = field(default_factory=dict)
     polls_until_done: int = 1
+    disabled: set[str] = field(default_factory=set)
+    """Projects where the Compute Engine API is not enabled: every call answers 403."""
     _ids: Any = field(default_factory=lambda: itertools.count(1001))
     _ops: Any = field(default_factory=lambda: itertools.count(1))
 
@@ -77,6 +79,8 @@ class GcpComputeFake(FakeApi):
         return None if found is None else str(found["status"])
 
     def _list(self, request: Request, project: str) -> Reply:
+        if project in self.disabled:
+            return 403, {}, service_disabled(project)
         rows = sorted(
             (body for (p, _), body in self.instances.items() if p == project),
             key=lambda b: int(b["id"]),
@@ -146,3 +150,33 @@ class GcpComputeFake(FakeApi):
             elif target in self.instances:
                 self.instances[target]["status"] = after
         return 200, {}, {k: v for k, v in found.items() if not k.startswith("_")}
+
+
+def service_disabled(project: str) -> Any:
+    """The 403 Compute Engine answers in a project that has not enabled its API."""
+    message = (
+        f"Compute Engine API has not been used in project {project} before or it is "
+        "disabled. Enable it by visiting https://console.developers.google.com/apis/api/"
+        f"compute.googleapis.com/overview?project={project} then retry."
+    )
+    return {
+        "error": {
+            "code": 403,
+            "message": message,
+            "errors": [
+                {"message": message, "domain": "usageLimits", "reason": "accessNotConfigured"}
+            ],
+            "status": "PERMISSION_DENIED",
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "SERVICE_DISABLED",
+                    "domain": "googleapis.com",
+                    "metadata": {
+                        "service": "compute.googleapis.com",
+                        "consumer": f"projects/{project}",
+                    },
+                }
+            ],
+        }
+    }

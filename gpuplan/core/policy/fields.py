@@ -27,6 +27,20 @@ MAX_COUNT = 100_000
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 
 _DURATION = re.compile(DURATION_PATTERN)
+_UNION_TAG = re.compile(r"^<[a-z]+>$")
+
+
+def union_tag(name: str) -> str:
+    """The tag of one form of a value that may take several (``all`` or a list).
+
+    pydantic puts the tag in an error's location; the loader drops such parts
+    (:func:`is_union_tag`) so that the location is the key path in the file.
+    """
+    return f"<{name}>"
+
+
+def is_union_tag(part: object) -> bool:
+    return isinstance(part, str) and bool(_UNION_TAG.match(part))
 
 
 def describe(value: object) -> str:
@@ -218,6 +232,54 @@ SubscriptionId = Annotated[
         "an Azure subscription id (a GUID such as 00000000-0000-0000-0000-000000000000)",
     ),
     WithJsonSchema({"type": "string", "format": "uuid"}),
+]
+
+
+AWS_ACCOUNT_PATTERN = r"^\d{12}$"
+AwsAccountId = Annotated[
+    str,
+    _text(AWS_ACCOUNT_PATTERN, "a 12-digit AWS account id in quotes, such as '111122223333'"),
+    WithJsonSchema({"type": "string", "pattern": AWS_ACCOUNT_PATTERN}),
+]
+"""An AWS account id: exactly 12 digits, written as text (YAML would drop leading zeros)."""
+OU_PATTERN = r"^ou-[0-9a-z]{4,32}-[0-9a-z]{8,32}$"
+OrgUnitId = Annotated[
+    str,
+    _text(OU_PATTERN, "an AWS organisational unit id such as 'ou-ab12-cd345678'"),
+    WithJsonSchema({"type": "string", "pattern": OU_PATTERN}),
+]
+ROLE_NAME_PATTERN = r"^(?:[A-Za-z0-9+=,.@_-]{1,64}/)*[A-Za-z0-9+=,.@_-]{1,64}$"
+RoleName = Annotated[
+    str,
+    _text(
+        ROLE_NAME_PATTERN,
+        "an IAM role name (letters, digits and +=,.@_- , at most 64; a path may lead: 'ops/x')",
+    ),
+    WithJsonSchema({"type": "string", "pattern": ROLE_NAME_PATTERN}),
+]
+FOLDER_PATTERN = r"^(?:folders/)?\d{1,32}$"
+GcpFolderId = Annotated[
+    str,
+    _text(FOLDER_PATTERN, "a GCP folder id ('123456789012' or 'folders/123456789012')"),
+    WithJsonSchema({"type": "string", "pattern": FOLDER_PATTERN}),
+]
+ORGANIZATION_PATTERN = r"^(?:organizations/)?\d{1,32}$"
+GcpOrganizationId = Annotated[
+    str,
+    _text(
+        ORGANIZATION_PATTERN,
+        "a GCP organisation id ('123456789012' or 'organizations/123456789012')",
+    ),
+    WithJsonSchema({"type": "string", "pattern": ORGANIZATION_PATTERN}),
+]
+MANAGEMENT_GROUP_PATTERN = r"^[A-Za-z0-9_().-]{1,90}$"
+ManagementGroupId = Annotated[
+    str,
+    _text(
+        MANAGEMENT_GROUP_PATTERN,
+        "an Azure management group id (letters, digits and _().- , at most 90)",
+    ),
+    WithJsonSchema({"type": "string", "pattern": MANAGEMENT_GROUP_PATTERN}),
 ]
 
 

@@ -9,27 +9,43 @@ from __future__ import annotations
 
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictBool,
+    Tag,
+    WithJsonSchema,
+)
 
 from gpuplan.core.fleet import Action
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.fields import (
     AlertPercent,
+    AwsAccountId,
     EnvName,
+    GcpFolderId,
+    GcpOrganizationId,
     HttpUrl,
     Identifier,
+    ManagementGroupId,
     Minutes,
+    OrgUnitId,
     Percent,
     PolicyName,
     PositiveInt,
+    RoleName,
     SubscriptionId,
     TagName,
     TagValue,
     Usd,
     WebhookUrl,
     describe,
+    union_tag,
 )
 
 POLICY_VERSION = 1
@@ -66,6 +82,48 @@ class IdleAction(StrEnum):
         return Action(self.value)
 
 
+class OrgUnits(_Section):
+    """Accounts under AWS organisational units."""
+
+    ous: list[OrgUnitId] = Field(min_length=1)
+    """OU ids (``ou-...``): the accounts directly under each, and under its child OUs."""
+
+
+def _selection_kind(value: Any, listed: str) -> str | None:
+    """Which form of an ``all`` / list / mapping choice a YAML value is (None: neither)."""
+    if value == "all":
+        return union_tag("all")
+    if isinstance(value, list):
+        return union_tag(listed)
+    if isinstance(value, dict | BaseModel):
+        return union_tag("mapping")
+    return None
+
+
+AccountSelection = Annotated[
+    Annotated[Literal["all"], Tag(union_tag("all"))]
+    | Annotated[list[AwsAccountId], Field(min_length=1), Tag(union_tag("accounts"))]
+    | Annotated[OrgUnits, Tag(union_tag("mapping"))],
+    Discriminator(
+        lambda value: _selection_kind(value, "accounts"),
+        custom_error_type="aws_accounts",
+        custom_error_message="expected all, a list of 12-digit account ids, or {ous: [ou-...]}",
+    ),
+]
+"""``all``, a list of account ids, or ``{ous: [...]}``."""
+
+SubscriptionSelection = Annotated[
+    Annotated[Literal["all"], Tag(union_tag("all"))]
+    | Annotated[list[SubscriptionId], Field(min_length=1), Tag(union_tag("subscriptions"))],
+    Discriminator(
+        lambda value: _selection_kind(value, "subscriptions"),
+        custom_error_type="azure_subscriptions",
+        custom_error_message="expected all or a list of subscription ids (GUIDs)",
+    ),
+]
+"""``all`` or a list of subscription ids."""
+
+
 class AwsScope(_Section):
     """AWS accounts and regions this policy governs."""
 
@@ -74,27 +132,56 @@ class AwsScope(_Section):
     profile: str | None = None
     """A named profile from the AWS config; default: the standard credential chain."""
     role_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/.+$")
-    """A role to assume before listing or acting (cross-account)."""
+    """A role to assume before listing or acting (cross-account); with ``accounts``, the
+    role that lists the organisation and assumes ``role_name`` in each member account."""
+    accounts: AccountSelection | None = None
+    """Member accounts of the AWS Organization to govern, each through ``role_name``:
+    ``all`` (every ACTIVE account), a list of 12-digit ids in quotes, or ``{ous: [ou-...]}``
+    (accounts under those organisational units, recursively). None: the caller's own
+    account only."""
+    role_name: RoleName | None = None
+    """The role assumed in each member account (``OrganizationAccountAccessRole`` or a
+    dedicated read-and-stop role); required with ``accounts``."""
+    exclude_accounts: list[AwsAccountId] = Field(default_factory=list)
+    """Account ids left out of ``accounts`` (the management account, a sandbox)."""
 
 
 class GcpScope(_Section):
     """GCP projects (and optionally zones) this policy governs."""
 
-    projects: list[Identifier] = Field(min_length=1)
-    """Project ids."""
+    projects: list[Identifier] = Field(default_factory=list, min_length=1)
+    """Project ids; or leave out and discover projects with ``folders``, ``organization``
+    or ``project_labels``."""
+    folders: list[GcpFolderId] = Field(default_factory=list, min_length=1)
+    """Folders whose ACTIVE projects are governed, recursively through sub-folders."""
+    organization: GcpOrganizationId | None = None
+    """An organisation whose ACTIVE projects are governed, through every folder."""
+    project_labels: dict[TagName, TagValue] = Field(default_factory=dict)
+    """Only projects carrying every one of these labels; alone, searches every project the
+    identity can see."""
     zones: list[Identifier] = Field(default_factory=list)
     """Zones to keep; empty: every zone."""
     compute_endpoint: HttpUrl | None = None
     """Compute Engine API endpoint (private service connect); default: Google's."""
     monitoring_endpoint: HttpUrl | None = None
     """Cloud Monitoring API endpoint; default: Google's."""
+    resource_manager_endpoint: HttpUrl | None = None
+    """Resource Manager API endpoint (project discovery); default: Google's."""
+
+    @property
+    def discovers(self) -> bool:
+        """Projects come from Resource Manager rather than a list."""
+        return bool(self.folders or self.organization or self.project_labels)
 
 
 class AzureScope(_Section):
     """Azure subscriptions (and optionally resource groups) this policy governs."""
 
-    subscriptions: list[SubscriptionId] = Field(min_length=1)
-    """Subscription ids (GUIDs)."""
+    subscriptions: SubscriptionSelection | None = None
+    """Subscription ids (GUIDs), or ``all``: every enabled subscription the identity can
+    read."""
+    management_groups: list[ManagementGroupId] = Field(default_factory=list, min_length=1)
+    """Management group ids: every enabled subscription under them, at any depth."""
     resource_groups: list[Identifier] = Field(default_factory=list)
     """Resource groups to keep; empty: every group."""
     arm_endpoint: HttpUrl | None = None

@@ -81,6 +81,62 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
         )
     problems.extend(_budget_rules(policy))
     problems.extend(region_rules(policy))
+    problems.extend(scope_rules(policy))
+    return problems
+
+
+def scope_rules(policy: Policy) -> list[PolicyProblem]:
+    """Each cloud section names its scopes one way: listed, or discovered."""
+    problems: list[PolicyProblem] = []
+    aws, gcp, azure = policy.scope.aws, policy.scope.gcp, policy.scope.azure
+    if aws is not None:
+        here = ("scope", "aws")
+        if aws.accounts is not None and aws.role_name is None:
+            problems.append(
+                PolicyProblem(
+                    (*here, "accounts"),
+                    "needs role_name: the role gpuplan assumes in each member account "
+                    "(e.g. OrganizationAccountAccessRole)",
+                )
+            )
+        for key in ("role_name", "exclude_accounts"):
+            if aws.accounts is None and getattr(aws, key):
+                problems.append(
+                    PolicyProblem((*here, key), "only applies with accounts (all, a list, ous)")
+                )
+    if gcp is not None:
+        if gcp.projects and gcp.discovers:
+            problems.append(
+                PolicyProblem(
+                    ("scope", "gcp", "projects"),
+                    "list projects, or discover them with folders, organization or "
+                    "project_labels, not both",
+                )
+            )
+        elif not gcp.projects and not gcp.discovers:
+            problems.append(
+                PolicyProblem(
+                    ("scope", "gcp"),
+                    "names no project: give projects, or folders, organization or "
+                    "project_labels to discover them",
+                )
+            )
+    if azure is not None:
+        if azure.subscriptions is not None and azure.management_groups:
+            problems.append(
+                PolicyProblem(
+                    ("scope", "azure", "management_groups"),
+                    "subscriptions and management_groups exclude each other: use one",
+                )
+            )
+        elif azure.subscriptions is None and not azure.management_groups:
+            problems.append(
+                PolicyProblem(
+                    ("scope", "azure"),
+                    "names no subscription: give subscriptions (a list or all) or "
+                    "management_groups",
+                )
+            )
     return problems
 
 
@@ -162,16 +218,23 @@ def out_of_scope_reason(instance: GpuInstance, policy: Policy) -> str | None:
     if instance.provider not in scope.providers:
         return f"{instance.provider.value} is not in the policy's scope"
     aws = scope.aws
-    if aws is not None and instance.provider is Provider.AWS and instance.region not in aws.regions:
-        return f"region {instance.region} is not in scope.aws.regions"
+    if aws is not None and instance.provider is Provider.AWS:
+        if instance.region not in aws.regions:
+            return f"region {instance.region} is not in scope.aws.regions"
+        if instance.account in aws.exclude_accounts:
+            return f"account {instance.account} is in scope.aws.exclude_accounts"
+        if isinstance(aws.accounts, list) and instance.account not in aws.accounts:
+            return f"account {instance.account} is not in scope.aws.accounts"
+    # Discovered projects and subscriptions are known only to the builders, which list
+    # nothing else: the checks below apply to listed ones.
     if scope.gcp is not None and instance.provider is Provider.GCP:
-        if instance.account not in scope.gcp.projects:
+        if scope.gcp.projects and instance.account not in scope.gcp.projects:
             return f"project {instance.account} is not in scope.gcp.projects"
         if scope.gcp.zones and instance.zone not in scope.gcp.zones:
             return f"zone {instance.zone} is not in scope.gcp.zones"
     if scope.azure is not None and instance.provider is Provider.AZURE:
-        subscriptions = {s.lower() for s in scope.azure.subscriptions}
-        if instance.account.lower() not in subscriptions:
+        listed = scope.azure.subscriptions
+        if isinstance(listed, list) and instance.account.lower() not in {s.lower() for s in listed}:
             return f"subscription {instance.account} is not in scope.azure.subscriptions"
     return label_mismatch(instance.labels, scope.match_labels)
 

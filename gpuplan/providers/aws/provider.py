@@ -1,9 +1,11 @@
 """``AwsProvider``: one region of one AWS account, behind the LifecycleProvider Protocol.
 
 Clients are injected (tests point them at moto) or built from a session (standard
-credential chain, a profile, or ``role_arn`` through STS). Every SDK failure leaves this
-module as a :class:`ProviderError` naming the region and the call, after botocore's own
-retries; the use case decides what a failure means for the run.
+credential chain, a profile, ``role_arn`` through STS, or a member account's role). An
+adapter for a member account names it in its scope (``aws 111122223333/us-east-1``); when
+that account's role cannot be assumed, each call says so, naming the role. Every SDK
+failure leaves this module as a :class:`ProviderError` naming the scope and the call,
+after botocore's own retries; the use case decides what a failure means for the run.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.fleet import Action, Capability, GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.aws import cloudwatch, ec2
-from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, client_config
+from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, RoleNotAssumable, client_config
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 
 CAPABILITIES = frozenset(
@@ -49,8 +51,11 @@ class AwsProvider:
         metric: str = "nvidia_smi_utilization_gpu",
         metric_names: cloudwatch.MetricNames | None = None,
         metrics: MetricsSource | None = None,
+        account: str | None = None,
     ) -> None:
         self.region = region
+        self.account = account
+        """The member account this adapter speaks for; None: the session's own."""
         self._names = metric_names or cloudwatch.MetricNames(namespace, metric)
         self._host_counts: Counter[str] | None = None
         self._metrics = metrics
@@ -74,6 +79,7 @@ class AwsProvider:
         metric: str = "nvidia_smi_utilization_gpu",
         metric_names: cloudwatch.MetricNames | None = None,
         metrics: MetricsSource | None = None,
+        account: str | None = None,
     ) -> AwsProvider:
         config = client_config(max_attempts)
         return cls(
@@ -85,6 +91,7 @@ class AwsProvider:
             metric=metric,
             metric_names=metric_names,
             metrics=metrics,
+            account=account,
         )
 
     @property
@@ -97,6 +104,8 @@ class AwsProvider:
 
     @property
     def scope(self) -> str:
+        if self.account:
+            return f"aws {self.account}/{self.region}"
         return f"aws {self.region}"
 
     def drain_notices(self) -> list[str]:
@@ -226,6 +235,8 @@ class AwsProvider:
     def _errors(self, what: str) -> Iterator[None]:
         try:
             yield
+        except RoleNotAssumable as exc:
+            raise ProviderError(f"{self.scope}: {exc.message}") from exc
         except ClientError as exc:
             err = exc.response.get("Error", {})
             raise ProviderError(

@@ -1,0 +1,22 @@
+"""Fixtures for the organisation-scale tests: fake AWS credentials and the small catalog."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.cloudfakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
+from tests.lifecycle.conftest import aws_env, lc_catalog_dir  # noqa: F401
+from tests.org.aws_org import Org, build_org
+from tests.providers_azure.conftest import azure  # noqa: F401
+from tests.providers_gcp.conftest import gcp  # noqa: F401
+
+
+@pytest.fixture
+def org_only(aws_env: None) -> Iterator[Org]:  # noqa: F811
+    """A bare organisation on moto (an ``ml`` OU, one member account with the role)."""
+    from moto import mock_aws
+
+    with mock_aws():
+        yield build_org({"alpha": True})
