@@ -57,14 +57,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.core.audit.split import AuditRule
     from gpuplan.core.errors import InputError
+    from gpuplan.core.grouping import GroupKind, parse_group_by
     from gpuplan.usecases import audit as uc
 
     period = (5 if args.traces else 60) if args.period is None else args.period
     if not 1 <= period <= 60:
         raise InputError("--period: must be a whole number of minutes from 1 to 60")
-    by = args.by or ("class" if args.traces else "account")
-    if by not in ("class", "account") and not (by.startswith("label:") and by[6:]):
-        raise InputError(f"--by: expected class, account or label:NAME, got {by[:40]!r}")
+    by = parse_group_by(args.by or ("class" if args.traces else "account"), tuple(GroupKind))
     catalog = load_catalog_for(args)
     status = 0
     if args.traces:
