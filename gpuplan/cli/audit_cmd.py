@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 def _live(
     args: argparse.Namespace, catalog: Catalog, period: int
 ) -> tuple[list[InstanceAudit], int]:
-    from datetime import UTC, datetime, timedelta
+    from datetime import UTC, datetime
 
     from gpuplan.core.audit.split import AuditRule
     from gpuplan.usecases import audit_live as live
@@ -95,10 +95,7 @@ def _live(
 
     policy = load_policy(args.policy)
     now = datetime.now(UTC)
-    step = timedelta(minutes=period)
-    end = datetime.min.replace(tzinfo=UTC) + (now - datetime.min.replace(tzinfo=UTC)) // step * step
-    start = parse_since(args.since, now)
-    start = end - (end - start) // step * step
+    start, end = live.aligned_window(parse_since(args.since, now), now, period)
     adapters, problems = live.build_adapters(policy, catalog)
     result = live.audit_fleet(adapters, catalog, AuditRule(), policy.audit, start=start,
                               end=end, period_minutes=period)  # fmt: skip
