@@ -4,14 +4,17 @@ For 10, 100 and 1,000 one-GPU instances, one audit run = list the instances + re
 utilisation, GPU memory and CPU over 7 days at hourly aggregates + the audit itself
 (split, right-sizing, advice), through ``usecases.audit_live.audit_fleet``, the code the
 CLI runs. AWS on moto, GCP and Azure on the wire fakes, Prometheus on its fake (listing
-from the in-memory provider, metrics from Prometheus). Samples: one a day per series
-(AWS: one per series, moto lists a series once per stored datapoint, so AWS has 1 of
-168 hours known); the call count
-depends on instances and series, not on the datapoints inside a series, except where a
-source pages by datapoints (CloudWatch GetMetricData returns at most 100,800 a call:
-168 hourly points x 500 queries = 84,000, so one call per 500 queries still holds).
+from the in-memory provider, metrics from Prometheus, as ``idle.metrics.prometheus``
+wires it). GCP, Azure and Prometheus get a sample in every hour of the week for every
+series (168 per series), as a running agent gives: Cloud Monitoring pages by
+datapoints (a FULL page holds at most ``page_size`` points), so its call count depends
+on them. AWS gets one datapoint per series (moto lists a series once per stored
+datapoint and slows down with many: 1 of 168 hours known); its call count depends on
+series, not datapoints, as long as a GetMetricData call stays under its 100,800
+datapoints (168 hourly points x 500 queries = 84,000).
 
-Run: ``python scripts/bench_audit_calls.py [aws gcp azure prometheus]`` (repo root).
+Run: ``python scripts/bench_audit_calls.py [aws gcp azure prometheus] [--sizes 10,100]``
+(repo root).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.fake import FakeProvider
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY
 from gpuplan.providers.gcp.provider import GcpProvider
-from gpuplan.providers.prometheus import PrometheusSource, WithPrometheus
+from gpuplan.providers.prometheus import PrometheusSource
 from gpuplan.usecases.audit_live import audit_fleet
 from tests.cloudfakes.azure_arm import AzureFake
 from tests.cloudfakes.gcp_compute import GcpComputeFake
@@ -54,7 +57,7 @@ from tests.cloudfakes.prometheus import PrometheusFake
 SIZES = (10, 100, 1000)
 END = datetime(2026, 12, 2, 10, tzinfo=UTC)
 START = END - timedelta(days=7)
-DAYS = [START + timedelta(days=d, minutes=30) for d in range(7)]
+HOURS = [START + timedelta(hours=h, minutes=30) for h in range(7 * 24)]
 CATALOG = load_catalog()
 
 
@@ -83,8 +86,9 @@ class _Token:
 def bench_gcp(n: int) -> str:
     compute, monitoring = GcpComputeFake(), MonitoringFake()
     for i in range(n):
-        iid = compute.add("p", "us-central1-a", f"vm{i}", "a2-highgpu-1g")
-        for at in DAYS:
+        iid = compute.add("p", "us-central1-a", f"vm{i}", "a2-highgpu-1g",
+                          lastStartTimestamp="2026-11-01T00:00:00+00:00")  # fmt: skip
+        for at in HOURS:
             monitoring.publish("p", iid, 0, at, 0.3)
             monitoring.publish("p", iid, 0, at, 1e10, metric_type=DEFAULT_MEMORY,
                                memory_state="used")  # fmt: skip
@@ -103,7 +107,7 @@ def bench_azure(n: int) -> str:
     fake = AzureFake(page_size=100)
     for i in range(n):
         rid = fake.add_vm("s", "rg", f"vm{i}", "Standard_NC24ads_A100_v4")
-        for at in DAYS:
+        for at in HOURS:
             fake.publish(rid, 0, at, 30.0)
             fake.publish(rid, 0, at, 20000.0, metric="memory_used")
             fake.publish(rid, 0, at, 81559.0, metric="memory_total")
@@ -167,17 +171,22 @@ def bench_prometheus(n: int) -> str:
         )
         for i in range(n)
     ]
-    inner = FakeProvider(Provider.AWS, instances)
     prom = PrometheusFake()
     for inst in instances:
         key = inst.instance_id
-        for at in DAYS:
+        idle_seconds = 0.0
+        for at in HOURS:
             for metric, value in (("DCGM_FI_DEV_GPU_UTIL", 30.0), ("DCGM_FI_DEV_FB_USED", 8000.0),
                                   ("DCGM_FI_DEV_FB_FREE", 16000.0)):  # fmt: skip
                 prom.publish({"__name__": metric, "instance_id": key, "gpu": "0"}, at, value)
+            for minute in (-15, 15):  # node_exporter's idle counter: CPU 20% busy
+                prom.publish({"__name__": "node_cpu_seconds_total", "mode": "idle",
+                              "instance_id": key, "cpu": "0"},
+                             at + timedelta(minutes=minute), idle_seconds)  # fmt: skip
+                idle_seconds += 1800 * 0.8
     with serve(prom) as url:
-        adapter = WithPrometheus(inner, PrometheusSource(url))
-        audited, wall = _audit(adapter)
+        inner = FakeProvider(Provider.AWS, instances, metrics=PrometheusSource(url))
+        audited, wall = _audit(inner)
     calls = Counter(c.method for c in inner.calls if c.method == "list_instances")
     calls["query_range"] = len(prom.queries)
     return _row("Prometheus", n, dict(calls), audited, wall)
@@ -196,8 +205,14 @@ def main() -> None:
         print("|---|---:|---:|---:|---|---:|")
         benches = {"aws": bench_aws, "gcp": bench_gcp, "azure": bench_azure,
                    "prometheus": bench_prometheus}  # fmt: skip
-        for name in sys.argv[1:] or list(benches):
-            for n in SIZES:
+        args = sys.argv[1:]
+        sizes = SIZES
+        if "--sizes" in args:
+            at = args.index("--sizes")
+            sizes = tuple(int(n) for n in args[at + 1].split(","))
+            args = args[:at] + args[at + 2 :]
+        for name in args or list(benches):
+            for n in sizes:
                 print(benches[name](n), flush=True)
 
 

@@ -5,7 +5,7 @@ For 10, 100 and 1,000 one-GPU instances with an hour of samples each (utilisatio
 memory and CPU), one survey = list the instances + fetch the signals. Calls must stay
 flat or grow with pages (AWS ListMetrics: one paginated call per agent metric;
 GetMetricData: 500 queries a call; GCP aggregatedList: 500 instances a page;
-ListTimeSeries: one request per signal, paged by series; Azure listAll: pages of 100 in
+ListTimeSeries: one request per signal, paged by datapoints; Azure listAll: pages of 100 in
 the fake; metrics:getBatch: 50 VMs a call, GPU metrics and CPU apart), never one call
 per instance.
 

@@ -57,14 +57,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.core.audit.split import AuditRule
     from gpuplan.core.errors import InputError
+    from gpuplan.core.grouping import GroupKind, parse_group_by
     from gpuplan.usecases import audit as uc
 
     period = (5 if args.traces else 60) if args.period is None else args.period
     if not 1 <= period <= 60:
         raise InputError("--period: must be a whole number of minutes from 1 to 60")
-    by = args.by or ("class" if args.traces else "account")
-    if by not in ("class", "account") and not (by.startswith("label:") and by[6:]):
-        raise InputError(f"--by: expected class, account or label:NAME, got {by[:40]!r}")
+    by = parse_group_by(args.by or ("class" if args.traces else "account"), tuple(GroupKind))
     catalog = load_catalog_for(args)
     status = 0
     if args.traces:
@@ -87,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 def _live(
     args: argparse.Namespace, catalog: Catalog, period: int
 ) -> tuple[list[InstanceAudit], int]:
-    from datetime import UTC, datetime, timedelta
+    from datetime import UTC, datetime
 
     from gpuplan.core.audit.split import AuditRule
     from gpuplan.usecases import audit_live as live
@@ -96,10 +95,7 @@ def _live(
 
     policy = load_policy(args.policy)
     now = datetime.now(UTC)
-    step = timedelta(minutes=period)
-    end = datetime.min.replace(tzinfo=UTC) + (now - datetime.min.replace(tzinfo=UTC)) // step * step
-    start = parse_since(args.since, now)
-    start = end - (end - start) // step * step
+    start, end = live.aligned_window(parse_since(args.since, now), now, period)
     adapters, problems = live.build_adapters(policy, catalog)
     result = live.audit_fleet(adapters, catalog, AuditRule(), policy.audit, start=start,
                               end=end, period_minutes=period)  # fmt: skip

@@ -108,6 +108,17 @@ def add_shard(parser: argparse._ActionsContainer) -> None:
     )
 
 
+def add_group_by(parser: argparse.ArgumentParser, default: str = "label:team") -> None:
+    """``--by``: a label's value or the account; parsed by the core's one parser."""
+    parser.add_argument(
+        "--by",
+        default=default,
+        metavar="account|label:KEY",
+        help=f"group by account (AWS account, GCP project, Azure subscription) or by a "
+        f"label's value ({default})",
+    )
+
+
 def add_output_format(parser: argparse.ArgumentParser, *, csv: bool = True) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--json", action="store_true", help="print JSON")

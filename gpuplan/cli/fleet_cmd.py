@@ -12,7 +12,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_db, add_shard
+from gpuplan.cli.common import add_catalog_dir, add_db, add_group_by, add_shard
 from gpuplan.cli.render import format_cell, format_count, print_json, render_table
 from gpuplan.core.wording import plural
 
@@ -30,10 +30,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--report",
         action="store_true",
-        help="same as `gpuplan waste` (kept for existing scripts)",
+        help="idle GPU-hours and dollars per group from the ledger (same as `gpuplan waste`)",
     )
     p.add_argument("--since", default="7d", help="report period: 7d, 24h, 2026-12-01 (7d)")
-    p.add_argument("--by", default="label:team", metavar="label:KEY", help="report grouping")
+    add_group_by(p)
     add_db(p)
     add_shard(p)
     add_catalog_dir(p)

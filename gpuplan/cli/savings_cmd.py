@@ -1,7 +1,9 @@
-"""``gpuplan savings``: compute dollars saved by stopping idle GPUs, per month and team.
+"""``gpuplan savings``: compute dollars saved by stopping idle GPUs, per month and group.
 
-Read from the ledger (no cloud call). Compute only: disks, IPs and commitments keep
-billing while an instance is stopped.
+Read from the ledger (no cloud call), every run whichever shard wrote it; grouped by a
+label's value (``--by label:team``, the default) or by account/project/subscription
+(``--by account``), with totals per group. Compute only: disks, IPs and commitments
+keep billing while an instance is stopped.
 """
 
 from __future__ import annotations
@@ -10,20 +12,24 @@ import argparse
 import os
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpuplan.cli.common import add_db
+from gpuplan.cli.common import add_db, add_group_by
 from gpuplan.cli.render import format_cell, print_json, render_table
+
+if TYPE_CHECKING:
+    from gpuplan.core.savings import Line
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "savings",
-        help="compute dollars saved by stop-idle, per month and team (from the ledger)",
+        help="compute dollars saved by stop-idle, per month and group (from the ledger)",
         description="Idle hours avoided x hourly price for every instance stop-idle stopped, "
-        "per month and label value. Compute only: disks, IPs and commitments keep billing.",
+        "per month and group (a label's value or the account), with totals per group. "
+        "Compute only: disks, IPs and commitments keep billing.",
     )
-    p.add_argument("--by", default="label:team", metavar="label:KEY", help="group by a label")
+    add_group_by(p)
     p.add_argument(
         "--policy",
         metavar="FILE",
@@ -36,10 +42,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpuplan.core.grouping import parse_group_by
+    from gpuplan.core.savings import total, totals
     from gpuplan.ledger import Ledger
-    from gpuplan.usecases.savings import COMPUTE_ONLY, parse_by, savings
+    from gpuplan.usecases.savings import COMPUTE_ONLY, savings
 
-    key = parse_by(args.by)
+    by = parse_group_by(args.by)
     name, reserved, problems = None, set[tuple[str, str]](), list[str]()
     if args.policy:
         from gpuplan.usecases.policy import load_policy
@@ -52,26 +60,39 @@ def run(args: argparse.Namespace) -> int:
         reserved, problems = reserved_pairs(fleet.adapters)
         problems = [*fleet.problems, *problems]
     with Ledger.open(args.db) as ledger:
-        lines, damaged = savings(ledger, datetime.now(UTC), key, reserved, policy=name)
+        lines, damaged = savings(ledger, datetime.now(UTC), by, reserved, policy=name)
     for line in damaged:
         print(f"gpuplan: notice: {line}", file=sys.stderr)
-    records: list[dict[str, Any]] = [
-        {"month": x.month, key: x.group, "hours": x.hours, "usd": x.usd,
-         "doubtful_usd": x.doubtful_usd, "instances": x.instances}
-        for x in lines
-    ]  # fmt: skip
+    key = by.column
+    records = [_record(x, key) for x in lines]
+    sums = [_record(x, key) for x in totals(lines)]
+    overall = _record(total(lines), key)  # its group is "total"
     for line in problems:
         print(f"gpuplan: error: {line}", file=sys.stderr)
     if args.json:
-        print_json({"by": key, "savings": records, "note": COMPUTE_ONLY, "problems": problems})
+        whole = {k: v for k, v in overall.items() if k != key}
+        print_json({"by": key, "savings": records, "totals": sums, "total": whole,
+                    "note": COMPUTE_ONLY, "problems": problems})  # fmt: skip
         return 1 if problems else 0
-    rows = [
-        [r["month"], r[key], format_cell(r["hours"]), format_cell(r["usd"], money=True),
-         format_cell(r["doubtful_usd"], money=True), str(r["instances"])]
-        for r in records
-    ]  # fmt: skip
-    headers = ("month", key, "hours", "saved $", "of which doubtful $", "instances")
-    print(render_table(headers, rows, align_right=[False, False, True, True, True, True]))
+    headers = ("hours", "saved $", "of which doubtful $", "instances")
+    right = [True, True, True, True]
+    print(render_table(("month", key, *headers), [[r["month"], *_cells(r, key)] for r in records],
+                       align_right=[False, False, *right]))  # fmt: skip
+    print()
+    rows = [_cells(r, key) for r in [*sums, overall]]
+    print(render_table((key, *headers), rows, align_right=[False, *right]))
     print(f"\nEstimated savings, {COMPUTE_ONLY}. Doubtful: the type has active reserved "
-          "instances in that region (checked only with --policy).")  # fmt: skip
+          "instances in that region (checked only with --policy). Totals per group over "
+          "every month, dollars descending.")  # fmt: skip
     return 1 if problems else 0
+
+
+def _record(x: Line, key: str) -> dict[str, Any]:
+    record: dict[str, Any] = {"month": x.month} if x.month else {}
+    return {**record, key: x.group, "hours": x.hours, "usd": x.usd,
+            "doubtful_usd": x.doubtful_usd, "instances": x.instances}  # fmt: skip
+
+
+def _cells(r: dict[str, Any], key: str) -> list[str]:
+    return [r[key], format_cell(r["hours"]), format_cell(r["usd"], money=True),
+            format_cell(r["doubtful_usd"], money=True), str(r["instances"])]  # fmt: skip

@@ -8,6 +8,11 @@
   sighting counts the time since the previous sighting of that instance, at most one
   idle window (a lower bound between sparse runs).
 
+Lines are per month and group (:mod:`gpuplan.core.grouping`: a label's value or the
+account), months in order and, within a month, dollars descending then name;
+:func:`totals` sums them per group over every month. Rows come from every run in the
+ledger, whichever shard or scope wrote them.
+
 Pure: rows and ``now`` come in as arguments; months are split with
 :func:`gpuplan.core.budget.split_by_month`.
 """
@@ -22,6 +27,7 @@ from decimal import Decimal
 
 from gpuplan.core.budget import split_by_month
 from gpuplan.core.fleet import InstanceState
+from gpuplan.core.grouping import BY_LABEL_TEAM, GroupBy
 from gpuplan.core.idle import STOPPED_AT_TAG, IdleVerdict, format_tag_time
 
 
@@ -35,6 +41,8 @@ class Acted:
     instance_type: str
     hourly_usd: Decimal | None
     labels: Mapping[str, str]
+    account: str = ""
+    """Account, project or subscription ("" where the ledger row does not say)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,8 @@ class Sighting:
     labels: Mapping[str, str]
     hourly_usd: Decimal | None
     gpu_count: float
+    account: str = ""
+    """Account, project or subscription ("" where the ledger row does not say)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,8 @@ class Line:
     gpu_hours: Decimal = Decimal(0)
     doubtful_usd: Decimal = Decimal(0)
     """Part of ``usd`` on types with active reservations in the region (billed anyway)."""
+    ids: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    """The instances counted, so totals over months count each instance once."""
 
 
 @dataclass
@@ -70,10 +82,6 @@ class _Acc:
     gpu_hours: Decimal = Decimal(0)
     doubtful: Decimal = Decimal(0)
     ids: set[str] = field(default_factory=set)
-
-
-def _group(labels: Mapping[str, str], key: str) -> str:
-    return labels.get(key) or "(no label)"
 
 
 def restarts(sightings: Iterable[Sighting]) -> dict[tuple[str, str], datetime]:
@@ -90,10 +98,10 @@ def savings(
     acted: Iterable[Acted],
     sightings: Iterable[Sighting],
     now: datetime,
-    by: str = "team",
+    by: GroupBy = BY_LABEL_TEAM,
     reserved: Collection[tuple[str, str]] = (),
 ) -> list[Line]:
-    """Compute hours avoided x hourly price, per month and label value; savings on
+    """Compute hours avoided x hourly price, per month and group; savings on
     (region, type) pairs in ``reserved`` are also counted as doubtful."""
     back = restarts(sightings)
     acc: dict[tuple[str, str], _Acc] = defaultdict(_Acc)
@@ -103,7 +111,7 @@ def savings(
         end = back.get((a.instance_id, format_tag_time(a.run_started_at)), now)
         doubt = (a.region, a.instance_type) in reserved
         for month, hours in split_by_month(a.run_started_at, end):
-            slot = acc[(month, _group(a.labels, by))]
+            slot = acc[(month, by.name(account=a.account, labels=a.labels))]
             slot.hours += hours
             slot.usd += hours * a.hourly_usd
             slot.doubtful += hours * a.hourly_usd if doubt else Decimal(0)
@@ -111,8 +119,10 @@ def savings(
     return _lines(acc)
 
 
-def waste(sightings: Iterable[Sighting], since: datetime, by: str = "team") -> list[Line]:
-    """GPU-hours and dollars while instances were seen idle, per month and label value."""
+def waste(
+    sightings: Iterable[Sighting], since: datetime, by: GroupBy = BY_LABEL_TEAM
+) -> list[Line]:
+    """GPU-hours and dollars while instances were seen idle, per month and group."""
     last: dict[str, datetime] = {}
     acc: dict[tuple[str, str], _Acc] = defaultdict(_Acc)
     for s in sorted(sightings, key=lambda s: s.run_started_at):
@@ -125,7 +135,8 @@ def waste(sightings: Iterable[Sighting], since: datetime, by: str = "team") -> l
         if span <= timedelta(0):
             continue
         hours = Decimal(span.total_seconds()) / 3600
-        slot = acc[(f"{s.run_started_at:%Y-%m}", _group(s.labels, by))]
+        group = by.name(account=s.account, labels=s.labels)
+        slot = acc[(f"{s.run_started_at:%Y-%m}", group)]
         slot.hours += hours
         slot.usd += hours * (s.hourly_usd or Decimal(0))
         slot.ids.add(s.instance_id)
@@ -135,7 +146,7 @@ def waste(sightings: Iterable[Sighting], since: datetime, by: str = "team") -> l
 
 def _lines(acc: Mapping[tuple[str, str], _Acc]) -> list[Line]:
     cent = Decimal("0.01")
-    return [
+    lines = [
         Line(
             month,
             group,
@@ -144,6 +155,31 @@ def _lines(acc: Mapping[tuple[str, str], _Acc]) -> list[Line]:
             len(v.ids),
             v.gpu_hours.quantize(cent),
             v.doubtful.quantize(cent),
+            frozenset(v.ids),
         )
-        for (month, group), v in sorted(acc.items())
+        for (month, group), v in acc.items()
     ]
+    return sorted(lines, key=lambda x: (x.month, -x.usd, x.group))
+
+
+def totals(lines: Iterable[Line]) -> list[Line]:
+    """One line per group over every month (``month`` empty): dollars descending, then
+    name; an instance seen in several months counts once."""
+    acc: dict[str, list[Line]] = defaultdict(list)
+    for line in lines:
+        acc[line.group].append(line)
+    out = [total(items, group) for group, items in acc.items()]
+    return sorted(out, key=lambda x: (-x.usd, x.group))
+
+
+def total(lines: Iterable[Line], group: str = "total") -> Line:
+    """The sum of ``lines`` (amounts already rounded to cents, so the groups' totals add
+    up to the ungrouped total exactly)."""
+    items = list(lines)
+
+    def add(name: str) -> Decimal:
+        return sum((getattr(x, name) for x in items), Decimal(0))
+
+    ids = frozenset().union(*(x.ids for x in items))
+    return Line("", group, add("hours"), add("usd"), len(ids), add("gpu_hours"),
+                add("doubtful_usd"), ids)  # fmt: skip

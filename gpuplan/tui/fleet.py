@@ -7,6 +7,11 @@ a dry run to show the plan, then, once confirmed, for real in LIVE mode (or reco
 as a dry run in DRY RUN mode), under the same lock and into the same ledger as
 ``gpuplan stop-idle``. Provider failures go to the problems panel (``!``), never
 crash the screen; ``/`` filters the rows and a header click sorts them.
+
+``a`` switches to the audit view (:mod:`gpuplan.tui.audit_view`): the same policy's
+instances over its ``audit.period_days`` (hourly aggregates) through
+:func:`gpuplan.usecases.audit_live.audit_fleet`, in a worker like the refresh, with
+the same providers, catalog and clock; ``a`` again goes back to the idle view.
 """
 
 from __future__ import annotations
@@ -27,13 +32,14 @@ from textual.worker import get_current_worker
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.idle import IdleVerdict
 from gpuplan.tui import format as fmt
-from gpuplan.tui.bars import sparkline
+from gpuplan.tui.audit_view import AuditPane, AuditResult
 from gpuplan.tui.confirm import ConfirmScreen
 from gpuplan.tui.context import TuiContext
+from gpuplan.tui.fleet_rows import COLUMNS, cut, fit_columns, instance_row, row_text, sort_rows
 from gpuplan.tui.fleet_scope import busiest_per_period
 from gpuplan.tui.policies import check_file, find_policy_files
 from gpuplan.tui.problems import describe
-from gpuplan.tui.table import Column, FieldInput, NavTable, choose_columns, fit_text, header
+from gpuplan.tui.table import FieldInput, NavTable, header
 
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
@@ -42,22 +48,6 @@ if TYPE_CHECKING:
     from gpuplan.providers.webhook import Notifier
     from gpuplan.usecases.fleet import Seen
     from gpuplan.usecases.stop_idle import StopIdleResult
-
-SPARK_WIDTH = 24
-"""Most characters a sparkline takes; longer windows are bucketed (busiest per bucket)."""
-COLUMNS = (
-    ("instance", "instance"),
-    ("verdict", "verdict"),
-    ("idle", "idle for"),
-    ("util", "util (window)"),
-    ("memory", "GPU mem"),
-    ("cpu", "CPU"),
-    ("hourly", "$/h"),
-    ("gpus", "GPUs"),
-    ("state", "state"),
-    ("type", "type"),
-    ("region", "region"),
-)
 
 
 @dataclass
@@ -79,6 +69,7 @@ class FleetScreen(Screen[None]):
         Binding("slash", "filter", "Filter"),
         Binding("x", "stop", "Stop"),
         Binding("l", "toggle_live", "Live/Dry run"),
+        Binding("a", "toggle_audit", "Audit"),
         Binding("escape", "to_table", "Table", show=False),
     ]
 
@@ -96,6 +87,9 @@ class FleetScreen(Screen[None]):
     FleetScreen ProgressBar { width: 30; }
     FleetScreen #instances { height: 1fr; }
     FleetScreen #detail { height: 3; padding: 0 1; border-top: solid $primary; }
+    FleetScreen #audit { display: none; }
+    FleetScreen.audit #audit { display: block; }
+    FleetScreen.audit #instances, FleetScreen.audit #detail { display: none; }
     """
 
     def __init__(self, context: TuiContext) -> None:
@@ -110,6 +104,8 @@ class FleetScreen(Screen[None]):
         self.sort: tuple[str, bool] | None = None
         self.acted: dict[str, str] = {}
         """Instance id -> what this session did to it, shown until a refresh agrees."""
+        self.shown: dict[str, Path] = {}
+        """View ("idle", "audit") -> the policy file its rows came from."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -123,6 +119,7 @@ class FleetScreen(Screen[None]):
             yield ProgressBar(id="progress", show_eta=False)
         yield NavTable(id="instances", cursor_type="row")
         yield Static("", id="detail")
+        yield AuditPane(id="audit")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -153,14 +150,81 @@ class FleetScreen(Screen[None]):
         value = self.query_one("#policy", Select).value
         return self.policies.get(str(value))
 
+    @property
+    def auditing(self) -> bool:
+        """The audit view is showing (``a``)."""
+        return self.has_class("audit")
+
     def action_refresh(self) -> None:
         path = self.selected_policy()
         if path is None:
             self.notify("Choose a policy first.", severity="warning")
             return
-        self._status(f"Refreshing {path.name}…")
         self.query_one("#progress", ProgressBar).update(total=None, progress=0)
-        self._survey(path)
+        if self.auditing:
+            self._status(f"Auditing {path.name}…")
+            self._audit(path)
+        else:
+            self._status(f"Refreshing {path.name}…")
+            self._survey(path)
+
+    def action_toggle_audit(self) -> None:
+        """Idle view <-> audit view; a view not yet read for this policy is read now."""
+        self.toggle_class("audit")
+        self.sub_title = "Fleet · audit" if self.auditing else "Fleet"
+        self.action_to_table()
+        path = self.selected_policy()
+        view = "audit" if self.auditing else "idle"
+        if path is not None and self.shown.get(view) != path:
+            self.action_refresh()
+            return
+        pane = self.query_one(AuditPane)
+        if self.auditing and pane.result is not None:
+            self._status(pane.result.summary())
+        elif not self.auditing and self.view is not None:
+            self._status(idle_summary(self.view))
+
+    @work(thread=True, exclusive=True, group="audit")
+    def _audit(self, path: Path) -> None:
+        """The policy's audit over its ``audit.period_days``, scope by scope, hourly."""
+        from datetime import timedelta
+
+        from gpuplan.core.audit.split import AuditRule
+        from gpuplan.usecases.audit_live import aligned_window, audit_fleet
+
+        now = self.context.clock()
+        try:
+            policy, adapters, problems = self._providers(path)
+            catalog = self.catalog
+            if catalog is None:  # _providers has loaded it; said for the type checker
+                raise GpuplanError("the catalog could not be loaded")
+            days = policy.audit.period_days
+            start, end = aligned_window(now - timedelta(days=days), now, 60)
+
+            def progress(index: int, total: int, scope: str) -> None:
+                self.app.call_from_thread(self._progress, index, max(1, total))
+                self.app.call_from_thread(self._status, f"Auditing {scope} ({index + 1}/{total})…")
+
+            found = audit_fleet(adapters, catalog, AuditRule(), policy.audit, start=start,
+                                end=end, period_minutes=60, progress=progress)  # fmt: skip
+        except GpuplanError as exc:
+            self.app.call_from_thread(self._failed, str(exc))
+            return
+        except Exception as exc:  # a bug must not kill the app: it goes to the ! panel
+            self.app.call_from_thread(self._failed, describe(exc), exc)
+            return
+        result = AuditResult(policy.name, days, found.audits, [*problems, *found.problems],
+                             found.skipped)  # fmt: skip
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_audit, path, result, len(adapters))
+
+    def _show_audit(self, path: Path, result: AuditResult, scopes: int) -> None:
+        self.shown["audit"] = path
+        self._progress(scopes, max(1, scopes))
+        self.query_one(AuditPane).show(result, self.filter_words(), self._table_width())
+        self._status(result.summary())
+        for problem in result.problems:
+            self._problem("audit", problem)
 
     @work(thread=True, exclusive=True, group="fleet")
     def _survey(self, path: Path) -> None:
@@ -191,7 +255,7 @@ class FleetScreen(Screen[None]):
                 view.series[seen.instance.instance_id] = busiest_per_period(seen.samples, periods)
             self.app.call_from_thread(self._progress, index, max(1, len(adapters)))
         if not get_current_worker().is_cancelled:  # a newer refresh replaced this one
-            self.app.call_from_thread(self._show, view)
+            self.app.call_from_thread(self._show_survey, path, view)
 
     def _providers(self, path: Path) -> tuple[Policy, list[LifecycleProvider], list[str]]:
         from gpuplan.loaders.catalog import load_catalog
@@ -225,17 +289,17 @@ class FleetScreen(Screen[None]):
         else:
             self.notify(str(problem), title=source, severity="error")
 
+    def _show_survey(self, path: Path, view: FleetView) -> None:
+        self.shown["idle"] = path
+        self._show(view)
+
     def _show(self, view: FleetView) -> None:
         self.view = view
         for seen in view.seen:  # the cloud now agrees the action happened: drop the note
             if seen.instance.state.value != "running":
                 self.acted.pop(seen.instance.instance_id, None)
         self._draw()
-        idle = sum(1 for s in view.seen if s.decision.verdict is IdleVerdict.IDLE)
-        self._status(
-            f"{view.policy.name}: {fmt.plural(len(view.seen), 'instance')}, {idle} idle"
-            + (f", {fmt.plural(len(view.problems), 'problem')} (!)" if view.problems else "")
-        )
+        self._status(idle_summary(view))
         for problem in view.problems:
             self._problem("provider", problem)
         for notice in view.notices:
@@ -247,7 +311,7 @@ class FleetScreen(Screen[None]):
         table = self.query_one("#instances", DataTable)
         table.clear(columns=True)
         seen = list(self.view.seen) if self.view else []
-        words = self.query_one("#filter", Input).value.lower().split()
+        words = self.filter_words()
         self.rows = [s for s in seen if all(w in row_text(s) for w in words)]
         if self.sort is not None:
             self.rows = sort_rows(self.rows, *self.sort)
@@ -257,7 +321,7 @@ class FleetScreen(Screen[None]):
             series = self.view.series.get(key, []) if self.view else []
             cells = instance_row(s, series, self.acted.get(key))
             rows.append(dict(zip((k for k, _ in COLUMNS), cells, strict=True)))
-        layout = fit_columns(rows, self.sort, max(20, self.app.size.width - 3))
+        layout = fit_columns(rows, self.sort, self._table_width())
         for key, width in layout.items():
             here = self.sort is not None and self.sort[0] == key
             label = header(dict(COLUMNS)[key], here, bool(self.sort and self.sort[1]))
@@ -267,12 +331,24 @@ class FleetScreen(Screen[None]):
             table.add_row(*cells, key=s.instance.instance_id)
         self._detail(self.rows[0] if self.rows else None)
 
+    def filter_words(self) -> list[str]:
+        return self.query_one("#filter", Input).value.lower().split()
+
+    def _table_width(self) -> int:
+        return max(20, self.app.size.width - 3)
+
     def on_resize(self) -> None:
         if self.view is not None:
             self._draw()
+        pane = self.query_one(AuditPane)
+        if pane.result is not None:
+            pane.draw(self.filter_words(), self._table_width())
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self._draw()
+        pane = self.query_one(AuditPane)
+        if pane.result is not None:
+            pane.draw(self.filter_words(), self._table_width())
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.action_to_table()
@@ -281,7 +357,8 @@ class FleetScreen(Screen[None]):
         self.query_one("#filter", Input).focus()
 
     def action_to_table(self) -> None:
-        self.query_one("#instances", DataTable).focus()
+        table = self.query_one(AuditPane).table if self.auditing else self.query_one("#instances")
+        table.focus()
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         key = str(event.column_key.value)
@@ -335,6 +412,9 @@ class FleetScreen(Screen[None]):
     # --- stop --------------------------------------------------------------------
 
     def action_stop(self) -> None:
+        if self.auditing:
+            self.notify("Stops are made from the idle view: press a, then x.", severity="warning")
+            return
         seen = self.selected()
         if seen is None or self.view is None:
             self.notify("No instance selected.", severity="warning")
@@ -431,94 +511,8 @@ class FleetScreen(Screen[None]):
         self.action_refresh()
 
 
-PRIORITY = {"instance": 0, "verdict": 0, "idle": 1, "hourly": 1, "region": 1, "util": 2}
-"""Which columns stay on a narrow terminal; columns not named here come last."""
-SHRINKS = {"instance": (10, 24), "region": (9, 16), "type": (8, 20), "state": (7, 12)}
-"""Text columns that may be cut with an ellipsis: (narrowest, widest)."""
-
-
-def fit_columns(
-    rows: list[dict[str, str | Text]], sort: tuple[str, bool] | None, width: int
-) -> dict[str, int | None]:
-    """The columns that fit ``width``: key -> fixed width (text) or None (as wide as cells)."""
-    columns = [
-        Column(key, label, PRIORITY.get(key, 3), *SHRINKS.get(key, (0, 0)))
-        for key, label in COLUMNS
-    ]
-    natural = {
-        key: max([len(plain(r[key])) for r in rows] + [len(label) + (sort is not None)])
-        for key, label in COLUMNS
-    }
-    chosen = choose_columns(columns, natural, width)
-    return {key: (w if key in SHRINKS else None) for key, w in chosen.items()}
-
-
-def plain(cell: str | Text) -> str:
-    return cell.plain if isinstance(cell, Text) else cell
-
-
-def cut(cell: str | Text, width: int | None) -> str | Text:
-    """A cell shortened to ``width`` with an ellipsis; styled cells keep their style."""
-    if width is None or len(plain(cell)) <= width:
-        return cell
-    if isinstance(cell, Text):
-        short = cell.copy()
-        short.truncate(width, overflow="ellipsis")
-        return short
-    return fit_text(cell, width)
-
-
-def row_text(seen: Seen) -> str:
-    """What ``/`` searches: name, id, type, region, verdict, state (lower case)."""
-    inst = seen.instance
-    parts = (inst.name or "", inst.instance_id, inst.instance_type, inst.region)
-    return " ".join((*parts, seen.decision.verdict.value, inst.state.value)).lower()
-
-
-def sort_rows(rows: list[Seen], key: str, descending: bool) -> list[Seen]:
-    """Rows ordered by a column; rows without a value (no price, not idle) go last."""
-
-    def value(s: Seen) -> float | str | None:
-        inst, d = s.instance, s.decision
-        values: dict[str, float | str | None] = {
-            "instance": inst.name or inst.instance_id,
-            "verdict": d.verdict.value,
-            "idle": d.idle_minutes,
-            "util": None,
-            "hourly": None if inst.hourly_usd is None else float(inst.hourly_usd),
-            "gpus": inst.gpu_count,
-            "state": inst.state.value,
-            "type": inst.instance_type,
-            "region": inst.region,
-        }
-        return values.get(key)
-
-    present = [s for s in rows if value(s) is not None]
-    missing = [s for s in rows if value(s) is None]
-    present.sort(key=value, reverse=descending)  # type: ignore[arg-type]
-    return present + missing
-
-
-def instance_row(
-    seen: Seen, series: list[float | None], acted: str | None = None
-) -> list[str | Text]:
-    inst, d = seen.instance, seen.decision
-    verdict_style = {"idle": "bold yellow", "busy": "green", "unknown": "red"}
-    return [
-        inst.name or inst.instance_id,
-        Text(d.verdict.value, style=verdict_style.get(d.verdict.value, "")),
-        fmt.minutes(d.idle_minutes),
-        sparkline(series, width=SPARK_WIDTH),
-        Text(_percent(d.memory_percent), justify="right"),
-        Text(_percent(d.cpu_percent), justify="right"),
-        Text(fmt.money(inst.hourly_usd), justify="right"),
-        f"{fmt.count(inst.gpu_count)}x {inst.gpu or '?'}",
-        Text(acted, style="bold") if acted else inst.state.value,
-        inst.instance_type,
-        inst.region,
-    ]
-
-
-def _percent(value: float | None) -> str:
-    """GPU memory or CPU over the window; a dash when the source does not report it."""
-    return fmt.MISSING if value is None else f"{value:.0f}%"
+def idle_summary(view: FleetView) -> str:
+    idle = sum(1 for s in view.seen if s.decision.verdict is IdleVerdict.IDLE)
+    return f"{view.policy.name}: {fmt.plural(len(view.seen), 'instance')}, {idle} idle" + (
+        f", {fmt.plural(len(view.problems), 'problem')} (!)" if view.problems else ""
+    )

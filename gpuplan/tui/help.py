@@ -61,8 +61,18 @@ folder (`--policies`).
 | `x` | stop the selected idle instance (plan first, then confirm) |
 | `l` | switch DRY RUN / LIVE |
 | `y` / `n` | confirm / cancel in the dialog |
+| `a` | switch between the idle view and the audit view |
 """
-    + TABLE_KEYS,
+    + TABLE_KEYS
+    + """
+**Audit view** (`a`): the policy's instances over its `audit.period_days` (7 by default),
+sorted by dollars at stake per month. Each bar is the dollars paid: busy (green, work
+weighted by utilisation), waiting (yellow, a live process while GPUs wait), idle (red,
+nothing ran), unknown (grey, no metrics); `▒` marks the oversized share of the running
+time (what the cheapest fitting offer would have saved). Below: the selected row's
+figures and its advice with the evidence. `r` re-reads the audit; stops are made from
+the idle view.
+""",
     "policies": """\
 ## Policies
 

@@ -16,6 +16,7 @@ from typing import Any
 from gpuplan.core.audit.advice import InstanceAudit, audit_instance
 from gpuplan.core.audit.split import AuditRule, Subject, Usage
 from gpuplan.core.catalog import Catalog
+from gpuplan.core.grouping import GroupBy
 from gpuplan.core.offers import Provider
 from gpuplan.core.simulation.traces import Trace
 
@@ -93,11 +94,12 @@ def load_trace_folder(directory: Path, catalog: Catalog) -> list[Trace]:
     return read_traces(directory, price_of=catalog_prices(catalog))
 
 
-def groups(audits: Sequence[InstanceAudit], key: str) -> list[GroupAudit]:
-    """Totals per ``key``: ``class`` (trace class), ``account`` or ``label:NAME``."""
+def groups(audits: Sequence[InstanceAudit], by: GroupBy) -> list[GroupAudit]:
+    """Totals per group (:mod:`gpuplan.core.grouping`: the trace class, the account or a
+    label's value), dollars at stake descending, then name."""
     buckets: dict[str, list[InstanceAudit]] = {}
     for a in audits:
-        buckets.setdefault(group_name(a.subject, key), []).append(a)
+        buckets.setdefault(group_name(a.subject, by), []).append(a)
     out = [_total(name, items) for name, items in buckets.items()]
     return sorted(out, key=lambda g: (-g.at_stake_per_month, g.name))
 
@@ -119,12 +121,8 @@ def _total(name: str, items: Sequence[InstanceAudit]) -> GroupAudit:
     )
 
 
-def group_name(subject: Subject, key: str) -> str:
-    if key == "account":
-        return subject.account or "-"
-    if key.startswith("label:"):
-        return subject.labels.get(key[6:], "-")
-    return subject.group or "-"
+def group_name(subject: Subject, by: GroupBy) -> str:
+    return by.name(account=subject.account, labels=subject.labels, trace_class=subject.group)
 
 
 def record(a: InstanceAudit) -> dict[str, Any]:

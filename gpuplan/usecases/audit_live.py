@@ -8,7 +8,7 @@ are an upper bound (waiting a lower bound); traces give means.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -59,7 +59,7 @@ def subject_of(inst: GpuInstance, settings: AuditSettings) -> Subject | None:
         instance_type=inst.instance_type, hourly_usd=inst.hourly_usd,
         pricing=inst.pricing,
         gpu_count=max(1, int(inst.gpu_count)), restartable=restartable,
-        account=inst.account, labels=dict(inst.labels),
+        account=inst.account, labels=dict(inst.labels), name=inst.name or "",
     )  # fmt: skip
 
 
@@ -71,6 +71,16 @@ def usage_of(samples: HostSamples, starts: Sequence[datetime], period_minutes: i
     return Usage(period_minutes, per_gpu, memory, cpu)
 
 
+def aligned_window(
+    start: datetime, now: datetime, period_minutes: int
+) -> tuple[datetime, datetime]:
+    """Whole periods from ``start`` up to the last period boundary before ``now``."""
+    step = timedelta(minutes=period_minutes)
+    origin = datetime.min.replace(tzinfo=now.tzinfo)
+    end = origin + (now - origin) // step * step
+    return end - max(timedelta(0), end - start) // step * step, end
+
+
 def period_starts(start: datetime, end: datetime, period_minutes: int) -> list[datetime]:
     step = timedelta(minutes=period_minutes)
     count = int((end - start) / step)
@@ -80,10 +90,15 @@ def period_starts(start: datetime, end: datetime, period_minutes: int) -> list[d
 def audit_fleet(
     adapters: Sequence[LifecycleProvider], catalog: Catalog, rule: AuditRule,
     settings: AuditSettings, *, start: datetime, end: datetime, period_minutes: int,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> LiveAudit:  # fmt: skip
+    """Every scope in turn (``progress(index, total, scope)`` before each); the audits
+    sorted by dollars at stake per month, descending, then instance id."""
     out = LiveAudit()
     starts = period_starts(start, end, period_minutes)
-    for adapter in adapters:
+    for index, adapter in enumerate(adapters):
+        if progress is not None:
+            progress(index, len(adapters), adapter.scope)
         try:
             listed = adapter.list_instances()
             running = [i for i in listed if i.state.bills_compute]

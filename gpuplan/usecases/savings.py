@@ -7,12 +7,15 @@ Both read the ledger's actions and decisions tables through typed queries
 - **Savings** (``gpuplan savings``): for each instance gpuplan stopped, hibernated or
   terminated, the hours from that action until a later run saw it running again with
   the same ``gpuplan-stopped-at`` tag (else until now), times its hourly price; summed
-  per month and per label value (``team`` by default). Compute only: disks, IPs and
-  commitments keep billing, and an instance restarted between runs counts until the
-  first run that saw it.
+  per month and per group (``--by label:team`` by default, or ``account``). Compute
+  only: disks, IPs and commitments keep billing, and an instance restarted between runs
+  counts until the first run that saw it.
 - **Waste** (``gpuplan fleet --report``): GPU-hours and dollars spent on instances while
   runs saw them ``idle``: each sighting counts the time since the previous sighting of
   that instance, at most one idle window (a lower bound between sparse runs).
+
+Both read every run in the ledger, whichever shard or scope wrote it, and group in
+Python (:mod:`gpuplan.core.grouping`, the same rule ``gpuplan audit`` uses).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Collection, Iterable
 from datetime import UTC, datetime, timedelta
 
 from gpuplan.core import savings as core
+from gpuplan.core.grouping import BY_LABEL_TEAM, GroupBy
 from gpuplan.core.savings import Line
 from gpuplan.ledger import Ledger, queries
 
@@ -33,7 +37,7 @@ COMPUTE_ONLY = (
 def savings(
     ledger: Ledger,
     now: datetime,
-    by: str = "team",
+    by: GroupBy = BY_LABEL_TEAM,
     reserved: Collection[tuple[str, str]] = (),
     policy: str | None = None,
 ) -> tuple[list[Line], list[str]]:
@@ -43,7 +47,9 @@ def savings(
     return core.savings(done, seen, now, by, reserved), [*bad_actions, *bad_decisions]
 
 
-def waste(ledger: Ledger, since: datetime, by: str = "team") -> tuple[list[Line], list[str]]:
+def waste(
+    ledger: Ledger, since: datetime, by: GroupBy = BY_LABEL_TEAM
+) -> tuple[list[Line], list[str]]:
     """Waste lines from the ledger's decisions since ``since``; damaged rows named."""
     seen, damaged = queries.sightings(ledger, since=since)
     return core.waste(seen, since, by), damaged
@@ -65,15 +71,6 @@ def parse_since(text: str, now: datetime) -> datetime:
     except ValueError:
         raise InputError(f"--since: expected e.g. 7d, 24h or 2026-12-01, got {text!r}") from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def parse_by(text: str) -> str:
-    """``label:team`` -> ``team``."""
-    from gpuplan.core.errors import InputError
-
-    if not text.startswith("label:") or not text[6:]:
-        raise InputError(f"--by: expected label:KEY (e.g. label:team), got {text!r}")
-    return text[6:]
 
 
 def reserved_pairs(providers: Iterable[object]) -> tuple[set[tuple[str, str]], list[str]]:

@@ -400,15 +400,19 @@ class AzureFake(FakeApi):
                     merged[t] = max(v, merged.get(t, v))
         timeseries = []
         for gpu, points in sorted(series.items())[:top]:
+            peaks: dict[int, float] = {}  # interval number -> max: one pass, not one per step
+            for at, v in points.items():
+                if at >= start:
+                    k = (at - start) // step
+                    peaks[k] = max(v, peaks.get(k, v))
             data = []
-            t = start
+            t, k = start, 0
             while t < end:
-                inside = [v for at, v in points.items() if t <= at < t + step]
                 entry: dict[str, Any] = {"timeStamp": t.strftime("%Y-%m-%dT%H:%M:%SZ")}
-                if inside:
-                    entry["maximum"] = max(inside)
+                if k in peaks:
+                    entry["maximum"] = peaks[k]
                 data.append(entry)
-                t += step
+                t, k = t + step, k + 1
             meta = [{"name": {"value": "index"}, "value": gpu}] if split else []
             timeseries.append({"metadatavalues": meta, "data": data})
         return timeseries

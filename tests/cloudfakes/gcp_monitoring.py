@@ -6,6 +6,11 @@ grouping and paging, over raw points published the way the Ops Agent publishes t
 Alignment follows the public documentation: windows of ``alignment_period`` end at the
 interval's end time and step backwards; an aligned point carries the window's end as
 its timestamp. Points come newest first, as the real service sends them.
+
+Paging follows the documented ``page_size``: with ``view=FULL`` it is the most
+**points** a page holds (100,000 when unset or larger), so a long audit pages by its
+datapoints, not by its series; a series that does not fit is continued on the next
+page (its header repeated). With ``view=HEADERS`` it counts series.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from google.cloud import monitoring_v3
 from google.protobuf import timestamp_pb2
 
 SERVICE = "google.monitoring.v3.MetricService"
+MAX_PAGE = 100_000
+"""The service's largest page (points with view=FULL, series with view=HEADERS)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,8 @@ class MonitoringFake:
     lock: threading.Lock = field(default_factory=threading.Lock)
     require_bearer: bool = False
     tokens: list[str] = field(default_factory=list)
+    answers: dict[bytes, tuple[int, list[monitoring_v3.TimeSeries]]] = field(default_factory=dict)
+    """Query (without its page) -> (points published then, the aggregated series)."""
 
     def publish(
         self, project: str, instance_id: str, gpu: int, at: datetime, value: float, **kw: Any
@@ -79,13 +88,33 @@ class MonitoringFake:
             or agg.alignment_period.total_seconds() <= 0
         ):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "fake supports ALIGN_MAX+REDUCE_MAX")
-        series = self._aggregate(request, metric_type)
-        size = request.page_size or 100_000
-        start = int(request.page_token or 0)
-        response = monitoring_v3.ListTimeSeriesResponse(time_series=series[start : start + size])
-        if start + size < len(series):
-            response.next_page_token = str(start + size)
+        series = self._series(request, metric_type)
+        size = min(request.page_size or MAX_PAGE, MAX_PAGE)
+        if request.view == monitoring_v3.ListTimeSeriesRequest.TimeSeriesView.HEADERS:
+            start = int(request.page_token or 0)
+            page = [_header(s) for s in series[start : start + size]]
+            following = f"{start + size}" if start + size < len(series) else ""
+        else:
+            page, following = _points_page(series, request.page_token, size)
+        response = monitoring_v3.ListTimeSeriesResponse(time_series=page)
+        if following:
+            response.next_page_token = following
         return response
+
+    def _series(
+        self, request: monitoring_v3.ListTimeSeriesRequest, metric_type: str
+    ) -> list[monitoring_v3.TimeSeries]:
+        """The aggregated answer, computed once per query (later pages reuse it)."""
+        query = monitoring_v3.ListTimeSeriesRequest(request)
+        query.page_token, query.page_size = "", 0
+        key = monitoring_v3.ListTimeSeriesRequest.serialize(query)
+        with self.lock:
+            cached = self.answers.get(key)
+        if cached is None or cached[0] != len(self.points):
+            cached = (len(self.points), self._aggregate(request, metric_type))
+            with self.lock:
+                self.answers[key] = cached
+        return cached[1]
 
     def _aggregate(
         self, request: monitoring_v3.ListTimeSeriesRequest, metric_type: str
@@ -137,6 +166,31 @@ class MonitoringFake:
                 )
             )
         return out
+
+
+def _points_page(
+    series: list[monitoring_v3.TimeSeries], token: str, size: int
+) -> tuple[list[monitoring_v3.TimeSeries], str]:
+    """Up to ``size`` points from the cursor ``series index:point offset``; the next cursor."""
+    index, offset = (int(n) for n in token.split(":")) if token else (0, 0)
+    page: list[monitoring_v3.TimeSeries] = []
+    room = size
+    while index < len(series) and room > 0:
+        points = list(series[index].points)[offset:]
+        taken = points[:room]
+        part = _header(series[index])
+        part.points.extend(taken)
+        page.append(part)
+        room -= len(taken)
+        if len(taken) < len(points):
+            offset += len(taken)
+        else:
+            index, offset = index + 1, 0
+    return page, f"{index}:{offset}" if index < len(series) else ""
+
+
+def _header(series: monitoring_v3.TimeSeries) -> monitoring_v3.TimeSeries:
+    return monitoring_v3.TimeSeries(metric=series.metric, resource=series.resource)
 
 
 def _metric_type(text: str) -> str | None:

@@ -10,6 +10,7 @@ so a query change that the fake does not understand fails loudly.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,6 +31,8 @@ QUERY = re.compile(
 class PrometheusFake(FakeApi):
     series: list[tuple[dict[str, str], dict[float, float]]] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
+    index: dict[tuple[tuple[str, str], ...], dict[float, float]] = field(default_factory=dict)
+    """Labels -> the points of that series (in ``series``), so publishing stays quick."""
 
     def __post_init__(self) -> None:
         self.route("POST", r"/api/v1/query_range", "query_range", self._query_range)
@@ -38,11 +41,14 @@ class PrometheusFake(FakeApi):
         return {"status": "error", "errorType": "internal", "error": message}
 
     def publish(self, labels: dict[str, str], at: datetime, value: float) -> None:
-        for existing, points in self.series:
-            if existing == labels:
-                points[at.timestamp()] = value
-                return
-        self.series.append((dict(labels), {at.timestamp(): value}))
+        key = tuple(sorted(labels.items()))
+        if len(self.index) != len(self.series):  # ``series`` was edited by hand: re-index
+            self.index = {tuple(sorted(lab.items())): pts for lab, pts in self.series}
+        points = self.index.get(key)
+        if points is None:
+            points = self.index[key] = {}
+            self.series.append((dict(labels), points))
+        points[at.timestamp()] = value
 
     def _query_range(self, request: Request) -> Reply:
         form = {k: v[-1] for k, v in _parse_form(request.body).items()}
@@ -62,9 +68,10 @@ class PrometheusFake(FakeApi):
             if labels.get("__name__") != metric or not regex.fullmatch(labels.get(label, "")):
                 continue
             key = (labels.get(label, ""), labels.get("gpu", ""))
+            times = sorted(points)
             t = start
             while t <= end:
-                inside = [v for at, v in points.items() if t - width < at <= t]
+                inside = [v for _, v in _window(times, points, t, width)]
                 if inside:
                     bucket = groups.setdefault(key, {})
                     bucket[t] = max(max(inside), bucket.get(t, float("-inf")))
@@ -91,9 +98,10 @@ class PrometheusFake(FakeApi):
                 continue
             if not regex.fullmatch(labels.get(label, "")):
                 continue
+            times = sorted(points)
             t = start
             while t <= end:
-                rate = _rate(points, t, width)
+                rate = _rate(times, points, t, width)
                 if rate is not None:
                     rates.setdefault(labels[label], {}).setdefault(t, []).append(rate)
                 t += step
@@ -107,8 +115,17 @@ class PrometheusFake(FakeApi):
         return 200, {}, {"status": "success", "data": {"resultType": "matrix", "result": result}}
 
 
-def _rate(points: dict[float, float], t: float, width: int) -> float | None:
-    inside = sorted((at, v) for at, v in points.items() if t - width < at <= t)
+def _window(
+    times: list[float], points: dict[float, float], t: float, width: int
+) -> list[tuple[float, float]]:
+    """The samples in ``(t - width, t]``, oldest first; ``times`` is ``sorted(points)``
+    (bisected, so a week of hourly steps stays quick)."""
+    chosen = times[bisect_right(times, t - width) : bisect_right(times, t)]
+    return [(at, points[at]) for at in chosen]
+
+
+def _rate(times: list[float], points: dict[float, float], t: float, width: int) -> float | None:
+    inside = _window(times, points, t, width)
     if len(inside) < 2:
         return None
     (t0, v0), (t1, v1) = inside[0], inside[-1]

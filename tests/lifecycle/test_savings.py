@@ -15,10 +15,11 @@ from freezegun import freeze_time
 from gpuplan.cli.main import main
 from gpuplan.core.errors import InputError
 from gpuplan.core.fleet import InstanceState
+from gpuplan.core.grouping import GroupBy, GroupKind, parse_group_by
 from gpuplan.core.idle import IdleVerdict
 from gpuplan.core.savings import Acted, Sighting, savings, waste
 from gpuplan.providers.aws.provider import AwsProvider
-from gpuplan.usecases.savings import parse_by, parse_since, reserved_pairs
+from gpuplan.usecases.savings import parse_since, reserved_pairs
 from tests.lifecycle.world import NOW, World, flat
 
 T0 = datetime(2026, 11, 30, 23, 0, tzinfo=UTC)
@@ -98,11 +99,13 @@ def test_waste_counts_time_seen_idle() -> None:
 def test_parsers() -> None:
     assert parse_since("7d", NOW) == NOW - timedelta(days=7)
     assert parse_since("2026-12-01", NOW) == datetime(2026, 12, 1, tzinfo=UTC)
-    assert parse_by("label:team") == "team"
+    assert parse_group_by("label:team") == GroupBy(GroupKind.LABEL, "team")
+    assert parse_group_by("account") == GroupBy(GroupKind.ACCOUNT)
     with pytest.raises(InputError):
         parse_since("last week", NOW)
-    with pytest.raises(InputError):
-        parse_by("team")
+    for bad in ("team", "label:", "class", "accounts"):
+        with pytest.raises(InputError, match="expected account or label:KEY"):
+            parse_group_by(bad)
 
 
 def test_savings_and_report_commands(

@@ -225,12 +225,14 @@ def test_utilisation_is_one_paged_query_per_project_grouped_per_gpu(gcp: GcpWorl
             for begin in PERIODS:
                 gcp.publish(iid, gpu, begin + timedelta(seconds=30), 3.0 + gpu)
     gcp.publish("999", 0, PERIODS[0] + timedelta(seconds=30), 99.0)  # not in scope
-    provider = gcp.provider(metrics_page_size=5)
+    provider = gcp.provider(metrics_page_size=30)
     instances = provider.list_instances()
     samples = provider.fetch_utilisation(
         instances, start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
-    assert gcp.monitoring.calls["ListTimeSeries"] == math.ceil(13 / 5) + 2  # memory, CPU
+    # A FULL page holds at most page_size points (a series may continue on the next page).
+    points = 12 * len(PERIODS) + 1
+    assert gcp.monitoring.calls["ListTimeSeries"] == math.ceil(points / 30) + 2  # memory, CPU
     assert set(samples) == set(ids)
     assert samples[ids[0]]["1"] == {begin: 4.0 for begin in PERIODS}
     request = gcp.monitoring.requests[0]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpuplan.core.fleet import Capability, GpuInstance, InstanceState, RiskFacts
+from gpuplan.core.fleet import Capability, GpuInstance, HostSamples, InstanceState, RiskFacts
 from gpuplan.core.offers import Provider
 from gpuplan.providers.fake import FakeProvider
 
@@ -71,4 +71,42 @@ def demo_fleet() -> LifecycleFake:
         ]
     )
     fake.utilisation = {"i-0idle": flat_samples(0.5), "i-0busy": flat_samples(85.0)}
+    return fake
+
+
+AUDIT_END = NOW.replace(minute=0)
+AUDIT_HOURS = [AUDIT_END - timedelta(hours=h) for h in range(7 * 24, 0, -1)]
+"""The hourly periods of the default 7-day audit ending at the fixed clock."""
+
+
+def audit_samples(per_gpu: list[float], memory: float, cpu: float) -> HostSamples:
+    """Every hour of the week: each GPU at its utilisation, memory and CPU percent."""
+    return HostSamples(
+        utilisation={str(g): dict.fromkeys(AUDIT_HOURS, u) for g, u in enumerate(per_gpu)},
+        memory={"0": dict.fromkeys(AUDIT_HOURS, memory)},
+        cpu=dict.fromkeys(AUDIT_HOURS, cpu),
+    )
+
+
+def audit_fleet() -> LifecycleFake:
+    """A week of metrics for a forgotten machine, one busy GPU of eight, an input-bound
+    single-GPU job, a well-used trainer and an agent-less instance, all up for a month."""
+    month = NOW - timedelta(days=30)
+    small = {"instance_type": "g5.xlarge", "gpu": "A10G", "gpu_count": 1,
+             "hourly_usd": Decimal("1.006")}  # fmt: skip
+    names = {"i-0idle": "forgotten-notebook", "i-0one": "one-of-eight", "i-0feed": "input-bound",
+             "i-0busy": "llama-pretrain", "i-0dark": "no-agent"}  # fmt: skip
+    instances = [
+        gpu_instance(iid, name).model_copy(
+            update={"started_at": month, **(small if iid == "i-0feed" else {})}
+        )
+        for iid, name in names.items()
+    ]
+    fake = LifecycleFake(instances)
+    fake.utilisation = {
+        "i-0idle": audit_samples([0.0] * 8, 0.0, 1.0),
+        "i-0one": audit_samples([95.0, *[0.0] * 7], 20.0, 8.0),
+        "i-0feed": audit_samples([30.0], 50.0, 95.0),
+        "i-0busy": audit_samples([90.0] * 8, 70.0, 40.0),
+    }
     return fake

@@ -136,3 +136,22 @@ def test_estimate_refuses_1e308(snap_compare: Any, tui_context: TuiContext) -> N
 
     app = GpuplanApp(tui_context, start="estimate")
     assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))
+
+
+@pytest.mark.parametrize("size", [SNAPSHOT_SIZE, *SIZES], ids=["100x30", "80x24", "120x40"])
+def test_fleet_audit_view(
+    snap_compare: Any, tui_context: TuiContext, size: tuple[int, int]
+) -> None:
+    from tests.tui.fleet_fake import audit_fleet
+    from tests.tui.test_fleet_screen import on_fake
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _fleet(pilot)
+        await pilot.press("a")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("down")  # the one-of-eight row: its advice below
+        await pilot.pause()
+
+    app = GpuplanApp(on_fake(tui_context, audit_fleet()))
+    assert snap_compare(app, run_before=run_before, terminal_size=size)

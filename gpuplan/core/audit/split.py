@@ -72,6 +72,8 @@ class Subject:
     """Labelled as a job that restarts cheaply from checkpoints."""
     account: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
+    name: str = ""
+    """The instance's name where the cloud gives one (shown beside the id)."""
 
 
 class Bucket(StrEnum):

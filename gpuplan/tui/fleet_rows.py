@@ -1,0 +1,127 @@
+"""The Fleet screen's idle view rows: cells, sorting, filtering and the columns that fit.
+
+Pure functions over what a survey saw (:class:`gpuplan.usecases.fleet.Seen`), so the
+screen module keeps to the widgets and the workers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from gpuplan.tui import format as fmt
+from gpuplan.tui.bars import sparkline
+from gpuplan.tui.table import Column, choose_columns, fit_text
+
+if TYPE_CHECKING:
+    from gpuplan.usecases.fleet import Seen
+
+SPARK_WIDTH = 24
+"""Most characters a sparkline takes; longer windows are bucketed (busiest per bucket)."""
+COLUMNS = (
+    ("instance", "instance"),
+    ("verdict", "verdict"),
+    ("idle", "idle for"),
+    ("util", "util (window)"),
+    ("memory", "GPU mem"),
+    ("cpu", "CPU"),
+    ("hourly", "$/h"),
+    ("gpus", "GPUs"),
+    ("state", "state"),
+    ("type", "type"),
+    ("region", "region"),
+)
+
+
+PRIORITY = {"instance": 0, "verdict": 0, "idle": 1, "hourly": 1, "region": 1, "util": 2}
+"""Which columns stay on a narrow terminal; columns not named here come last."""
+SHRINKS = {"instance": (10, 24), "region": (9, 16), "type": (8, 20), "state": (7, 12)}
+"""Text columns that may be cut with an ellipsis: (narrowest, widest)."""
+
+
+def fit_columns(
+    rows: list[dict[str, str | Text]], sort: tuple[str, bool] | None, width: int
+) -> dict[str, int | None]:
+    """The columns that fit ``width``: key -> fixed width (text) or None (as wide as cells)."""
+    columns = [
+        Column(key, label, PRIORITY.get(key, 3), *SHRINKS.get(key, (0, 0)))
+        for key, label in COLUMNS
+    ]
+    natural = {
+        key: max([len(plain(r[key])) for r in rows] + [len(label) + (sort is not None)])
+        for key, label in COLUMNS
+    }
+    chosen = choose_columns(columns, natural, width)
+    return {key: (w if key in SHRINKS else None) for key, w in chosen.items()}
+
+
+def plain(cell: str | Text) -> str:
+    return cell.plain if isinstance(cell, Text) else cell
+
+
+def cut(cell: str | Text, width: int | None) -> str | Text:
+    """A cell shortened to ``width`` with an ellipsis; styled cells keep their style."""
+    if width is None or len(plain(cell)) <= width:
+        return cell
+    if isinstance(cell, Text):
+        short = cell.copy()
+        short.truncate(width, overflow="ellipsis")
+        return short
+    return fit_text(cell, width)
+
+
+def row_text(seen: Seen) -> str:
+    """What ``/`` searches: name, id, type, region, verdict, state (lower case)."""
+    inst = seen.instance
+    parts = (inst.name or "", inst.instance_id, inst.instance_type, inst.region)
+    return " ".join((*parts, seen.decision.verdict.value, inst.state.value)).lower()
+
+
+def sort_rows(rows: list[Seen], key: str, descending: bool) -> list[Seen]:
+    """Rows ordered by a column; rows without a value (no price, not idle) go last."""
+
+    def value(s: Seen) -> float | str | None:
+        inst, d = s.instance, s.decision
+        values: dict[str, float | str | None] = {
+            "instance": inst.name or inst.instance_id,
+            "verdict": d.verdict.value,
+            "idle": d.idle_minutes,
+            "util": None,
+            "hourly": None if inst.hourly_usd is None else float(inst.hourly_usd),
+            "gpus": inst.gpu_count,
+            "state": inst.state.value,
+            "type": inst.instance_type,
+            "region": inst.region,
+        }
+        return values.get(key)
+
+    present = [s for s in rows if value(s) is not None]
+    missing = [s for s in rows if value(s) is None]
+    present.sort(key=value, reverse=descending)  # type: ignore[arg-type]
+    return present + missing
+
+
+def instance_row(
+    seen: Seen, series: list[float | None], acted: str | None = None
+) -> list[str | Text]:
+    inst, d = seen.instance, seen.decision
+    verdict_style = {"idle": "bold yellow", "busy": "green", "unknown": "red"}
+    return [
+        inst.name or inst.instance_id,
+        Text(d.verdict.value, style=verdict_style.get(d.verdict.value, "")),
+        fmt.minutes(d.idle_minutes),
+        sparkline(series, width=SPARK_WIDTH),
+        Text(_percent(d.memory_percent), justify="right"),
+        Text(_percent(d.cpu_percent), justify="right"),
+        Text(fmt.money(inst.hourly_usd), justify="right"),
+        f"{fmt.count(inst.gpu_count)}x {inst.gpu or '?'}",
+        Text(acted, style="bold") if acted else inst.state.value,
+        inst.instance_type,
+        inst.region,
+    ]
+
+
+def _percent(value: float | None) -> str:
+    """GPU memory or CPU over the window; a dash when the source does not report it."""
+    return fmt.MISSING if value is None else f"{value:.0f}%"
