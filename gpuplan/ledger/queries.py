@@ -46,7 +46,7 @@ def acted(
     marks = ", ".join("?" for _ in _DONE)
     rows = ledger.select(
         "SELECT r.started_at, a.instance_id, a.region, d.instance_type, d.hourly_usd, d.labels,"
-        " a.id FROM actions a JOIN runs r ON a.run_id = r.id"
+        " a.id, d.account FROM actions a JOIN runs r ON a.run_id = r.id"
         " LEFT JOIN decisions d ON a.decision_id = d.id"
         f"{where} AND r.dry_run = 0 AND a.outcome IN ({marks}) ORDER BY r.started_at, a.id",
         (*params, *_DONE),
@@ -63,6 +63,7 @@ def acted(
                     row[3] or "",
                     _money(row[4]),
                     _labels(row[5]),
+                    row[7] or "",
                 )
             )
         except (ValueError, TypeError, InvalidOperation):
@@ -80,7 +81,8 @@ def sightings(
     where, params = _where(kind, since, policy)
     rows = ledger.select(
         "SELECT r.started_at, r.window_minutes, d.instance_id, d.verdict, d.state, d.labels,"
-        " d.hourly_usd, d.gpu_count, d.id FROM decisions d JOIN runs r ON d.run_id = r.id"
+        " d.hourly_usd, d.gpu_count, d.id, d.account"
+        " FROM decisions d JOIN runs r ON d.run_id = r.id"
         f"{where} ORDER BY r.started_at, d.id",
         tuple(params),
     )
@@ -104,6 +106,7 @@ def _sighting(row: Sequence[Any]) -> Sighting:
         _labels(row[5]),
         _money(row[6]),
         float(row[7]),
+        row[9] or "",
     )
 
 

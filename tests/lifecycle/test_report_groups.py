@@ -121,6 +121,10 @@ def test_savings_command_groups_every_shard(
     assert by_account["by"] == "account"
     assert by_account["total"] == out["total"]  # the groups partition the same dollars
     assert sum(t["usd"] for t in by_account["totals"]) == out["total"]["usd"]
+    assert [(t["account"], t["usd"]) for t in by_account["totals"]] == [
+        ("111111111111", 140.0),
+        ("222222222222", 90.0),
+    ]  # fmt: skip  (the account comes from the ledger's decisions, across both shards)
     with freeze_time(NOW):
         assert main(["savings", "--db", db]) == 0
     table = capsys.readouterr().out
@@ -140,6 +144,7 @@ def test_report_command_groups_every_shard(
     assert sum(g["wasted_usd"] for g in out["groups"]) == out["total"]["wasted_usd"]
     by_account = _json(["waste", "--db", db, "--by", "account", "--json"], capsys)
     assert by_account["total"] == out["total"]
+    assert "(no account)" not in {t["account"] for t in by_account["totals"]}
     with freeze_time(NOW):
         assert main(["fleet", "--report", "--db", db, "--by", "label:team"]) == 0
     assert "(no label)" in capsys.readouterr().out
