@@ -24,9 +24,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.ledger import Ledger
+    from gpuplan.ledger.queries import run_tallies
 
     with Ledger.open(args.db) as ledger:
         runs = [r for r in ledger.runs(limit=args.limit * 5, policy=args.policy)]
+        runs = [r for r in runs if r.kind == "stop-idle"][: args.limit]
+        tallies = run_tallies(ledger, [r.id for r in runs])
         print_notices(str(row) for row in ledger.damaged)
     records: list[dict[str, Any]] = [
         {
@@ -37,14 +40,15 @@ def run(args: argparse.Namespace) -> int:
             "started_at": r.started_at,
             "dry_run": r.dry_run,
             "status": r.status,
-            "actions": r.summary.get("actions", {}),
-            "verdicts": r.summary.get("verdicts", {}),
-            "acted": r.summary.get("acted", []),
+            # Counted from the decision and action rows, which are written as the run
+            # goes: a run killed before its summary still shows what it did.
+            "actions": tallies[r.id].outcomes,
+            "verdicts": tallies[r.id].verdicts,
+            "acted": tallies[r.id].acted,
             "problems": r.summary.get("problems", []),
         }
         for r in runs
-        if r.kind == "stop-idle"
-    ][: args.limit]
+    ]
     if args.json:
         print_json(records)
         return 0

@@ -1,4 +1,5 @@
-"""Typed reads of the ledger's own tables for savings and waste (not the run summaries).
+"""Typed reads of the ledger's own tables for savings, waste and history (not the run
+summaries, which an interrupted run never writes).
 
 ``acted``: the actions that applied runs carried out (joined with the decision that
 led to each, for its price and labels). ``sightings``: every decision of every run
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -119,3 +121,50 @@ def _labels(text: str | None) -> dict[str, str]:
     if not isinstance(raw, dict):
         raise ValueError("labels are not an object")
     return {str(k): str(v) for k, v in raw.items()}
+
+
+@dataclass
+class RunTally:
+    """What one run decided and did, counted from its decision and action rows."""
+
+    verdicts: dict[str, int] = field(default_factory=dict)
+    outcomes: dict[str, int] = field(default_factory=dict)
+    """Action rows by outcome (``pending`` when the run died between intent and answer)."""
+    acted: list[dict[str, str]] = field(default_factory=list)
+    """Instances stopped, terminated... by this run: id, region, type, outcome."""
+
+
+def run_tallies(ledger: Ledger, run_ids: Sequence[int]) -> dict[int, RunTally]:
+    """:class:`RunTally` per run id (runs without rows get an empty tally)."""
+    out = {run_id: RunTally() for run_id in run_ids}
+    if not run_ids:
+        return out
+    marks = ", ".join("?" for _ in run_ids)
+    for run_id, verdict, n in ledger.select(
+        f"SELECT run_id, verdict, COUNT(*) FROM decisions WHERE run_id IN ({marks})"
+        " GROUP BY run_id, verdict ORDER BY run_id, verdict",
+        tuple(run_ids),
+    ):
+        out[int(run_id)].verdicts[str(verdict)] = int(n)
+    for run_id, outcome, n in ledger.select(
+        f"SELECT run_id, outcome, COUNT(*) FROM actions WHERE run_id IN ({marks})"
+        " GROUP BY run_id, outcome ORDER BY run_id, outcome",
+        tuple(run_ids),
+    ):
+        out[int(run_id)].outcomes[str(outcome)] = int(n)
+    done = ", ".join("?" for _ in _DONE)
+    for run_id, instance_id, region, instance_type, outcome in ledger.select(
+        "SELECT a.run_id, a.instance_id, a.region, d.instance_type, a.outcome FROM actions a"
+        " LEFT JOIN decisions d ON a.decision_id = d.id"
+        f" WHERE a.run_id IN ({marks}) AND a.outcome IN ({done}) ORDER BY a.run_id, a.id",
+        (*run_ids, *_DONE),
+    ):
+        out[int(run_id)].acted.append(
+            {
+                "instance_id": str(instance_id),
+                "region": str(region),
+                "instance_type": str(instance_type or ""),
+                "action": str(outcome),
+            }
+        )
+    return out
