@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     records = [uc.record(a) for a in audits]
     groups = uc.groups(audits, by)
     if args.json:
-        print_json({"instances": records, "groups": [vars(g) for g in groups]})
+        print_json({"instances": records, "groups": [uc.group_record(g) for g in groups]})
     elif args.csv:
         rows = [{**r, "advice": "; ".join(a["kind"] for a in r["advice"])} for r in records]
         print_csv(CSV_COLUMNS, rows)

@@ -155,3 +155,8 @@ def record(a: InstanceAudit) -> dict[str, Any]:
 
 def _c(value: Decimal) -> Decimal:
     return value.quantize(Decimal("0.01"))
+
+
+def group_record(g: GroupAudit) -> dict[str, Any]:
+    """One group for ``--json``: money to the cent, like the instance records."""
+    return {k: _c(v) if isinstance(v, Decimal) else v for k, v in vars(g).items()}
