@@ -12,7 +12,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_db
+from gpuplan.cli.common import add_catalog_dir, add_concurrency, add_db
 from gpuplan.cli.render import format_cell, format_count, print_json, render_table
 
 
@@ -33,6 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--since", default="7d", help="report period: 7d, 24h, 2026-12-01 (7d)")
     p.add_argument("--by", default="label:team", metavar="label:KEY", help="report grouping")
+    add_concurrency(p)
     add_db(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
@@ -47,17 +48,18 @@ def run(args: argparse.Namespace) -> int:
         from gpuplan.core.errors import InputError
 
         raise InputError("fleet: --policy FILE is required (or use --report)")
-    from gpuplan.cli.common import load_catalog_for
+    from gpuplan.cli.common import concurrency_for, load_catalog_for
     from gpuplan.usecases.fleet import fleet_records, idle_rule, survey
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.providers import build_fleet
 
+    concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
     catalog = load_catalog_for(args)
     fleet = build_fleet(policy, catalog, os.environ)
     problems = list(fleet.problems)
     now = datetime.now(UTC)
-    seen = survey(fleet.adapters, idle_rule(policy), now)
+    seen = survey(fleet.adapters, idle_rule(policy), now, concurrency=concurrency)
     problems.extend(seen.problems)
     records = fleet_records(seen, now)
     if args.json:

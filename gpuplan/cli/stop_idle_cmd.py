@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_db, wait_seconds
+from gpuplan.cli.common import add_catalog_dir, add_concurrency, add_db, wait_seconds
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 
@@ -43,19 +43,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="wait this long for a concurrent run to finish, then exit 1 (default 30)",
     )
+    add_concurrency(p)
     add_db(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuplan.cli.common import load_catalog_for
+    from gpuplan.cli.common import concurrency_for, load_catalog_for
     from gpuplan.providers.webhook import notifier_for
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.providers import build_fleet
     from gpuplan.usecases.session import run_session
     from gpuplan.usecases.stop_idle import result_record, run_stop_idle
 
+    concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
     catalog = load_catalog_for(args)
     with run_session(args.db, args.lock_wait) as ledger, stop_requests() as stopping:
@@ -69,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
             notifier=notifier_for(policy.notify),
             problems=fleet.problems,
             should_stop=lambda: bool(stopping),
+            concurrency=concurrency,
         )
     record = result_record(result)
     if args.json:
