@@ -10,14 +10,16 @@ threads, not processes) and promises:
 - **bound**: at most ``workers`` tasks run at once; ``workers == 1`` runs each task on
   the calling thread when its result is asked for, exactly the serial behaviour;
 - **no silence**: an exception a task raises is raised again in the caller when its
-  result is reached, and the tasks not yet started are cancelled;
+  result is reached, and the tasks not yet started are dropped;
 - **per-service cap**: :meth:`Concurrency.hold` takes a semaphore per (cloud, service),
   so that with many workers, calls to one service (CloudWatch ``GetMetricData`` across
   200 scopes) never all fire at once. Retries with jittered back-off stay the SDKs' own
   (see ``docs/lifecycle.md``, "Organisation-scale runs").
 
-Tasks must not write the ledger: SQLite connections belong to the thread that opened
-them, so callers write only from their own thread, in order, after each result.
+Tasks only read (list, fetch metrics, decide): they must not write the ledger (SQLite
+connections belong to the thread that opened them, so callers write from their own
+thread, in order, after each result) and must not act on an instance (workers are
+daemon threads, which an exiting process does not wait for).
 """
 
 from __future__ import annotations
