@@ -6,14 +6,15 @@
 #   scripts/run_benchmarks.sh cli fleet_core planner_scaling   # only these, then plots
 #
 # Names are the script names without "bench_" and ".py" (cli, estimate, refresh, tui,
-# cloud_calls, stop_idle, fleet_core, planner_scaling) plus "simulation"
+# cloud_calls, stop_idle, org_scale, fleet_core, planner_scaling) plus "simulation"
 # (scripts/simulate_sweep.py). Every scripts/bench_*.py is picked up automatically.
 # Each script writes its own benchmarks/results/*.md; scripts/plot_benchmarks.py reads
 # those and writes docs/img/bench-*.png. Needs the test and docs extras:
 #   pip install -e '.[test,docs]'
 # A benchmark that fails is reported at the end and the others still run (exit 1).
-# The slow ones: stop_idle (moto scans every datapoint), simulation (the sweep) and
-# estimate (every GPU count 1..1024); their docstrings say how long to expect.
+# The slow ones: stop_idle (moto scans every datapoint), org_scale (serial runs sleep
+# through 150 ms per call), simulation (the sweep) and estimate (every GPU count
+# 1..1024); their docstrings say how long to expect.
 set -u
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python}"

@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuplan.cli.common import add_catalog_dir, add_db, load_catalog_for
+from gpuplan.cli.common import (
+    add_catalog_dir,
+    add_concurrency,
+    add_db,
+    concurrency_for,
+    load_catalog_for,
+)
 from gpuplan.cli.render import print_csv, print_json, render_table
 
 if TYPE_CHECKING:
@@ -49,6 +55,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON")
     out.add_argument("--csv", action="store_true", help="print CSV (one row per instance)")
+    add_concurrency(p)
     add_catalog_dir(p)
     add_db(p)
     p.set_defaults(handler=run)
@@ -93,12 +100,14 @@ def _live(
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.savings import parse_since
 
+    concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
     now = datetime.now(UTC)
     start, end = live.aligned_window(parse_since(args.since, now), now, period)
     adapters, problems = live.build_adapters(policy, catalog)
     result = live.audit_fleet(adapters, catalog, AuditRule(), policy.audit, start=start,
-                              end=end, period_minutes=period)  # fmt: skip
+                              end=end, period_minutes=period,
+                              concurrency=concurrency)  # fmt: skip
     problems += result.problems
     for line in result.skipped:
         print(f"gpuplan: skipped {line}", file=sys.stderr)

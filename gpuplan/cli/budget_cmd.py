@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_db, print_notices
+from gpuplan.cli.common import add_concurrency, add_db, print_notices
 from gpuplan.cli.render import format_cell, print_json, render_table
 from gpuplan.core.wording import plural
 
@@ -24,18 +24,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_concurrency(p)
     add_db(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuplan.cli.common import load_catalog_for
+    from gpuplan.cli.common import concurrency_for, load_catalog_for
     from gpuplan.ledger import Ledger
     from gpuplan.providers.webhook import notifier_for
     from gpuplan.usecases.budget import budget_record, run_budget
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.providers import default_registry
 
+    concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
     catalog = load_catalog_for(args)
     with Ledger.open(args.db) as ledger:
@@ -47,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
             now=datetime.now(UTC),
             notifier=notifier_for(policy.notify),
             catalog=catalog,
+            concurrency=concurrency,
         )
         print_notices(str(row) for row in ledger.damaged)
     record = budget_record(outcome)

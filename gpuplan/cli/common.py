@@ -13,6 +13,7 @@ from gpuplan.core.errors import InputError
 
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
+    from gpuplan.usecases.concurrency import Concurrency
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -117,6 +118,37 @@ def add_group_by(parser: argparse.ArgumentParser, default: str = "label:team") -
         help=f"group by account (AWS account, GCP project, Azure subscription) or by a "
         f"label's value ({default})",
     )
+
+
+def concurrency_count(text: str) -> int:
+    """An argparse type: scopes surveyed at once, a whole number from 1 to 256."""
+    from gpuplan.usecases.concurrency import parse_workers
+
+    try:
+        return parse_workers(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(exc.message.removeprefix("--concurrency: ")) from None
+
+
+def add_concurrency(parser: argparse._ActionsContainer) -> None:
+    """``--concurrency N``: how many scopes (regions, projects, subscriptions) at once."""
+    parser.add_argument(
+        "--concurrency",
+        metavar="N",
+        type=concurrency_count,
+        default=None,
+        help="scopes (regions, projects, subscriptions) surveyed at once, 1 to 256; 1 is "
+        "one after the other (env: GPUPLAN_CONCURRENCY; default 16). Output order does "
+        "not depend on it",
+    )
+
+
+def concurrency_for(args: argparse.Namespace) -> Concurrency:
+    """The pool for ``--concurrency`` (or ``GPUPLAN_CONCURRENCY``), with the per-service
+    caps of ``GPUPLAN_SERVICE_LIMITS``; a bad value is InputError (exit 2)."""
+    from gpuplan.usecases.concurrency import from_settings
+
+    return from_settings(getattr(args, "concurrency", None))
 
 
 def add_output_format(parser: argparse.ArgumentParser, *, csv: bool = True) -> None:

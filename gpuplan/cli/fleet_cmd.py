@@ -12,7 +12,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_db, add_group_by, add_shard
+from gpuplan.cli.common import add_catalog_dir, add_concurrency, add_db, add_group_by, add_shard
 from gpuplan.cli.render import format_cell, format_count, print_json, render_table
 from gpuplan.core.wording import plural
 
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--since", default="7d", help="report period: 7d, 24h, 2026-12-01 (7d)")
     add_group_by(p)
+    add_concurrency(p)
     add_db(p)
     add_shard(p)
     add_catalog_dir(p)
@@ -49,12 +50,13 @@ def run(args: argparse.Namespace) -> int:
         from gpuplan.core.errors import InputError
 
         raise InputError("fleet: --policy FILE is required (or use --report)")
-    from gpuplan.cli.common import load_catalog_for
+    from gpuplan.cli.common import concurrency_for, load_catalog_for
     from gpuplan.usecases.fleet import fleet_records, idle_rule, survey
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.providers import build_fleet
     from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
 
+    concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
     shard = resolve_shard(args.shard, args.shards, os.environ)
     catalog = load_catalog_for(args)
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpuplan: notice: {notice}", file=sys.stderr)
     problems = list(fleet.problems)
     now = datetime.now(UTC)
-    seen = survey(fleet.adapters, idle_rule(policy), now)
+    seen = survey(fleet.adapters, idle_rule(policy), now, concurrency=concurrency)
     problems.extend(seen.problems)
     records = fleet_records(seen, now)
     if args.json:

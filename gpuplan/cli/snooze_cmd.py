@@ -10,6 +10,7 @@ import argparse
 import os
 from datetime import UTC, datetime, timedelta
 
+from gpuplan.cli.common import add_concurrency
 from gpuplan.cli.render import print_json
 
 
@@ -26,16 +27,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     group.add_argument("--for", dest="duration", metavar="DURATION", help="e.g. 90m, 4h, 1h30m")
     group.add_argument("--clear", action="store_true", help="remove the snooze")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_concurrency(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpuplan.cli.common import concurrency_for
     from gpuplan.core.errors import InputError
     from gpuplan.core.policy.fields import parse_minutes
     from gpuplan.usecases.fleet import snooze
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.providers import build_fleet
 
+    concurrency = concurrency_for(args)
     until: datetime | None = None
     if not args.clear:
         try:
@@ -47,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         until = datetime.now(UTC) + timedelta(minutes=minutes)
     policy = load_policy(args.policy)
     fleet = build_fleet(policy, None, os.environ)
-    found = snooze(fleet.adapters, args.instance, until, fleet.problems)
+    found = snooze(fleet.adapters, args.instance, until, fleet.problems, concurrency=concurrency)
     record = {
         "instance_id": found.instance_id,
         "region": found.region,

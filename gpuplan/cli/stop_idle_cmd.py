@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_db, add_shard, wait_seconds
+from gpuplan.cli.common import add_catalog_dir, add_concurrency, add_db, add_shard, wait_seconds
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 
@@ -47,6 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="wait this long for a concurrent run to finish, then exit 1 (default 30)",
     )
+    add_concurrency(p)
     add_db(p)
     add_shard(p)
     add_catalog_dir(p)
@@ -54,7 +55,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuplan.cli.common import load_catalog_for
+    from gpuplan.cli.common import concurrency_for, load_catalog_for
     from gpuplan.providers.webhook import notifier_for
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.providers import build_fleet
@@ -62,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
     from gpuplan.usecases.stop_idle import result_record, run_stop_idle
 
+    concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
     shard = resolve_shard(args.shard, args.shards, os.environ)
     catalog = load_catalog_for(args)
@@ -81,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
             notifier=notifier_for(policy.notify),
             problems=fleet.problems,
             should_stop=lambda: bool(stopping),
+            concurrency=concurrency,
         )
     record = {**result_record(result), "shard": shard.label if shard else None}
     if args.json:

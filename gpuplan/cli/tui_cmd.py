@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from gpuplan.cli.common import add_catalog_dir, add_db
+from gpuplan.cli.common import add_catalog_dir, add_concurrency, add_db
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,6 +21,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="folder of policy files for the Policies and Fleet screens (default: ./policies)",
     )
     p.add_argument("--policy", metavar="FILE", help="open this policy file first")
+    add_concurrency(p)
     add_db(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
@@ -37,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     if is_postgres_dsn(db):
         # The TUI keeps its ledger in a local file; shards share PostgreSQL, not screens.
         raise InputError(f"{redact_dsn(db or '')}: the TUI needs a ledger file; use --db PATH here")
+    from gpuplan.cli.common import concurrency_for
     from gpuplan.tui.app import run_tui
 
     return run_tui(
@@ -44,4 +46,5 @@ def run(args: argparse.Namespace) -> int:
         policies_dir=Path(args.policies),
         policy_file=Path(args.policy) if args.policy else None,
         ledger_path=Path(args.db) if args.db else None,
+        concurrency=concurrency_for(args),
     )

@@ -9,6 +9,12 @@ Utilisation comes from ``utilisation`` (instance id -> GPU -> period start -> pe
 or, for demos, from ``flat_percent`` (instance id -> one percent for every GPU and
 every period asked for).
 
+For benchmarks, ``latency_s`` makes every API-like call (each recorded call) sleep that
+long, as a cloud round trip would; ``metrics_batch`` splits ``fetch_utilisation`` into
+one call per that many instances (CloudWatch answers at most 500 queries per
+``GetMetricData``); ``scope`` names the fake (default ``<cloud> (in-memory fake)``).
+By default none of this changes anything.
+
 ``load_fake_fleet`` reads a JSON file of instances (the ``GPUPLAN_FAKE_FLEET`` demo
 and test hook): a list of objects with :class:`~gpuplan.core.fleet.GpuInstance`'s
 fields, e.g. ``{"provider": "aws", "account": "123456789012", "region":
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -54,8 +61,16 @@ class FakeProvider:
         *,
         capabilities: Iterable[Capability] = (Capability.LIST,),
         metrics: MetricsSource | None = None,
+        latency_s: float = 0.0,
+        metrics_batch: int | None = None,
+        scope: str | None = None,
     ) -> None:
+        if latency_s < 0 or (metrics_batch is not None and metrics_batch < 1):
+            raise ValueError("latency_s must be >= 0 and metrics_batch >= 1")
         self._provider = provider
+        self._scope = scope or f"{provider.value} (in-memory fake)"
+        self.latency_s = latency_s
+        self.metrics_batch = metrics_batch
         self._metrics = metrics
         self._capabilities = frozenset(capabilities)
         self.instances: dict[str, GpuInstance] = {
@@ -70,7 +85,7 @@ class FakeProvider:
 
     @property
     def scope(self) -> str:
-        return f"{self._provider.value} (in-memory fake)"
+        return self._scope
 
     @property
     def provider(self) -> Provider:
@@ -96,7 +111,10 @@ class FakeProvider:
         end: datetime,
         period_minutes: int,
     ) -> dict[str, GpuSamples]:
-        self._called("fetch_utilisation", tuple(i.instance_id for i in instances))
+        ids = tuple(i.instance_id for i in instances)
+        size = self.metrics_batch or max(1, len(ids))  # default: one call for the batch
+        for first in range(0, max(1, len(ids)), size):
+            self._called("fetch_utilisation", ids[first : first + size])
         if self._metrics is not None:  # e.g. Prometheus, as for the real clouds
             return self._metrics.fetch_utilisation(
                 instances, start=start, end=end, period_minutes=period_minutes
@@ -151,7 +169,9 @@ class FakeProvider:
         return state
 
     def _called(self, method: str, *args: Any) -> None:
-        """Record the call, then fail it if the test asked for that."""
+        """Record the call (after ``latency_s``), then fail it if the test asked for that."""
+        if self.latency_s:
+            time.sleep(self.latency_s)
         self.calls.append(Call(method, args))
         message = self.failures.get(method)
         if message is not None:

@@ -13,7 +13,7 @@ import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.app import App
@@ -23,6 +23,9 @@ from textual.screen import Screen
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.help import HelpScreen, TooSmallScreen
 from gpuplan.tui.problems import Problem, ProblemsScreen, describe
+
+if TYPE_CHECKING:
+    from gpuplan.usecases.concurrency import Concurrency
 
 SCREEN_TITLES = {
     "catalog": "Catalog",
@@ -126,6 +129,7 @@ def run_tui(
     policies_dir: Path = Path("policies"),
     policy_file: Path | None = None,
     ledger_path: Path | None = None,
+    concurrency: Concurrency | None = None,
 ) -> int:
     """Run the app in this terminal until the person quits; the CLI's only entry point."""
     context = TuiContext(
@@ -133,6 +137,7 @@ def run_tui(
         policies_dir=policies_dir,
         policy_file=policy_file,
         ledger_path=ledger_path,
+        concurrency=concurrency,
     )
     app = GpuplanApp(context, start="policies" if policy_file else "catalog")
     app.run()

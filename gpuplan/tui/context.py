@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
     from gpuplan.core.policy import Policy
     from gpuplan.providers.base import LifecycleProvider
+    from gpuplan.usecases.concurrency import Concurrency
 
     ProvidersFor = Callable[[Policy, Catalog | None], tuple[list[LifecycleProvider], list[str]]]
 
@@ -43,3 +44,6 @@ class TuiContext:
     imported only then. Tests pass the in-memory fake."""
     ledger_path: Path | None = None
     """The action ledger; None means the same default the CLI uses."""
+    concurrency: Concurrency | None = None
+    """How many scopes the Fleet screen surveys at once (``--concurrency``); None means
+    the CLI's default."""

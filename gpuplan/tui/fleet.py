@@ -1,7 +1,8 @@
 """Fleet screen: a policy's GPU instances, their utilisation and idle verdicts; stop one.
 
-Surveying is :func:`gpuplan.usecases.fleet.survey`, one scope at a time in a worker
-thread so progress shows and the screen never freezes. Stopping is
+Surveying is :func:`gpuplan.usecases.fleet.survey` in a worker thread (scopes
+``--concurrency`` at a time, reported in order as each is read) so progress shows and
+the screen never freezes. Stopping is
 :func:`gpuplan.usecases.stop_idle.run_stop_idle` on the chosen instance only: first as
 a dry run to show the plan, then, once confirmed, for real in LIVE mode (or recorded
 as a dry run in DRY RUN mode), under the same lock and into the same ledger as
@@ -191,6 +192,7 @@ class FleetScreen(Screen[None]):
 
         from gpuplan.core.audit.split import AuditRule
         from gpuplan.usecases.audit_live import aligned_window, audit_fleet
+        from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
 
         now = self.context.clock()
         try:
@@ -206,7 +208,9 @@ class FleetScreen(Screen[None]):
                 self.app.call_from_thread(self._status, f"Auditing {scope} ({index + 1}/{total})…")
 
             found = audit_fleet(adapters, catalog, AuditRule(), policy.audit, start=start,
-                                end=end, period_minutes=60, progress=progress)  # fmt: skip
+                                end=end, period_minutes=60, progress=progress,
+                                concurrency=self.context.concurrency
+                                or Concurrency(DEFAULT_CONCURRENCY))  # fmt: skip
         except GpuplanError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
@@ -230,6 +234,7 @@ class FleetScreen(Screen[None]):
     def _survey(self, path: Path) -> None:
         """Load policy and catalog, build providers, survey each scope; report as we go."""
         from gpuplan.core.idle import period_starts
+        from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
         from gpuplan.usecases.fleet import Survey, idle_rule, survey
 
         now = self.context.clock()
@@ -243,17 +248,22 @@ class FleetScreen(Screen[None]):
         window = max(1, rule.window_minutes // rule.period_minutes)
         periods = period_starts(rule, now)[-window:]  # the sparkline shows the window
         self.app.call_from_thread(self._progress, 0, max(1, len(adapters)))
-        for index, adapter in enumerate(adapters, start=1):
-            self.app.call_from_thread(
-                self._status, f"Reading {adapter.scope} ({index}/{len(adapters)})…"
-            )
-            part: Survey = survey([adapter], rule, now)
+        done = 0
+
+        def read(adapter: LifecycleProvider, part: Survey) -> None:
+            nonlocal done
+            done += 1
             view.seen.extend(part.seen)
             view.problems.extend(part.problems)
             view.notices.extend(part.notices)
             for seen in part.seen:
                 view.series[seen.instance.instance_id] = busiest_per_period(seen.samples, periods)
-            self.app.call_from_thread(self._progress, index, max(1, len(adapters)))
+            status = f"Read {adapter.scope} ({done}/{len(adapters)})…"
+            self.app.call_from_thread(self._status, status)
+            self.app.call_from_thread(self._progress, done, max(1, len(adapters)))
+
+        pool = self.context.concurrency or Concurrency(DEFAULT_CONCURRENCY)
+        survey(adapters, rule, now, concurrency=pool, on_scope=read)
         if not get_current_worker().is_cancelled:  # a newer refresh replaced this one
             self.app.call_from_thread(self._show_survey, path, view)
 

@@ -22,6 +22,7 @@ from gpuplan.ledger.audit_alerts import audit_alert_sent, mark_audit_alert
 from gpuplan.ledger.store import Ledger
 from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.webhook import Notifier
+from gpuplan.usecases.concurrency import SERIAL, Concurrency, Service
 
 
 @dataclass
@@ -91,33 +92,46 @@ def audit_fleet(
     adapters: Sequence[LifecycleProvider], catalog: Catalog, rule: AuditRule,
     settings: AuditSettings, *, start: datetime, end: datetime, period_minutes: int,
     progress: Callable[[int, int, str], None] | None = None,
+    concurrency: Concurrency = SERIAL,
 ) -> LiveAudit:  # fmt: skip
-    """Every scope in turn (``progress(index, total, scope)`` before each); the audits
-    sorted by dollars at stake per month, descending, then instance id."""
+    """Every scope listed and read ``concurrency`` at a time (``progress(index, total,
+    scope)`` as each starts); the audits sorted by dollars at stake per month, descending,
+    then instance id."""
     out = LiveAudit()
     starts = period_starts(start, end, period_minutes)
-    for index, adapter in enumerate(adapters):
+
+    def one(indexed: tuple[int, LifecycleProvider]) -> LiveAudit:
+        index, adapter = indexed
         if progress is not None:
             progress(index, len(adapters), adapter.scope)
+        part = LiveAudit()
         try:
-            listed = adapter.list_instances()
+            with concurrency.hold(adapter.provider, Service.LISTING):
+                listed = adapter.list_instances()
             running = [i for i in listed if i.state.bills_compute]
-            samples = adapter.fetch_utilisation(
-                running, start=start, end=end, period_minutes=period_minutes
-            )
+            with concurrency.hold(adapter.provider, Service.METRICS):
+                samples = adapter.fetch_utilisation(
+                    running, start=start, end=end, period_minutes=period_minutes
+                )
         except GpuplanError as exc:
-            out.problems.append(f"{adapter.scope}: {exc.message}")
-            continue
+            part.problems.append(f"{adapter.scope}: {exc.message}")
+            return part
         for inst in running:
             subject = subject_of(inst, settings)
             got = samples.get(inst.instance_id)
             if subject is None or got is None:
                 why = "no catalog price" if subject is None else "no GPU metrics (unknown)"
-                out.skipped.append(f"{inst.instance_id}: {why}")
+                part.skipped.append(f"{inst.instance_id}: {why}")
                 continue
             billed = [t for t in starts if inst.started_at is None or t >= inst.started_at]
             usage = usage_of(host_samples(got), billed, period_minutes)
-            out.audits.append(audit_instance(subject, usage, catalog.offers, rule, catalog.gpus))
+            part.audits.append(audit_instance(subject, usage, catalog.offers, rule, catalog.gpus))
+        return part
+
+    for part in concurrency.map(one, list(enumerate(adapters))):
+        out.audits.extend(part.audits)
+        out.problems.extend(part.problems)
+        out.skipped.extend(part.skipped)
     out.audits.sort(key=lambda a: (-a.at_stake_per_month, a.subject.instance_id))
     return out
 

@@ -21,7 +21,9 @@ from gpuplan.core.errors import GpuplanError
 from gpuplan.core.fleet import GpuInstance
 from gpuplan.core.policy import Policy, out_of_scope_reason
 from gpuplan.ledger import Ledger, SpendRecord
+from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.webhook import Notifier
+from gpuplan.usecases.concurrency import SERIAL, Concurrency, Service
 from gpuplan.usecases.fleet import listing_failed
 from gpuplan.usecases.providers import ProviderRegistry, build_fleet
 
@@ -55,20 +57,28 @@ def list_in_scope(
     registry: ProviderRegistry,
     environ: Mapping[str, str],
     catalog: Catalog | None = None,
+    concurrency: Concurrency = SERIAL,
 ) -> tuple[list[GpuInstance], list[str], int]:
     """Instances the policy governs, problem lines (one per scope that could not be
-    built or listed, named), and how many were out of scope."""
+    built or listed, named), and how many were out of scope. Scopes are listed
+    ``concurrency`` at a time; everything comes back in the scopes' order."""
     fleet = build_fleet(policy, catalog, environ, registry)
     problems = list(fleet.problems)
     kept: list[GpuInstance] = []
     skipped = 0
-    for adapter in fleet.adapters:
+
+    def listed(adapter: LifecycleProvider) -> list[GpuInstance] | str:
         try:
-            listed = adapter.list_instances()
+            with concurrency.hold(adapter.provider, Service.LISTING):
+                return adapter.list_instances()
         except GpuplanError as exc:
-            problems.append(listing_failed(adapter, exc.message))
+            return listing_failed(adapter, exc.message)
+
+    for answer in concurrency.map(listed, fleet.adapters):
+        if isinstance(answer, str):
+            problems.append(answer)
             continue
-        for instance in listed:
+        for instance in answer:
             if out_of_scope_reason(instance, policy) is None:
                 kept.append(instance)
             else:
@@ -98,9 +108,10 @@ def run_budget(
     now: datetime,
     notifier: Notifier | None,
     catalog: Catalog | None = None,
+    concurrency: Concurrency = SERIAL,
 ) -> BudgetOutcome:
     """Estimate, record and alert; see the module docstring."""
-    instances, problems, skipped = list_in_scope(policy, registry, environ, catalog)
+    instances, problems, skipped = list_in_scope(policy, registry, environ, catalog, concurrency)
     estimate = estimate_spend(instances, catalog_pricer(catalog), now, policy.budget.monthly_usd)
     outcome = BudgetOutcome(policy.name, estimate, problems, out_of_scope=skipped)
     if problems:

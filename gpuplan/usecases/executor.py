@@ -2,7 +2,10 @@
 
 Per scope, for the instances the plan would act on:
 1. fetch the latest utilisation (one batch), *then* re-read each instance's state and
-   tags, so a keep tag added while the metrics were being read is honoured;
+   tags, so a keep tag added while the metrics were being read is honoured; with
+   ``--concurrency`` above 1 the scopes' utilisation batches are fetched concurrently
+   (read-only), while the re-read, lease, call and records below stay on the calling
+   thread, one instance after the other, in the plan's order;
 2. a re-check that cannot be made (throttled, failed metrics) leaves the instance
    alone as ``failed``, named, and the run exits 1;
 3. claim the instance in the ledger (:meth:`Journal.claim`: a run that overlaps this
@@ -28,6 +31,7 @@ from gpuplan.core.fleet import GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.idle import IdleRule, IdleVerdict, format_tag_time, parse_tag_time, window_bounds
 from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction, Step
 from gpuplan.providers.base import LifecycleProvider
+from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.fleet import decide_one, fetch_samples
 from gpuplan.usecases.journal import Journal
 
@@ -52,6 +56,7 @@ class Executor:
     rule: IdleRule
     now: datetime
     should_stop: Callable[[], bool] = lambda: False
+    concurrency: Concurrency = SERIAL
     token: str = field(default_factory=lambda: secrets.token_hex(6))
     problems: list[str] = field(default_factory=list)
     interrupted: bool = False
@@ -69,9 +74,15 @@ class Executor:
             elif step in (Step.MARK, Step.NOTIFY, Step.CLEAR):
                 self._tag_step(by_id[o.item.instance.instance_id], o)
         acting = [o for o in results if o.item.step is Step.ACT]
-        for adapter in dict.fromkeys(by_id[o.item.instance.instance_id] for o in acting):
-            mine = [o for o in acting if by_id[o.item.instance.instance_id] is adapter]
-            self._scope(adapter, mine)
+        scopes = [
+            (adapter, [o for o in acting if by_id[o.item.instance.instance_id] is adapter])
+            for adapter in dict.fromkeys(by_id[o.item.instance.instance_id] for o in acting)
+        ]
+        # Read-only re-check batches may run ahead on workers; everything that acts or
+        # records happens here, on this thread, scope after scope (serial: on demand).
+        with self.concurrency.ordered(self._fresh_samples, scopes) as fresh:
+            for (adapter, mine), (samples, failure) in zip(scopes, fresh, strict=True):
+                self._scope(adapter, mine, samples, failure)
         failed = [o.item.instance.instance_id for o in acting if o.outcome is Outcome.FAILED]
         if failed:
             self.problems.append("left alone after a failed re-check or call: " + ", ".join(failed))
@@ -95,10 +106,24 @@ class Executor:
         else:
             self._settle(o, Outcome.NOTIFIED, item.note)
 
-    def _scope(self, adapter: LifecycleProvider, results: list[InstanceResult]) -> None:
+    def _fresh_samples(
+        self, scope: tuple[LifecycleProvider, list[InstanceResult]]
+    ) -> tuple[Mapping[str, GpuSamples], str]:
+        """The scope's latest utilisation (one batch): the re-check's read, no record."""
+        adapter, results = scope
+        if self.should_stop():
+            return {}, "run interrupted before the re-check"
         start, end = window_bounds(self.rule, self.now)
         planned = [o.item.instance for o in results]
-        samples, failure = fetch_samples(adapter, planned, start, end, self.rule)
+        return fetch_samples(adapter, planned, start, end, self.rule, self.concurrency)
+
+    def _scope(
+        self,
+        adapter: LifecycleProvider,
+        results: list[InstanceResult],
+        samples: Mapping[str, GpuSamples],
+        failure: str,
+    ) -> None:
         for o in results:
             if self.should_stop():
                 self.interrupted = True

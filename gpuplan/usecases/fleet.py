@@ -3,12 +3,14 @@
 Each scope (an AWS region, a GCP project, an Azure subscription; built by
 :func:`gpuplan.usecases.providers.build_fleet`) is listed and queried on its own: one
 scope failing becomes a problem line and the others are still surveyed. Utilisation is
-fetched in one batch per scope.
+fetched in one batch per scope. Scopes are surveyed concurrently on a bounded pool
+(:mod:`gpuplan.usecases.concurrency`, ``--concurrency``); instances, problems and
+notices always come out in the scopes' order, the same as a serial survey.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -28,6 +30,7 @@ from gpuplan.core.lifecycle import ActionRule
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
 from gpuplan.providers.base import LifecycleProvider, ProviderError
+from gpuplan.usecases.concurrency import SERIAL, Concurrency, Service
 
 
 @dataclass(frozen=True)
@@ -80,30 +83,59 @@ def survey(
     rule: IdleRule,
     now: datetime,
     instance_ids: Collection[str] | None = None,
+    *,
+    concurrency: Concurrency = SERIAL,
+    on_scope: Callable[[LifecycleProvider, Survey], None] | None = None,
 ) -> Survey:
     """List, fetch and decide for every scope; failures become problem lines.
 
     ``instance_ids`` narrows the survey to those instances (the TUI's "stop this one").
+    ``concurrency`` bounds how many scopes are surveyed at once; ``on_scope`` is called
+    on the calling thread with each scope's part, in the scopes' order (progress).
     """
     out = Survey()
     start, end = window_bounds(rule, now)
-    for adapter in providers:
-        try:
-            instances = adapter.list_instances()
-        except GpuplanError as exc:
-            out.problems.append(listing_failed(adapter, exc.message))
-            continue
-        finally:
-            out.notices.extend(adapter.drain_notices())
-        if instance_ids is not None:
-            instances = [i for i in instances if i.instance_id in instance_ids]
-        samples, failure = fetch_samples(adapter, instances, start, end, rule)
-        if failure:
-            out.problems.append(failure)
-        for inst in instances:
-            d = decide_one(inst, samples, rule, now, failure)
-            out.seen.append(Seen(inst, d, adapter, samples.get(inst.instance_id)))
+
+    def one(adapter: LifecycleProvider) -> Survey:
+        return survey_scope(adapter, rule, now, (start, end), instance_ids, concurrency)
+
+    with concurrency.ordered(one, providers) as parts:
+        for adapter, part in zip(providers, parts, strict=True):
+            out.seen.extend(part.seen)
+            out.problems.extend(part.problems)
+            out.notices.extend(part.notices)
+            if on_scope is not None:
+                on_scope(adapter, part)
     return out
+
+
+def survey_scope(
+    adapter: LifecycleProvider,
+    rule: IdleRule,
+    now: datetime,
+    window: tuple[datetime, datetime],
+    instance_ids: Collection[str] | None = None,
+    concurrency: Concurrency = SERIAL,
+) -> Survey:
+    """One scope: list, fetch its utilisation in one batch, decide; runs on a worker."""
+    part = Survey()
+    try:
+        with concurrency.hold(adapter.provider, Service.LISTING):
+            instances = adapter.list_instances()
+    except GpuplanError as exc:
+        part.problems.append(listing_failed(adapter, exc.message))
+        return part
+    finally:
+        part.notices.extend(adapter.drain_notices())
+    if instance_ids is not None:
+        instances = [i for i in instances if i.instance_id in instance_ids]
+    samples, failure = fetch_samples(adapter, instances, *window, rule, concurrency)
+    if failure:
+        part.problems.append(failure)
+    for inst in instances:
+        d = decide_one(inst, samples, rule, now, failure)
+        part.seen.append(Seen(inst, d, adapter, samples.get(inst.instance_id)))
+    return part
 
 
 def listing_failed(adapter: LifecycleProvider, message: str) -> str:
@@ -118,16 +150,16 @@ def fetch_samples(
     start: datetime,
     end: datetime,
     rule: IdleRule,
+    concurrency: Concurrency = SERIAL,
 ) -> tuple[Mapping[str, GpuSamples], str]:
     """Samples for the running instances (one batch), or a problem line."""
     running = [i for i in instances if i.state.bills_compute]
     try:
-        return (
-            adapter.fetch_utilisation(
+        with concurrency.hold(adapter.provider, Service.METRICS):
+            samples = adapter.fetch_utilisation(
                 running, start=start, end=end, period_minutes=rule.period_minutes
-            ),
-            "",
-        )
+            )
+        return samples, ""
     except GpuplanError as exc:
         return {}, f"{adapter.scope}: GPU metrics unavailable: {exc.message}"
 
@@ -191,28 +223,39 @@ def snooze(
     instance_id: str,
     until: datetime | None,
     problems: Sequence[str] = (),
+    *,
+    concurrency: Concurrency = SERIAL,
 ) -> GpuInstance:
     """Tag ``gpuplan-snooze-until`` (or remove it when ``until`` is None) on one instance.
 
-    Raises InputError when every scope was listed and none has the instance, and
-    ProviderError naming the scopes that could not be built or listed (``problems``,
-    a credential error) when the instance may be in one of them.
+    Scopes are listed concurrently and searched in their order; once the instance is
+    found, scopes not yet listed are not asked. Raises InputError when every scope was
+    listed and none has the instance, and ProviderError naming the scopes that could
+    not be built or listed (``problems``, a credential error) when the instance may be
+    in one of them.
     """
     trouble = list(problems)
-    for adapter in providers:
+
+    def listed(adapter: LifecycleProvider) -> list[GpuInstance] | str:
         try:
-            listed = adapter.list_instances()
+            with concurrency.hold(adapter.provider, Service.LISTING):
+                return adapter.list_instances()
         except GpuplanError as exc:
-            trouble.append(listing_failed(adapter, exc.message))
-            continue
-        found = next((i for i in listed if i.instance_id == instance_id), None)
-        if found is None:
-            continue
-        if until is None:
-            adapter.untag(found, [SNOOZE_TAG])
-        else:
-            adapter.tag(found, {SNOOZE_TAG: format_tag_time(until)})
-        return found
+            return listing_failed(adapter, exc.message)
+
+    with concurrency.ordered(listed, providers) as answers:
+        for adapter, answer in zip(providers, answers, strict=True):
+            if isinstance(answer, str):
+                trouble.append(answer)
+                continue
+            found = next((i for i in answer if i.instance_id == instance_id), None)
+            if found is None:
+                continue
+            if until is None:
+                adapter.untag(found, [SNOOZE_TAG])
+            else:
+                adapter.tag(found, {SNOOZE_TAG: format_tag_time(until)})
+            return found
     if trouble:
         raise ProviderError(f"{instance_id}: not found; " + "; ".join(trouble))
     scopes = ", ".join(p.scope for p in providers) or "no scope"

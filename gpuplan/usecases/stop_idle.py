@@ -22,6 +22,7 @@ from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.webhook import Notifier
+from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.executor import Executor, InstanceResult
 from gpuplan.usecases.fleet import Survey, action_rule, idle_rule, survey
 from gpuplan.usecases.journal import Journal, Reconciled, reconcile
@@ -61,14 +62,17 @@ def run_stop_idle(
     problems: Sequence[str] = (),
     instance_ids: Collection[str] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    concurrency: Concurrency = SERIAL,
 ) -> StopIdleResult:
     """One run; ``instance_ids`` narrows it to those instances (the TUI's single stop).
 
     ``should_stop`` is asked before each cloud call (SIGTERM, Ctrl-C): once true, the
-    rest is left alone and the result says ``interrupted``.
+    rest is left alone and the result says ``interrupted``. ``concurrency`` bounds the
+    scopes surveyed (and re-checked) at once; the ledger is written from this thread
+    only, in the same order as a serial run.
     """
     rule = idle_rule(policy)
-    seen = survey(providers, rule, now, instance_ids)
+    seen = survey(providers, rule, now, instance_ids, concurrency=concurrency)
     planned = _plan(policy, seen, now)
     result = StopIdleResult(policy.name, not apply, now, aborted=planned.aborted)
     result.window_minutes = rule.window_minutes
@@ -83,7 +87,7 @@ def run_stop_idle(
         listed = {s.instance.instance_id: (s.instance, s.provider) for s in seen.seen}
         result.reconciled = reconcile(ledger, listed, rule.code, now)
     if apply and planned.aborted is None:
-        executor = Executor(journal, rule, now, should_stop)
+        executor = Executor(journal, rule, now, should_stop, concurrency)
         executor.run(result.outcomes, by_id)
         result.problems.extend(executor.problems)
         result.interrupted = executor.interrupted

@@ -83,7 +83,9 @@ def test_a_gcp_project_that_fails_to_list_fails_budget_and_is_named(
         path.read_text().replace(f"projects: [{PROJECT}]", f"projects: [gone-proj, {PROJECT}]")
     )
     clouds.compute.fail("aggregatedList", 403)  # the first project listed: gone-proj
-    done = run_gpuplan(["budget", "--policy", str(path), "--json"], env)
+    # The fault answers the next aggregatedList request: one scope at a time makes that
+    # gone-proj's (concurrently, either project could draw it).
+    done = run_gpuplan(["budget", "--policy", str(path), "--json", "--concurrency", "1"], env)
     assert done.returncode == 1, done.stderr
     record = json.loads(done.stdout)
     (problem,) = record["problems"]

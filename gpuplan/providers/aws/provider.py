@@ -6,6 +6,13 @@ adapter for a member account names it in its scope (``aws 111122223333/us-east-1
 that account's role cannot be assumed, each call says so, naming the role. Every SDK
 failure leaves this module as a :class:`ProviderError` naming the scope and the call,
 after botocore's own retries; the use case decides what a failure means for the run.
+
+Clients built here retry in botocore's **adaptive** mode (:data:`RETRY_MODE`): standard
+mode's retries (throttling and 5xx, exponential back-off with full jitter, at most
+``max_attempts`` attempts, a retry quota) plus a client-side token bucket that slows the
+client down once the service throttles it. A client serves one region of one account,
+which is the unit AWS throttles, so surveying many scopes at once backs off per account
+and region instead of failing them.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from gpuplan.core.catalog import Catalog
@@ -25,6 +33,9 @@ from gpuplan.providers.aws import cloudwatch, ec2
 from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, RoleNotAssumable, client_config
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 
+RETRY_MODE = "adaptive"
+"""botocore's retry mode for the clients this module builds (``standard``: no rate
+limiting on the client side)."""
 CAPABILITIES = frozenset(
     {
         Capability.LIST,
@@ -75,13 +86,16 @@ class AwsProvider:
         *,
         catalog: Catalog | None = None,
         max_attempts: int = DEFAULT_ATTEMPTS,
+        retry_mode: str = RETRY_MODE,
         namespace: str = "CWAgent",
         metric: str = "nvidia_smi_utilization_gpu",
         metric_names: cloudwatch.MetricNames | None = None,
         metrics: MetricsSource | None = None,
         account: str | None = None,
     ) -> AwsProvider:
-        config = client_config(max_attempts)
+        # session.client_config sets timeouts and the user agent; only the retries change.
+        retries = Config(retries={"mode": retry_mode, "max_attempts": max_attempts})
+        config = client_config(max_attempts).merge(retries)
         return cls(
             region,
             ec2_client=session.client("ec2", region_name=region, config=config),

@@ -12,7 +12,8 @@ counts the catalog lacks, temporary disk sizes).
 The policy's ``stop`` is carried out as **deallocate**: a powered-off VM keeps billing.
 Tags are set through the Tags API at the VM's scope (``Microsoft.Resources/tags/write``)
 rather than a VM update, which would need write access to the VM itself. Retries are
-azure-core's (429 and 5xx with backoff, honouring ``Retry-After``); failures leave as
+azure-core's (429 and 5xx, honouring ``Retry-After``) with every count explicit and a
+jittered back-off (:mod:`gpuplan.providers.azure.retry`); failures leave as
 :class:`ProviderError`.
 """
 
@@ -142,14 +143,15 @@ class AzureProvider:
         if self._compute is None:
             from azure.mgmt.compute import ComputeManagementClient
 
+            from gpuplan.providers.azure.retry import retry_policy
+
             self._compute = ComputeManagementClient(
                 self._credential,
                 self.subscription,
                 base_url=self._arm,
                 credential_scopes=[f"{self._arm}/.default"],
                 polling_interval=self._poll_s,
-                retry_total=self._retry_total,
-                retry_backoff_factor=self._retry_backoff_s,
+                retry_policy=retry_policy(self._retry_total, self._retry_backoff_s),
             )
         return self._compute
 
@@ -157,12 +159,13 @@ class AzureProvider:
         if region not in self._metrics_clients:
             from azure.monitor.querymetrics import MetricsClient
 
+            from gpuplan.providers.azure.retry import retry_policy
+
             self._metrics_clients[region] = MetricsClient(
                 metrics.endpoint_for(self._metrics_endpoint, region),
                 self._credential,
                 audience=metrics.audience_for(self._metrics_endpoint),
-                retry_total=self._retry_total,
-                retry_backoff_factor=self._retry_backoff_s,
+                retry_policy=retry_policy(self._retry_total, self._retry_backoff_s),
             )
         return self._metrics_clients[region]
 
