@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,37 @@ def test_demo_policy_posts_nowhere_and_a_failed_webhook_is_recorded(
 def test_price_options_need_prices(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["gpus", "--per-cloud"]) == 2
     assert "go with --prices" in capsys.readouterr().err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("command", ["fleet", "stop-idle"])
+def test_surveys_over_many_scopes_show_progress_on_a_terminal_only(
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    docs = Path(__file__).resolve().parent.parent / "docs" / "examples"
+    monkeypatch.setenv("GPUPLAN_FAKE_FLEET", str(docs / "demo-fleet.json"))
+    monkeypatch.setenv("GPUPLAN_DB", str(tmp_path / "demo.db"))
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        "version: 1\nname: two\nscope:\n  aws: {regions: [us-east-1]}\n"
+        "  gcp: {projects: [demo-project]}\n",
+        encoding="utf-8",
+    )
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main([command, "--policy", str(policy)]) in (0, 1)
+    shown = terminal.getvalue()
+    assert "surveyed 1/2 scopes" in shown and "surveyed 2/2 scopes" in shown
+    monkeypatch.undo()  # stderr back to a pipe (pytest's capture): no progress there
+    monkeypatch.setenv("GPUPLAN_FAKE_FLEET", str(docs / "demo-fleet.json"))
+    monkeypatch.setenv("GPUPLAN_DB", str(tmp_path / "demo.db"))
+    capsys.readouterr()
+    assert main([command, "--policy", str(policy)]) in (0, 1)
+    assert "surveyed" not in capsys.readouterr().err

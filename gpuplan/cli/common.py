@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.errors import InputError
 
@@ -168,6 +168,23 @@ def load_catalog_for(args: argparse.Namespace, *, fast: bool = False) -> Catalog
     catalog = load_catalog(getattr(args, "catalog_dir", None), now=datetime.now(UTC), fast=fast)
     print_notices(catalog.notices)
     return catalog
+
+
+def scope_progress(total: int, verb: str = "surveyed") -> Callable[..., None] | None:
+    """``surveyed 3/200 scopes (gcp my-project)`` on stderr as each scope is read; only when
+    stderr is a terminal and there is more than one scope (logs and pipes stay clean)."""
+    if total < 2 or not sys.stderr.isatty():
+        return None
+    done = 0
+
+    def report(adapter: Any, _part: Any = None) -> None:
+        nonlocal done
+        done += 1
+        line = f"\r{verb} {done}/{total} scopes ({adapter.scope})"[:100]
+        end = "\n" if done == total else ""
+        print(f"{line:<100}", end=end, file=sys.stderr, flush=True)
+
+    return report
 
 
 def print_notices(notices: Iterable[str]) -> None:

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         from gpuplan.core.errors import InputError
 
         raise InputError("fleet: --policy FILE is required (or use --report)")
-    from gpuplan.cli.common import concurrency_for, load_catalog_for
+    from gpuplan.cli.common import concurrency_for, load_catalog_for, scope_progress
     from gpuplan.usecases.fleet import fleet_records, idle_rule, survey
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.providers import build_fleet
@@ -67,7 +67,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpuplan: notice: {notice}", file=sys.stderr)
     problems = list(fleet.problems)
     now = datetime.now(UTC)
-    seen = survey(fleet.adapters, idle_rule(policy), now, concurrency=concurrency)
+    seen = survey(
+        fleet.adapters,
+        idle_rule(policy),
+        now,
+        concurrency=concurrency,
+        on_scope=scope_progress(len(fleet.adapters)),
+    )
     problems.extend(seen.problems)
     records = fleet_records(seen, now)
     if args.json:

@@ -24,7 +24,14 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_concurrency, add_db, add_shard, wait_seconds
+from gpuplan.cli.common import (
+    add_catalog_dir,
+    add_concurrency,
+    add_db,
+    add_shard,
+    scope_progress,
+    wait_seconds,
+)
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 
@@ -84,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
             problems=fleet.problems,
             should_stop=lambda: bool(stopping),
             concurrency=concurrency,
+            on_scope=scope_progress(len(fleet.adapters)),
         )
     record = {**result_record(result), "shard": shard.label if shard else None}
     if args.json:

@@ -63,6 +63,7 @@ def run_stop_idle(
     instance_ids: Collection[str] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     concurrency: Concurrency = SERIAL,
+    on_scope: Callable[[LifecycleProvider, Survey], None] | None = None,
 ) -> StopIdleResult:
     """One run; ``instance_ids`` narrows it to those instances (the TUI's single stop).
 
@@ -72,7 +73,7 @@ def run_stop_idle(
     only, in the same order as a serial run.
     """
     rule = idle_rule(policy)
-    seen = survey(providers, rule, now, instance_ids, concurrency=concurrency)
+    seen = survey(providers, rule, now, instance_ids, concurrency=concurrency, on_scope=on_scope)
     planned = _plan(policy, seen, now)
     result = StopIdleResult(policy.name, not apply, now, aborted=planned.aborted)
     result.window_minutes = rule.window_minutes
