@@ -116,7 +116,9 @@ class AzureFake(FakeApi):
             "name": name,
             "type": "Microsoft.Compute/virtualMachines",
             "location": props.pop("location", "eastus"),
-            "tags": props.pop("tags", {}),
+            "tags": dict(
+                props.pop("tags", None) or {}
+            ),  # a copy: tagging must not edit the caller's dict
             "properties": {
                 "vmId": f"00000000-0000-0000-0000-{len(self.vms):012d}",
                 "hardwareProfile": {"vmSize": size},

@@ -7,6 +7,7 @@ permissions per call are those of cloud.google.com/compute/docs/reference/rest/v
 
 from __future__ import annotations
 
+import copy
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,7 +71,7 @@ class GcpComputeFake(FakeApi):
             "scheduling": {"provisioningModel": "STANDARD", "preemptible": False},
             "disks": [{"type": "PERSISTENT", "boot": True}],
         }
-        body.update(extra)
+        body.update(copy.deepcopy(extra))  # the caller's dicts stay the caller's
         self.instances[(project, name)] = body
         return iid
 

@@ -31,6 +31,8 @@ MUST_REFUSE = {
     ("estimate", "--checkpoint-every"), ("estimate", "--mfu"), ("estimate", "--utilization"),
     ("history", "--limit"), ("stop-idle", "--lock-wait"), ("simulate", "--instances"),
     ("simulate", "--hours"), ("simulate", "--interval"), ("snooze", "--for"),
+    ("stop-idle", "--concurrency"), ("stop-idle", "--shards"), ("fleet", "--concurrency"),
+    ("budget", "--concurrency"), ("snooze", "--concurrency"),
 }  # fmt: skip
 CASES = [
     (command, name)
