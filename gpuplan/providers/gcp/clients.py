@@ -66,7 +66,12 @@ def _metrics_client(endpoint: str | None, credentials: Credentials | None) -> Me
             MetricServiceGrpcTransport,
         )
 
-        channel = grpc.insecure_channel(endpoint.removeprefix("http://").rstrip("/"))
+        # No 4 MB receive cap: a full 100,000-point page is larger (the SDK's own channel
+        # sets the same option).
+        channel = grpc.insecure_channel(
+            endpoint.removeprefix("http://").rstrip("/"),
+            options=[("grpc.max_receive_message_length", -1)],
+        )
         anonymous = AnonymousCredentials()  # type: ignore[no-untyped-call]  # untyped in google-auth
         transport = MetricServiceGrpcTransport(channel=channel, credentials=anonymous)
         return monitoring_v3.MetricServiceClient(transport=transport)

@@ -42,7 +42,8 @@ MEMORY_GROUP_BY = (*GROUP_BY, "metric.labels.memory_state")
 CPU_GROUP_BY = ("resource.labels.instance_id",)
 DEFAULT_MEMORY = "agent.googleapis.com/gpu/memory/bytes_used"
 DEFAULT_CPU = "compute.googleapis.com/instance/cpu/utilization"
-PAGE_SIZE = 10_000
+PAGE_SIZE = 100_000
+"""Points per ListTimeSeries page: the API's maximum (fewer calls for large fleets)."""
 
 Samples = dict[str, dict[str, dict[datetime, float]]]
 
