@@ -7,13 +7,15 @@ import sys
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpuplan.core.errors import InputError
 
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
+    from gpuplan.providers.base import LifecycleProvider
     from gpuplan.usecases.concurrency import Concurrency
+    from gpuplan.usecases.fleet import Survey
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -170,14 +172,16 @@ def load_catalog_for(args: argparse.Namespace, *, fast: bool = False) -> Catalog
     return catalog
 
 
-def scope_progress(total: int, verb: str = "surveyed") -> Callable[..., None] | None:
+def scope_progress(
+    total: int, verb: str = "surveyed"
+) -> Callable[[LifecycleProvider, Survey], None] | None:
     """``surveyed 3/200 scopes (gcp my-project)`` on stderr as each scope is read; only when
     stderr is a terminal and there is more than one scope (logs and pipes stay clean)."""
     if total < 2 or not sys.stderr.isatty():
         return None
     done = 0
 
-    def report(adapter: Any, _part: Any = None) -> None:
+    def report(adapter: LifecycleProvider, _part: Survey) -> None:
         nonlocal done
         done += 1
         line = f"\r{verb} {done}/{total} scopes ({adapter.scope})"[:100]
