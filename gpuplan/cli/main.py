@@ -8,46 +8,32 @@ level; cloud SDKs and Textual load inside the handlers that need them.
 from __future__ import annotations
 
 import argparse
-import sqlite3
+import importlib
 import sys
 from collections.abc import Sequence
 
 from gpuplan import __version__
-from gpuplan.cli import (
-    audit_cmd,
-    budget_cmd,
-    catalog_cmd,
-    estimate_cmd,
-    fleet_cmd,
-    gpus_cmd,
-    history_cmd,
-    policy_cmd,
-    savings_cmd,
-    simulate_cmd,
-    snooze_cmd,
-    stop_idle_cmd,
-    tui_cmd,
-    waste_cmd,
-)
 from gpuplan.cli.common import Handler
 from gpuplan.core.errors import GpuplanError
 
-COMMAND_MODULES = (
-    catalog_cmd,
-    gpus_cmd,
-    estimate_cmd,
-    policy_cmd,
-    budget_cmd,
-    simulate_cmd,
-    tui_cmd,
-    fleet_cmd,
-    stop_idle_cmd,
-    snooze_cmd,
-    history_cmd,
-    savings_cmd,
-    waste_cmd,
-    audit_cmd,
-)
+COMMANDS = {
+    "catalog": "catalog_cmd",
+    "gpus": "gpus_cmd",
+    "estimate": "estimate_cmd",
+    "policy": "policy_cmd",
+    "budget": "budget_cmd",
+    "simulate": "simulate_cmd",
+    "tui": "tui_cmd",
+    "fleet": "fleet_cmd",
+    "stop-idle": "stop_idle_cmd",
+    "snooze": "snooze_cmd",
+    "history": "history_cmd",
+    "savings": "savings_cmd",
+    "waste": "waste_cmd",
+    "audit": "audit_cmd",
+}
+"""Each command and the module in ``gpuplan.cli`` that registers it, in ``--help`` order.
+A run imports only its own command's module (``gpuplan estimate`` pays for no other)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,7 +44,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"gpuplan: error: {message}\n(see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with ``command`` only that command's (what one run needs)."""
     parser = _Parser(
         prog="gpuplan",
         description="What GPUs cost, what a training job will cost, and who pays for idle GPUs.",
@@ -66,9 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpuplan {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for module in COMMAND_MODULES:
-        module.register(sub)
+    for name in [command] if command in COMMANDS else COMMANDS:
+        importlib.import_module(f"gpuplan.cli.{COMMANDS[name]}").register(sub)
     return parser
+
+
+def _command(words: list[str]) -> str | None:
+    """The command word when it comes first (options before it mean: build every command,
+    so that argparse's own messages, ``--help`` included, stay the same)."""
+    return words[0] if words and words[0] in COMMANDS else None
 
 
 MAX_ARGUMENT = 4096
@@ -86,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-    parser = build_parser()
+    parser = build_parser(_command(words))
     args = parser.parse_args(words)
     handler: Handler = args.handler
     try:
@@ -104,15 +97,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A number no check caught reached arithmetic it cannot do: bad input, one line.
         print(f"gpuplan: error: a number out of range ({type(exc).__name__})", file=sys.stderr)
         return 2
-    except sqlite3.DatabaseError as exc:
-        # A ledger damaged past its header (pages, indexes): one line, nothing done.
-        print(f"gpuplan: error: the ledger cannot be read: {exc}", file=sys.stderr)
-        return 1
     except OSError as exc:
         # File-system trouble no loader turned into a sentence: still one line, no traceback.
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"gpuplan: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2 if exc.filename else 1
+    except Exception as exc:
+        # A ledger damaged past its header (pages, indexes): one line, nothing done. sqlite3
+        # is only loaded by commands that open a ledger (``estimate`` does not pay for it).
+        sqlite3 = sys.modules.get("sqlite3")
+        if sqlite3 is None or not isinstance(exc, sqlite3.DatabaseError):
+            raise
+        print(f"gpuplan: error: the ledger cannot be read: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
