@@ -258,8 +258,11 @@ def _offer(row: dict[str, str], provider: Provider, known: set[str], origin: str
         as_of=as_of,
         source=cell["source"],
         origin=origin,
-        **{f"{m.value}_hourly": prices[m] for m in MODELS},
+        **{name: prices[m] for m, name in _PRICE_FIELDS},
     )
+
+
+_PRICE_FIELDS = tuple((m, f"{m.value}_hourly") for m in MODELS)
 
 
 def _prices(
@@ -268,9 +271,13 @@ def _prices(
     prices: dict[PricingModel, Decimal | None] = {}
     parts: dict[PricingModel, PartsRow] = {}
     for model, (total_col, host_col, gpu_col) in COLUMNS.items():
-        total = _price(cell.get(total_col, ""))
-        host = _price(cell.get(host_col, ""))
-        gpu = _price(cell.get(gpu_col, ""))
+        text, host_text, gpu_text = cell.get(total_col), cell.get(host_col), cell.get(gpu_col)
+        total = _price(text) if text else None
+        if not (host_text or gpu_text):  # most rows: one total or nothing (a third of the load)
+            prices[model] = total
+            continue
+        host = _price(host_text) if host_text else None
+        gpu = _price(gpu_text) if gpu_text else None
         if total is not None and (host is not None or gpu is not None):
             raise NotFast(total_col)
         if (host is None) != (gpu is None):

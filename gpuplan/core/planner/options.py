@@ -188,15 +188,19 @@ def _flag(options: list[Option], outliers: dict[OutlierKey, str]) -> list[Option
         return options
     out = []
     for option in options:
-        key = (
-            option.provider.value if option.provider else "",
-            option.instance_type or "",
-            option.region or "",
-        )
-        if option.pricing == PricingModel.SPOT.value and key in outliers:
-            option = _replace(option, spot_outlier=outliers[key])
+        if option.pricing == _SPOT:
+            key = (
+                option.provider.value if option.provider else "",
+                option.instance_type or "",
+                option.region or "",
+            )
+            if key in outliers:
+                option = _replace(option, spot_outlier=outliers[key])
         out.append(option)
     return out
+
+
+_SPOT = PricingModel.SPOT.value
 
 
 def _unsold_here(gpu: str, request: PlanRequest) -> Option:
@@ -317,16 +321,6 @@ def _priced(
     offer = placement.offer
     network = offer.network_gbps if offer else None
     key = (placement.spec.name, placement.count, placement.gpus_per_node, placement.nodes, network)
-    base = Option(
-        placement.spec.name,
-        placement.count,
-        placement.nodes,
-        placement.gpus_per_node,
-        offer.provider if offer else None,
-        offer.instance_type if offer else None,
-        offer.region if offer else None,
-        None,
-    )
     known = cache.get(key)
     if known is None:
         compute = compute_for(
@@ -340,16 +334,28 @@ def _priced(
             mfu_override=request.mfu,
             throughput=request.throughput,
         )
-        hours = compute.compute_hours / request.goodput
+    else:
+        compute = known[0]
+    hours = compute.compute_hours / request.goodput
+    base = Option(
+        placement.spec.name,
+        placement.count,
+        placement.nodes,
+        placement.gpus_per_node,
+        offer.provider if offer else None,
+        offer.instance_type if offer else None,
+        offer.region if offer else None,
+        None,
+        compute,
+    )
+    if known is None:
         known = compute, tuple(early_reasons(compute, hours, request, base))
         cache[key] = known
-    compute, early = known
-    hours = compute.compute_hours / request.goodput
+    early = known[1]
     if early:
         # Infeasible under every pricing model: one record for the placement, not one each.
         notes = compute.notes + compute.suggestions
-        return [_replace(base, compute=compute, hours=hours, notes=notes, reasons=early)]
-    base = _replace(base, compute=compute)
+        return [_replace(base, hours=hours, notes=notes, reasons=early)]
     priced = price_option(base, offer, request, hours)
     if not priced:
         wanted = ", ".join(sorted(p.value for p in request.pricing)) or "any pricing"
