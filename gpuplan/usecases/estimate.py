@@ -144,17 +144,26 @@ def parse_objective(text: str | None) -> Objective:
         raise InputError(f"--objective: expected cost or time, got {text!r}") from None
 
 
+_NEEDS_CORES = {
+    Precision.FP8: "use bf16, or an H100/H200/B200-class GPU",
+    Precision.BF16: "use fp16 on it, or an A100 or newer",
+}
+"""Precisions a GPU must have tensor cores for when asked for by name and by flag: refused
+(exit 2). Without ``--precision`` a GPU with no bf16 (V100, T4) runs at its fp16 peak."""
+
+
 def build_request(
     catalog: Catalog, args: EstimateArgs, constraints: PlanConstraints | None = None
 ) -> PlanRequest:
     workload = build_workload(args)
     gpus = tuple(catalog.gpus.resolve_many(args.gpu)) if args.gpu else ()
-    if workload.setup.precision is Precision.FP8:
+    precision = workload.setup.precision
+    if args.precision is not None and precision in _NEEDS_CORES:  # the default bf16 falls back
         for name in gpus:
-            if not catalog.gpus.get(name).peak_tflops(Precision.FP8):
+            if not catalog.gpus.get(name).peak_tflops(precision):
                 raise InputError(
-                    f"--precision fp8 contradicts --gpu {name}: it has no FP8 tensor cores "
-                    "(use bf16, or an H100/H200/B200-class GPU)"
+                    f"--precision {precision.value} contradicts --gpu {name}: it has no "
+                    f"{precision.value.upper()} tensor cores ({_NEEDS_CORES[precision]})"
                 )
     throughput = None
     if args.throughput is not None:

@@ -96,6 +96,11 @@ def test_fp16_keeps_the_fitted_share_of_bf16_on_the_same_peak(gpu_table: GpuTabl
     assert 0.5 <= cal.FP16_END_TO_END < 1.0
     assert [f.name for f in fp16.factors if f.name == "fp16"] == ["fp16"]
     assert "fp16" not in [f.name for f in bf16.factors]
+    # A GPU without bf16 (V100) has an fp16 base already: no second penalty.
+    v100 = gpu_table.get("V100-32GB")
+    assert estimate_mfu(v100, Precision.FP16, 7e9, Cluster(8, 8, 1)).mfu == pytest.approx(
+        estimate_mfu(v100, Precision.BF16, 7e9, Cluster(8, 8, 1)).mfu
+    )
 
 
 def test_mfu_override_replaces_the_model(gpu_table: GpuTable) -> None:

@@ -42,6 +42,7 @@ CONTRADICTIONS = [
     ((*WORK, "--fsdp", "--zero", "1"), ("--fsdp", "--zero 1")),
     ((*WORK, "--precision", "fp8", "--gpu", "A100-80GB"), ("--precision fp8", "A100-80GB")),
     ((*WORK, "--precision", "fp8", "--gpu", "A10G"), ("--precision fp8", "A10G")),
+    ((*WORK, "--precision", "bf16", "--gpu", "V100-32GB"), ("--precision bf16", "V100-32GB")),
     ((*WORK, "--pricing", "spot", "--reuse-commitment"), ("--reuse-commitment", "--pricing spot")),
     ((*WORK, "--mfu", "0.4", "--throughput", "3000", "--measured-on", "H100"),
      ("--mfu", "--throughput")),
@@ -187,3 +188,16 @@ def test_a_width_that_is_not_heads_times_128_is_not_a_contradiction(
     code, _ = _run(capsys, *WORK, "--hidden", "4544", "--heads", "33", "--gpu", "H100",
                    "--gpus", "64", "--json")  # fmt: skip
     assert code == 0
+
+
+def test_default_precision_on_a_gpu_without_bf16_runs_at_its_fp16_peak(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Only an explicit --precision bf16 on a V100 is a contradiction; the default falls back."""
+    assert main(["estimate", *WORK, "--gpu", "V100-32GB", "--gpus", "64", "--json"]) == 0
+    default = json.loads(capsys.readouterr().out)
+    argv = ["estimate", *WORK, "--gpu", "V100-32GB", "--gpus", "64", "--precision", "fp16"]
+    assert main([*argv, "--json"]) == 0
+    fp16 = json.loads(capsys.readouterr().out)
+    hours = [o["hours"] for o in default["options"]]
+    assert hours and hours == [o["hours"] for o in fp16["options"]]

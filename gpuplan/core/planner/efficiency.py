@@ -158,6 +158,8 @@ def _precision_factor(spec: GpuSpec, precision: Precision) -> Factor:
             value = FP8_SPEEDUP * bf16 / fp8
             return Factor("fp8", value, f"fp8 runs ~{FP8_SPEEDUP}x bf16, not {fp8 / bf16:.1f}x")
     if precision is Precision.FP16:
+        if spec.peak_tflops(Precision.BF16) is None:
+            return Factor(precision.value, 1.0, "no bf16 on this GPU: its base is an fp16 figure")
         return Factor(precision.value, cal.FP16_END_TO_END, FP16_WHY)
     if precision in _PRECISION_FACTOR:
         value, why = _PRECISION_FACTOR[precision]
