@@ -9,10 +9,10 @@ after botocore's own retries; the use case decides what a failure means for the 
 
 Clients built here retry in botocore's **adaptive** mode (:data:`RETRY_MODE`): standard
 mode's retries (throttling and 5xx, exponential back-off with full jitter, at most
-``max_attempts`` attempts, a retry quota) plus a client-side token bucket that slows the
-client down once the service throttles it. A client serves one region of one account,
-which is the unit AWS throttles, so surveying many scopes at once backs off per account
-and region instead of failing them.
+``max_attempts`` retries after the first call, a retry quota) plus a client-side token
+bucket that slows the client down once the service throttles it. A client serves one
+region of one account, which is the unit AWS throttles, so surveying many scopes at once
+backs off per account and region instead of failing them.
 """
 
 from __future__ import annotations

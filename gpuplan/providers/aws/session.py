@@ -32,6 +32,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from gpuplan.providers.base import ProviderError
 
 DEFAULT_ATTEMPTS = 5
+"""Retries after the first call, as botocore's ``retries.max_attempts`` counts them (its
+``total_max_attempts`` would count the first call too): at most 6 calls per request."""
 USER_AGENT = "gpuplan"
 SESSION_NAME = "gpuplan"
 """``RoleSessionName`` of every assumed role: CloudTrail shows gpuplan's calls by it."""
