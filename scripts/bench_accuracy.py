@@ -7,12 +7,11 @@ runs: ``gpuplan estimate --params P [--active-params A] --tokens D --gpu G --gpu
 --seq-len S --precision X [--layers L --hidden H --heads A --vocab V] --json`` and takes
 the median ``gpu_hours`` (and ``gpu_hours_low/high``) over the options with exactly N GPUs.
 
-The free constants of gpuplan/core/planner/calibration.py (two bases, the three
-model-scale constants and the fp16 share) enter the estimate as one multiplicative
-factor, so each run's estimate under other constants is
-``median x (current factor / refitted factor)``. Each run is then estimated by constants
-fitted on all the *other* runs (leave-one-out); the headline errors and the range
-coverage are those held-out figures, not the in-sample fit.
+The free constants of gpuplan/core/planner/calibration.py (two bases and the three
+model-scale constants) enter the estimate as one multiplicative factor, so each run's
+estimate under other constants is ``median x (current factor / refitted factor)``. Each
+run is then estimated by constants fitted on all the *other* runs (leave-one-out); the
+headline errors and the range coverage are those held-out figures, not the in-sample fit.
 Rows with a ``left_out`` reason are listed but neither fitted nor scored.
 
 Writes benchmarks/results/accuracy.md (dated) and the block of docs/estimating.md between
@@ -49,8 +48,6 @@ SLOPES = tuple(k / 40 for k in range(14))
 REFERENCES = (1e9, 2e9, 3e9, 5e9, 1e10, 2e10, 3e10)
 EXPONENTS = (0, 1, 2, 3)
 """Whole exponents: how the reference size grows with the GPU's peak."""
-FP16_SHARES = tuple(k / 20 for k in range(10, 21))
-"""0.50 to 1.00 in steps of 0.05 (1.0: fp16 no different from bf16)."""
 
 
 @dataclass(frozen=True)
@@ -65,16 +62,13 @@ class Run:
     hopper: bool
     peak: float
     params: float
-    fp16: bool
 
     @property
     def name(self) -> str:
         return self.row["model"]
 
 
-Fit = tuple[float, float, float, float, float, float]
-"""BASE_A100, BASE_HOPPER, SCALE_SLOPE, SCALE_REFERENCE_PARAMS, SCALE_PEAK_EXPONENT,
-FP16_END_TO_END."""
+Fit = tuple[float, float, float, float, float]
 
 
 def argv_of(row: dict[str, str]) -> list[str]:
@@ -99,8 +93,7 @@ def medians(argv: list[str], gpus: float) -> tuple[float, float, float, float]:
     options = [o for o in json.loads(out.getvalue())["options"] if o["gpus"] == gpus]
     factors = [o["mfu_factors"] for o in options]
     calibrated = statistics.median(
-        f.get("base (end to end)", 1.0) * f.get("model scale", 1.0) * f.get("fp16", 1.0)
-        for f in factors
+        f.get("base (end to end)", 1.0) * f.get("model scale", 1.0) for f in factors
     )
     return (
         float(statistics.median(o["gpu_hours"] for o in options)),
@@ -131,51 +124,43 @@ def load_runs() -> tuple[list[Run], list[dict[str, str]]]:
                     spec.architecture.startswith("Hopper"),
                     spec.peak_tflops(Precision.BF16) or 312.0,
                     float(row["params"]),
-                    row["precision"] == "fp16",
                 )
             )
     return runs, left_out
 
 
 def estimate(run: Run, fit: Fit) -> float:
-    base_a100, base_hopper, slope, reference, exponent, fp16 = fit
+    base_a100, base_hopper, slope, reference, exponent = fit
     base = base_hopper if run.hopper else base_a100
     scale = model_scale(run.params, run.peak, slope=slope, reference=reference, exponent=exponent)
-    return run.fixed / (base * scale * (fp16 if run.fp16 else 1.0))
+    return run.fixed / (base * scale)
 
 
 def fit(runs: list[Run]) -> Fit:
-    """Least absolute log error over the grid of the shape constants and the fp16 share;
-    each base is then the median of its generation's log ratios (the L1 optimum)."""
+    """Least absolute log error; each base is the median of its generation's log ratios."""
     best: tuple[float, Fit] | None = None
     for slope, reference, exponent in itertools.product(SLOPES, REFERENCES, EXPONENTS):
-        unit: Fit = (1.0, 1.0, slope, reference, exponent, 1.0)
-        logs = [math.log(estimate(r, unit) / r.published) for r in runs]
-        for fp16 in FP16_SHARES:
-            shifted = [x - math.log(fp16) if r.fp16 else x for x, r in zip(logs, runs, strict=True)]
-            bases, loss = [], 0.0
-            for hopper in (False, True):
-                mine = [x for x, r in zip(shifted, runs, strict=True) if r.hopper is hopper]
-                centre = statistics.median(mine) if mine else 0.0
-                bases.append(math.exp(centre))
-                loss += sum(abs(x - centre) for x in mine)
-            if best is None or loss < best[0]:
-                best = (loss, (bases[0], bases[1], slope, reference, exponent, fp16))
+        unit: Fit = (1.0, 1.0, slope, reference, exponent)
+        bases = []
+        for hopper in (False, True):
+            logs = [math.log(estimate(r, unit) / r.published) for r in runs if r.hopper is hopper]
+            bases.append(math.exp(statistics.median(logs)) if logs else 1.0)
+        candidate: Fit = (bases[0], bases[1], slope, reference, exponent)
+        loss = sum(abs(math.log(estimate(r, candidate) / r.published)) for r in runs)
+        if best is None or loss < best[0]:
+            best = (loss, candidate)
     assert best is not None
     return best[1]
 
 
-RANGE_CUTS = 40
-RANGE_LOW_CUT, RANGE_HIGH_CUT = 2, 37
-"""The range is the 7.5th-95th percentile of held-out residuals (cuts 3/40 and 38/40):
-asymmetric because runs overrun plans more often than they beat them (restarts and
-rollbacks add hours; nothing takes them away). With the fp16 factor the 5th-95th band
-was 2.06x wide; this one held 84% of published runs out of sample at 1.93x."""
+RANGE_QUANTILES = 20
+"""The range is the 5th-95th percentile of held-out residuals: nominally 90%, which held
+~80% of published runs out of sample (the 10th-90th held 75%)."""
 
 
 def band(values: list[float]) -> tuple[float, float]:
-    cuts = statistics.quantiles(values, n=RANGE_CUTS, method="inclusive")
-    return cuts[RANGE_LOW_CUT], cuts[RANGE_HIGH_CUT]
+    cuts = statistics.quantiles(values, n=RANGE_QUANTILES, method="inclusive")
+    return cuts[0], cuts[-1]
 
 
 @dataclass(frozen=True)
@@ -265,7 +250,6 @@ def fit_lines(runs: list[Run], held: list[Held]) -> list[str]:
         cal.SCALE_SLOPE,
         cal.SCALE_REFERENCE_PARAMS,
         cal.SCALE_PEAK_EXPONENT,
-        cal.FP16_END_TO_END,
     )
     same = all(math.isclose(a, b, rel_tol=0.01) for a, b in zip(full, shipped, strict=True))
     same = same and math.isclose(low, cal.RESIDUAL_LOW, abs_tol=0.01)
@@ -273,8 +257,7 @@ def fit_lines(runs: list[Run], held: list[Held]) -> list[str]:
     return [
         f"Fit on every run: BASE_A100 {full[0]:.3f}, BASE_HOPPER {full[1]:.3f}, "
         f"SCALE_SLOPE {full[2]:g}, SCALE_REFERENCE_PARAMS {full[3]:.0e}, "
-        f"SCALE_PEAK_EXPONENT {full[4]:g}, FP16_END_TO_END {full[5]:.2f}; "
-        f"residual band {low:.2f} / {high:.2f} "
+        f"SCALE_PEAK_EXPONENT {full[4]:g}; residual band {low:.2f} / {high:.2f} "
         + ("(as shipped in calibration.py)." if same else "(DIFFERS from calibration.py).")
     ]
 
@@ -291,7 +274,7 @@ def main() -> int:
         f"Written by `python scripts/bench_accuracy.py` on {stamp} (bundled catalog). "
         "Held-out estimate: the CLI's median `gpu_hours` over the options with exactly N "
         "GPUs, with the constants refitted without that run; its range from the other "
-        "runs' held-out residuals (7.5th-95th percentile).",
+        "runs' held-out residuals (5th-95th percentile).",
     ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 _SHARE = cal.END_TO_END_SHARE
 
-# End-to-end bf16 MFU share by architecture (prefix match): fitted for A100 and Hopper
+# End-to-end bf16/fp16 MFU share by architecture (prefix match): fitted for A100 and Hopper
 # (gpuplan.core.planner.calibration); the others are assumed steady-state figures scaled
 # by the share the fitted ones keep end to end.
 _BASES: tuple[tuple[str, float, str], ...] = (
@@ -157,20 +157,10 @@ def _precision_factor(spec: GpuSpec, precision: Precision) -> Factor:
         if bf16 and fp8:
             value = FP8_SPEEDUP * bf16 / fp8
             return Factor("fp8", value, f"fp8 runs ~{FP8_SPEEDUP}x bf16, not {fp8 / bf16:.1f}x")
-    if precision is Precision.FP16:
-        if spec.peak_tflops(Precision.BF16) is None:
-            return Factor(precision.value, 1.0, "no bf16 on this GPU: its base is an fp16 figure")
-        return Factor(precision.value, cal.FP16_END_TO_END, FP16_WHY)
     if precision in _PRECISION_FACTOR:
         value, why = _PRECISION_FACTOR[precision]
         return Factor(precision.value, value, why)
-    return Factor(precision.value, 1.0, "the bases are bf16")
-
-
-FP16_WHY = (
-    "fp16 loss scaling: skipped overflow steps and more divergence restarts than bf16 "
-    "(OPT-175B logbook; BLOOM Sec 3.5); fitted on the fp16 public runs"
-)
+    return Factor(precision.value, 1.0, "the bases are bf16/fp16")
 
 
 def scale_reference(
