@@ -61,7 +61,7 @@ def test_audit_view_rows_bars_and_advice(tui_context: TuiContext) -> None:
         assert [str(c) for c in column(pane, "instance")] == NAMES_BY_STAKE
         stakes = [a.at_stake_per_month for a in pane.rows]
         assert stakes == sorted(stakes, reverse=True) and stakes[0] > 0
-        # The truth the fake was given: idle all week, one GPU of eight at 95%, 30%.
+        # The truth the fake was given: idle all week, one GPU of eight at 30%, 30%.
         audits = by_name(pane)
         idle, one, feed = (
             audits["forgotten-notebook"],
@@ -69,7 +69,7 @@ def test_audit_view_rows_bars_and_advice(tui_context: TuiContext) -> None:
             audits["input-bound"],
         )
         assert idle.split.idle == idle.split.paid == Decimal("55.04") * 168
-        assert abs(one.split.share(one.split.busy) - 0.95 / 8) < 0.001
+        assert abs(one.split.share(one.split.busy) - 0.30 / 8) < 0.001
         assert abs(feed.split.share(feed.split.busy) - 0.30) < 0.001
         bars = {
             str(n): b for n, b in zip(column(pane, "instance"), column(pane, "split"), strict=True)
@@ -78,7 +78,7 @@ def test_audit_view_rows_bars_and_advice(tui_context: TuiContext) -> None:
         assert set(colours(bars["forgotten-notebook"])) == {"red"}
         one_bar = bars["one-of-eight"]
         assert isinstance(one_bar, Text)
-        assert abs(colours(one_bar).count("green") - 20 * 0.95 / 8) < 1
+        assert abs(colours(one_bar).count("green") - 20 * 0.30 / 8) < 1
         assert set(colours(one_bar)) == {"green", "yellow"}
         shaded = round(20 * float(one.oversized / one.split.paid))
         assert one.oversized > 0 and one_bar.plain.count(OVERSIZED) == shaded

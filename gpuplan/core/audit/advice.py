@@ -67,7 +67,7 @@ def audit_instance(
 ) -> InstanceAudit:  # fmt: skip
     """Split, right-size and diagnose; ``gpus`` enables the newer-generation advice."""
     parts = split(subject, usage, rule)
-    resize = cheapest_fit(subject, usage, offers, rule)
+    resize = cheapest_fit(subject, usage, offers, rule, gpus)
     oversized = resize.saving(subject.hourly_usd, parts.running_hours) if resize else Decimal(0)
     draft = InstanceAudit(subject, parts, resize, oversized)
     drafts = _diagnose(draft, usage, offers, rule)
@@ -152,8 +152,11 @@ def _resize_advice(
     current = current_offer(a.subject, offers)
     size = f" of {current.gpu_memory_gb:g} GB" if current else ""
     peak = f"peak GPU memory {r.need.gpu_memory_gb / (1 + rule.memory_headroom):.1f} GB{size}"
-    if current is not None and current.gpu != r.offer.gpu:
-        fit += f"; a different GPU ({current.gpu} -> {r.offer.gpu}): speed not compared"
+    if current is not None and current.gpu != r.offer.gpu and r.need.tflops is not None:
+        fit += (
+            f"; a different GPU ({current.gpu} -> {r.offer.gpu}) with at least the "
+            f"{r.need.tflops:,.0f} TFLOP/s each busy GPU used (mean while running)"
+        )
     if a.subject.gpu_count > 1 and r.need.gpus < a.subject.gpu_count and usage.per_gpu:
         return Advice(
             AdviceKind.ONE_BUSY_GPU,

@@ -3,7 +3,11 @@
 An offer fits when it is sold on demand in the same provider and region, has at least
 as many GPUs as the instance kept busy, at least the observed peak GPU memory (plus
 headroom) on each GPU, and at least the vCPUs the instance used at its 90th percentile
-while running.
+while running. An offer with a *different* GPU must also give each busy GPU's share of
+the dense compute the instance used (mean utilisation over running time x bf16 peak,
+fp16 where a GPU has no bf16): the same work on as many GPUs in the same running hours.
+A well-used H100 is not "oversized" because an L4 instance with enough memory is
+cheaper. Without GPU specs a different GPU never fits.
 An offer that does not fit is never returned; the result names its price source and date.
 """
 
@@ -15,7 +19,15 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from gpuplan.core.audit.split import AuditRule, Bucket, Subject, Usage, period_class
+from gpuplan.core.audit.split import (
+    AuditRule,
+    Bucket,
+    Subject,
+    Usage,
+    mean_util,
+    period_class,
+)
+from gpuplan.core.gpus import GpuTable, Precision
 from gpuplan.core.offers import Offer, PricingModel
 
 
@@ -26,6 +38,12 @@ class Need:
     gpus: int
     gpu_memory_gb: float
     vcpus: int
+    gpu: str = ""
+    """The instance's GPU: an offer with the same one needs no compute comparison."""
+    tflops: float | None = None
+    """Dense TFLOP/s used per busy GPU: mean utilisation over running time x peak x GPUs,
+    over the busy GPUs (the work stays on as many GPUs, each as fast); None when the
+    peak is unknown."""
 
 
 @dataclass(frozen=True)
@@ -61,22 +79,45 @@ def busy_gpus(usage: Usage, gpu_count: int, rule: AuditRule) -> int:
     return max(1, used)
 
 
-def need_of(usage: Usage, current: Offer, gpu_count: int, rule: AuditRule) -> Need | None:
+def peak_of(gpus: GpuTable | None, name: str) -> float | None:
+    """Dense bf16 TFLOP/s of one GPU (fp16 where it has no bf16); None when unknown."""
+    spec = None if gpus is None else gpus.lookup(name)
+    if spec is None:
+        return None
+    return spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16)
+
+
+def _p90(values: Sequence[float]) -> float | None:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))] if ordered else None
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def need_of(
+    usage: Usage, current: Offer, gpu_count: int, rule: AuditRule, gpus: GpuTable | None = None
+) -> Need | None:
     memory = [m for m in usage.memory if m is not None]
     if not memory:
         return None
     peak_gb = max(memory) / 100 * current.gpu_memory_gb * (1 + rule.memory_headroom)
     running = [
-        c for g, m, c in zip(usage.gpus, usage.memory, usage.cpu, strict=True)
+        i for i, (g, m, c) in enumerate(zip(usage.gpus, usage.memory, usage.cpu, strict=True))
         if c is not None and period_class(rule, g, m, c) == Bucket.BUSY
     ]  # fmt: skip
-    cpu = sorted(running)
-    p90 = cpu[min(len(cpu) - 1, int(0.9 * len(cpu)))] if cpu else 100.0
-    vcpus = max(1, math.ceil(p90 / 100 * current.vcpus))
-    return Need(busy_gpus(usage, gpu_count, rule), peak_gb, vcpus)
+    cpu = _p90([usage.cpu[i] or 0.0 for i in running])
+    vcpus = max(1, math.ceil((100.0 if cpu is None else cpu) / 100 * current.vcpus))
+    util = _mean([mean_util(usage.gpus[i], gpu_count) for i in running])
+    peak = peak_of(gpus, current.gpu)
+    busy = busy_gpus(usage, gpu_count, rule)
+    used = None if peak is None else (100.0 if util is None else util) / 100 * peak * gpu_count
+    return Need(busy, peak_gb, vcpus, current.gpu, None if used is None else used / busy)
 
 
 def fits(offer: Offer, need: Need) -> bool:
+    """Enough GPUs, GPU memory and vCPUs for what the instance used."""
     return (
         offer.gpu_count >= need.gpus
         and offer.gpu_memory_gb >= need.gpu_memory_gb
@@ -84,14 +125,26 @@ def fits(offer: Offer, need: Need) -> bool:
     )
 
 
+def gives_compute(offer: Offer, need: Need, gpus: GpuTable | None) -> bool:
+    """The same GPU, or a different one at least as fast as each busy GPU was used."""
+    if offer.gpu == need.gpu:
+        return True
+    peak = peak_of(gpus, offer.gpu)
+    return need.tflops is not None and peak is not None and peak >= need.tflops
+
+
 def cheapest_fit(
-    subject: Subject, usage: Usage, offers: Sequence[Offer], rule: AuditRule
+    subject: Subject,
+    usage: Usage,
+    offers: Sequence[Offer],
+    rule: AuditRule,
+    gpus: GpuTable | None = None,
 ) -> Resize | None:
     """The cheapest fitting on-demand offer below the instance's price, or None."""
     current = current_offer(subject, offers)
     if current is None:
         return None
-    need = need_of(usage, current, subject.gpu_count, rule)
+    need = need_of(usage, current, subject.gpu_count, rule, gpus)
     if need is None:
         return None
     best: tuple[Decimal, Offer] | None = None
@@ -99,7 +152,9 @@ def cheapest_fit(
         if (offer.provider, offer.region) != (subject.provider, subject.region):
             continue
         price = offer.price(PricingModel.ON_DEMAND)
-        if price is None or price >= subject.hourly_usd or not fits(offer, need):
+        if price is None or price >= subject.hourly_usd:
+            continue
+        if not (fits(offer, need) and gives_compute(offer, need, gpus)):
             continue
         if best is None or price < best[0]:
             best = (price, offer)
