@@ -48,11 +48,11 @@ from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY
 from gpuplan.providers.gcp.provider import GcpProvider
 from gpuplan.providers.prometheus import PrometheusSource
 from gpuplan.usecases.audit_live import audit_fleet
-from tests.cloudfakes.azure_arm import AzureFake
-from tests.cloudfakes.gcp_compute import GcpComputeFake
-from tests.cloudfakes.gcp_monitoring import MonitoringFake, serve_monitoring
-from tests.cloudfakes.http import serve
-from tests.cloudfakes.prometheus import PrometheusFake
+from tests.fakes.azure_arm import AzureFake
+from tests.fakes.gcp_compute import GcpComputeFake
+from tests.fakes.gcp_monitoring import MonitoringFake, serve_monitoring
+from tests.fakes.http import serve
+from tests.fakes.prometheus import PrometheusFake
 
 SIZES = (10, 100, 1000)
 END = datetime(2026, 12, 2, 10, tzinfo=UTC)

@@ -34,11 +34,11 @@ from gpuplan.providers.azure.metrics import PLATFORM_NAMESPACE
 from gpuplan.providers.azure.provider import AzureProvider
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY
 from gpuplan.providers.gcp.provider import GcpProvider
-from tests.cloudfakes.azure_arm import AzureFake
-from tests.cloudfakes.gcp_compute import GcpComputeFake
-from tests.cloudfakes.gcp_monitoring import MonitoringFake, serve_monitoring
-from tests.cloudfakes.http import serve
-from tests.cloudfakes.scenarios import PERIODS, WINDOW
+from tests.fakes.azure_arm import AzureFake
+from tests.fakes.gcp_compute import GcpComputeFake
+from tests.fakes.gcp_monitoring import MonitoringFake, serve_monitoring
+from tests.fakes.http import serve
+from tests.fakes.scenarios import PERIODS, WINDOW
 
 SIZES = (10, 100, 1000)
 

@@ -41,12 +41,12 @@ from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY, PAGE_S
 from gpuplan.providers.gcp.provider import GcpProvider
 from gpuplan.providers.prometheus import PrometheusSource
 from gpuplan.usecases.audit_live import LiveAudit, audit_fleet
-from tests.cloudfakes.azure_arm import AzureFake
-from tests.cloudfakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
-from tests.cloudfakes.gcp_compute import GcpComputeFake
-from tests.cloudfakes.gcp_monitoring import MonitoringFake, serve_monitoring
-from tests.cloudfakes.http import serve
-from tests.cloudfakes.prometheus import PrometheusFake
+from tests.fakes.azure_arm import AzureFake
+from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
+from tests.fakes.gcp_compute import GcpComputeFake
+from tests.fakes.gcp_monitoring import MonitoringFake, serve_monitoring
+from tests.fakes.http import serve
+from tests.fakes.prometheus import PrometheusFake
 
 END = datetime(2026, 12, 2, 10, tzinfo=UTC)
 START = END - timedelta(days=7)

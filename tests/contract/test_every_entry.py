@@ -23,9 +23,9 @@ from gpuplan.usecases.cloud_adapters import ENTRIES, FAKE_ENTRY
 from gpuplan.usecases.executor import LEASE_TAG
 from gpuplan.usecases.providers import CloudEntry
 from gpuplan.usecases.stop_idle import run_stop_idle
-from tests.cloudfakes.contract import actions, policy
-from tests.cloudfakes.scenarios import CASES, NOW
 from tests.contract.conftest import Backend
+from tests.fakes.contract import actions, policy
+from tests.fakes.scenarios import CASES, NOW
 
 IDLE, BUSY = (next(c for c in CASES if c.name == n) for n in ("idle", "busy"))
 

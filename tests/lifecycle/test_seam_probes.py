@@ -18,8 +18,8 @@ from gpuplan.core.policy import Policy
 from gpuplan.providers.base import ReservationAware
 from gpuplan.usecases.providers import build_fleet
 from gpuplan.usecases.savings import reserved_pairs
-from tests.cloudfakes.http import serve
-from tests.cloudfakes.prometheus import PrometheusFake
+from tests.fakes.http import serve
+from tests.fakes.prometheus import PrometheusFake
 from tests.lifecycle.world import NOW, World
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.cloudfakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
+from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
 from tests.lifecycle.conftest import aws_env, lc_catalog_dir  # noqa: F401
 from tests.org.aws_org import Org, build_org
 from tests.providers_azure.conftest import azure  # noqa: F401

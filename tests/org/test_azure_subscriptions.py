@@ -14,8 +14,8 @@ from gpuplan.core.policy import Policy
 from gpuplan.usecases.cloud_adapters import azure_scopes
 from gpuplan.usecases.providers import BuildContext
 from gpuplan.usecases.stop_idle import run_stop_idle
-from tests.cloudfakes.contract import actions, policy
-from tests.cloudfakes.scenarios import NOW, TEAM
+from tests.fakes.contract import actions, policy
+from tests.fakes.scenarios import NOW, TEAM
 from tests.providers_azure.conftest import AzureWorld
 
 A = "00000000-0000-0000-0000-00000000000a"
@@ -71,7 +71,7 @@ def test_management_groups_at_any_depth_and_the_gaps_are_named(azure: AzureWorld
 
 
 def test_discovered_subscriptions_are_surveyed_and_acted_on(azure: AzureWorld) -> None:
-    from tests.cloudfakes.scenarios import CASES, samples_of
+    from tests.fakes.scenarios import CASES, samples_of
 
     _tenant(azure)
     idle = next(c for c in CASES if c.name == "idle")

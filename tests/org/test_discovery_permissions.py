@@ -20,9 +20,9 @@ from gpuplan.providers.aws import organizations as orgs
 from gpuplan.providers.aws.session import MemberSessions
 from gpuplan.providers.azure.subscriptions import discover as discover_subscriptions
 from gpuplan.providers.gcp import projects
-from tests.cloudfakes.azure_arm import ACTIONS
-from tests.cloudfakes.gcp_resource_manager import PERMISSIONS, ResourceManagerFake
-from tests.cloudfakes.http import serve
+from tests.fakes.azure_arm import ACTIONS
+from tests.fakes.gcp_resource_manager import PERMISSIONS, ResourceManagerFake
+from tests.fakes.http import serve
 from tests.org.aws_org import ROLE, Org
 from tests.providers_azure.conftest import AzureWorld
 

@@ -17,10 +17,10 @@ from google.auth.credentials import AnonymousCredentials
 from gpuplan.core.policy import Policy
 from gpuplan.usecases.cloud_adapters import gcp_scopes
 from gpuplan.usecases.providers import BuildContext
-from tests.cloudfakes.contract import actions, policy
-from tests.cloudfakes.gcp_resource_manager import ResourceManagerFake
-from tests.cloudfakes.http import serve
-from tests.cloudfakes.scenarios import Case
+from tests.fakes.contract import actions, policy
+from tests.fakes.gcp_resource_manager import ResourceManagerFake
+from tests.fakes.http import serve
+from tests.fakes.scenarios import Case
 from tests.providers_gcp.conftest import GcpWorld
 
 ORG = "organizations/4242"
@@ -87,7 +87,7 @@ def test_folders_are_walked_and_the_disabled_api_is_a_named_problem(
 
 def run_with(pol: Policy, scopes: Any) -> Any:
     from gpuplan.usecases.stop_idle import run_stop_idle
-    from tests.cloudfakes.scenarios import NOW
+    from tests.fakes.scenarios import NOW
 
     return run_stop_idle(pol, list(scopes.values()), apply=True, now=NOW, problems=scopes.problems)
 

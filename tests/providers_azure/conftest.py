@@ -17,10 +17,10 @@ from azure.core.credentials import AccessToken
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.providers.azure.provider import AzureProvider
-from tests.cloudfakes.azure_arm import AzureFake
-from tests.cloudfakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
-from tests.cloudfakes.http import serve
-from tests.cloudfakes.scenarios import Case, samples_of
+from tests.fakes.azure_arm import AzureFake
+from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
+from tests.fakes.http import serve
+from tests.fakes.scenarios import Case, samples_of
 
 SUB = "00000000-0000-0000-0000-0000000000a1"
 

@@ -11,7 +11,7 @@ from gpuplan.core.fleet import Action, Capability, InstanceState
 from gpuplan.core.offers import PricingModel
 from gpuplan.providers.azure import metrics
 from gpuplan.providers.base import LifecycleProvider, ProviderError
-from tests.cloudfakes.scenarios import CASES, PERIODS, RULE, WINDOW, verdict
+from tests.fakes.scenarios import CASES, PERIODS, RULE, WINDOW, verdict
 from tests.providers_azure.conftest import SUB, AzureWorld
 
 A100 = "Standard_NC24ads_A100_v4"

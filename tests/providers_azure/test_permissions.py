@@ -12,8 +12,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from gpuplan.core.fleet import Action, InstanceState
-from tests.cloudfakes.azure_arm import ACTIONS
-from tests.cloudfakes.scenarios import PERIODS, WINDOW
+from tests.fakes.azure_arm import ACTIONS
+from tests.fakes.scenarios import PERIODS, WINDOW
 from tests.providers_azure.conftest import SUB, AzureWorld
 
 ROLE = Path(__file__).resolve().parents[2] / "deploy" / "azure-role-definition.json"

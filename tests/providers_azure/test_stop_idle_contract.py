@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tests.cloudfakes.contract import actions, policy, run
-from tests.cloudfakes.scenarios import CASES
+from tests.fakes.contract import actions, policy, run
+from tests.fakes.scenarios import CASES
 from tests.providers_azure.conftest import SUB, AzureWorld
 
 SCOPE = {"azure": {"subscriptions": [SUB]}}

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 import trustme
 
-from tests.cloudfakes.fixtures import ca_file, test_ca  # noqa: F401
+from tests.fakes.fixtures import ca_file, test_ca  # noqa: F401
 from tests.providers_e2e.harness import Clouds, running_clouds
 
 

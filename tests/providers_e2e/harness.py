@@ -26,12 +26,12 @@ import trustme
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.cloudfakes.azure_arm import AzureFake
-from tests.cloudfakes.gcp_compute import GcpComputeFake
-from tests.cloudfakes.gcp_monitoring import MonitoringFake, serve_monitoring
-from tests.cloudfakes.http import serve
-from tests.cloudfakes.identity import EntraFake, google_token_route
-from tests.cloudfakes.scenarios import TEAM
+from tests.fakes.azure_arm import AzureFake
+from tests.fakes.gcp_compute import GcpComputeFake
+from tests.fakes.gcp_monitoring import MonitoringFake, serve_monitoring
+from tests.fakes.http import serve
+from tests.fakes.identity import EntraFake, google_token_route
+from tests.fakes.scenarios import TEAM
 
 PROJECT = "research-proj"
 SUB = "00000000-0000-0000-0000-0000000000e2"

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.cloudfakes.identity import jwt_claims
-from tests.cloudfakes.scenarios import CASES, TEAM
+from tests.fakes.identity import jwt_claims
+from tests.fakes.scenarios import CASES, TEAM
 from tests.providers_e2e.harness import (
     PROJECT,
     SUB,

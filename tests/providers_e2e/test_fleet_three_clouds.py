@@ -10,7 +10,7 @@ from pathlib import Path
 
 import boto3
 
-from tests.cloudfakes.scenarios import TEAM
+from tests.fakes.scenarios import TEAM
 from tests.lifecycle.conftest import aws_env  # noqa: F401  (fake AWS credentials)
 from tests.lifecycle.test_e2e_moto_server import server  # noqa: F401  (the moto_server fixture)
 from tests.lifecycle.world import World

@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tests.cloudfakes.http import serve
-from tests.cloudfakes.prometheus import PrometheusFake
+from tests.fakes.http import serve
+from tests.fakes.prometheus import PrometheusFake
 from tests.providers_e2e.harness import (
     GPUPLAN,
     PROJECT,

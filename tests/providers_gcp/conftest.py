@@ -12,11 +12,11 @@ from google.auth.credentials import AnonymousCredentials
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.providers.gcp.provider import GcpProvider
-from tests.cloudfakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
-from tests.cloudfakes.gcp_compute import GcpComputeFake
-from tests.cloudfakes.gcp_monitoring import MonitoringFake, serve_monitoring
-from tests.cloudfakes.http import serve
-from tests.cloudfakes.scenarios import Case, samples_of
+from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
+from tests.fakes.gcp_compute import GcpComputeFake
+from tests.fakes.gcp_monitoring import MonitoringFake, serve_monitoring
+from tests.fakes.http import serve
+from tests.fakes.scenarios import Case, samples_of
 
 PROJECT = "research-proj"
 

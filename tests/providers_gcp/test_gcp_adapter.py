@@ -13,7 +13,7 @@ from gpuplan.core.fleet import Action, Capability, InstanceState
 from gpuplan.core.offers import PricingModel
 from gpuplan.providers.base import LifecycleProvider, ProviderError
 from gpuplan.providers.gcp.machines import family_gpus
-from tests.cloudfakes.scenarios import CASES, PERIODS, RULE, WINDOW, verdict
+from tests.fakes.scenarios import CASES, PERIODS, RULE, WINDOW, verdict
 from tests.providers_gcp.conftest import PROJECT, GcpWorld
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import yaml
 
 from gpuplan.core.fleet import InstanceState
-from tests.cloudfakes.gcp_compute import PERMISSIONS
-from tests.cloudfakes.scenarios import PERIODS, WINDOW
+from tests.fakes.gcp_compute import PERMISSIONS
+from tests.fakes.scenarios import PERIODS, WINDOW
 from tests.providers_gcp.conftest import PROJECT, GcpWorld
 
 ROLE = Path(__file__).resolve().parents[2] / "deploy" / "gcp-custom-role.yaml"

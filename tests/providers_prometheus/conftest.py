@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.cloudfakes.http import serve
-from tests.cloudfakes.prometheus import PrometheusFake
+from tests.fakes.http import serve
+from tests.fakes.prometheus import PrometheusFake
 
 
 @dataclass

@@ -10,7 +10,7 @@ from gpuplan.core.fleet import GpuInstance, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.base import ProviderError
 from gpuplan.providers.prometheus import PrometheusSource, build_query
-from tests.cloudfakes.scenarios import (
+from tests.fakes.scenarios import (
     CASES,
     LONG_WINDOW,
     LOOKBACK,

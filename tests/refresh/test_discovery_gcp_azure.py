@@ -1,9 +1,9 @@
 """GCP and Azure discovery through their real SDKs against wire fakes on loopback.
 
 GCP: google-cloud-compute's REST client lists ``aggregated/machineTypes`` and
-``aggregated/acceleratorTypes`` from a fake built on tests/cloudfakes' HTTP server; the
+``aggregated/acceleratorTypes`` from a fake built on tests/fakes' HTTP server; the
 Cloud Billing fake (tests/refresh/gcp_fake) prices what it finds. Azure:
-azure-mgmt-compute lists resource SKUs from the ARM fake in tests/cloudfakes over TLS
+azure-mgmt-compute lists resource SKUs from the ARM fake in tests/fakes over TLS
 (azure-core sends bearer tokens over https only); the Retail Prices fake prices them.
 """
 
@@ -29,10 +29,10 @@ from gpuplan.providers.pricing.azure_discovery import discover_azure_types, gpu_
 from gpuplan.providers.pricing.gcp import fetch_gcp_prices
 from gpuplan.providers.pricing.gcp_discovery import discover_gcp_types
 from gpuplan.usecases.refresh import FetchRequest, refresh_catalog
-from tests.cloudfakes.azure_arm import ACTIONS, AzureFake
-from tests.cloudfakes.fixtures import ca_file, test_ca  # noqa: F401
-from tests.cloudfakes.http import FakeApi, Reply, Request, serve
 from tests.conftest import SMALL_AZURE, SMALL_GCP, write_catalog
+from tests.fakes.azure_arm import ACTIONS, AzureFake
+from tests.fakes.fixtures import ca_file, test_ca  # noqa: F401
+from tests.fakes.http import FakeApi, Reply, Request, serve
 from tests.refresh import azure_fake, gcp_fake
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)

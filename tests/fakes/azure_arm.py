@@ -19,7 +19,7 @@ from typing import Any
 
 import isodate
 
-from tests.cloudfakes.http import FakeApi, Reply, Request
+from tests.fakes.http import FakeApi, Reply, Request
 
 SUB = r"/subscriptions/(?P<sub>[^/]+)"
 VM = (

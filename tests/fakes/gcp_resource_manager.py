@@ -15,7 +15,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.cloudfakes.http import FakeApi, Reply, Request
+from tests.fakes.http import FakeApi, Reply, Request
 
 # The IAM permission each named call needs (cloud.google.com/resource-manager/docs/
 # access-control-proj and access-control-folders).

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from tests.cloudfakes.http import FakeApi, Reply, Request
+from tests.fakes.http import FakeApi, Reply, Request
 
 CPU_QUERY = re.compile(
     r"^100 \* \(1 - avg by \((?P<label>\w+)\) \(rate\((?P<metric>\w+)"

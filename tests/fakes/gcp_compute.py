@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.cloudfakes.http import FakeApi, Reply, Request
+from tests.fakes.http import FakeApi, Reply, Request
 
 PREFIX = r"/compute/v1/projects/(?P<project>[^/]+)"
 INSTANCE = PREFIX + r"/zones/(?P<zone>[^/]+)/instances/(?P<name>[^/]+)"

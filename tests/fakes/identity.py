@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from tests.cloudfakes.http import FakeApi, Reply, Request
+from tests.fakes.http import FakeApi, Reply, Request
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import Any
 from gpuplan.core.policy import Policy
 from gpuplan.providers.base import LifecycleProvider
 from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
-from tests.cloudfakes.scenarios import NOW, TEAM
+from tests.fakes.scenarios import NOW, TEAM
 
 
 def policy(scope: dict[str, Any], **idle: Any) -> Policy:
