@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.fakes.azure_world import azure  # noqa: F401
 from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
+from tests.fakes.gcp_world import gcp  # noqa: F401
 from tests.lifecycle.conftest import aws_env, lc_catalog_dir  # noqa: F401
 from tests.org.aws_org import Org, build_org
-from tests.providers_azure.conftest import azure  # noqa: F401
-from tests.providers_gcp.conftest import gcp  # noqa: F401
 
 
 @pytest.fixture

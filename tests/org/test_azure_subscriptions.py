@@ -14,9 +14,9 @@ from gpuplan.core.policy import Policy
 from gpuplan.usecases.cloud_adapters import azure_scopes
 from gpuplan.usecases.providers import BuildContext
 from gpuplan.usecases.stop_idle import run_stop_idle
+from tests.fakes.azure_world import AzureWorld
 from tests.fakes.contract import actions, policy
 from tests.fakes.scenarios import NOW, TEAM
-from tests.providers_azure.conftest import AzureWorld
 
 A = "00000000-0000-0000-0000-00000000000a"
 B = "00000000-0000-0000-0000-00000000000b"

@@ -21,10 +21,10 @@ from gpuplan.providers.aws.session import MemberSessions
 from gpuplan.providers.azure.subscriptions import discover as discover_subscriptions
 from gpuplan.providers.gcp import projects
 from tests.fakes.azure_arm import ACTIONS
+from tests.fakes.azure_world import AzureWorld
 from tests.fakes.gcp_resource_manager import PERMISSIONS, ResourceManagerFake
 from tests.fakes.http import serve
 from tests.org.aws_org import ROLE, Org
-from tests.providers_azure.conftest import AzureWorld
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 

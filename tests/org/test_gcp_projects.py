@@ -19,9 +19,9 @@ from gpuplan.usecases.cloud_adapters import gcp_scopes
 from gpuplan.usecases.providers import BuildContext
 from tests.fakes.contract import actions, policy
 from tests.fakes.gcp_resource_manager import ResourceManagerFake
+from tests.fakes.gcp_world import GcpWorld
 from tests.fakes.http import serve
 from tests.fakes.scenarios import Case
-from tests.providers_gcp.conftest import GcpWorld
 
 ORG = "organizations/4242"
 

@@ -14,10 +14,10 @@ import yaml
 
 from gpuplan.core.fleet import InstanceState
 from tests.fakes.gcp_compute import PERMISSIONS
+from tests.fakes.gcp_world import PROJECT, GcpWorld
 from tests.fakes.scenarios import PERIODS, WINDOW
-from tests.providers_gcp.conftest import PROJECT, GcpWorld
 
-ROLE = Path(__file__).resolve().parents[2] / "deploy" / "gcp-custom-role.yaml"
+ROLE = Path(__file__).resolve().parents[3] / "deploy" / "gcp-custom-role.yaml"
 TERMINATE_ROLE = ROLE.with_name("gcp-custom-role-terminate.yaml")
 GRPC_PERMISSIONS = {"ListTimeSeries": "monitoring.timeSeries.list"}
 

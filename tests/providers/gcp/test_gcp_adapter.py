@@ -13,8 +13,8 @@ from gpuplan.core.fleet import Action, Capability, InstanceState
 from gpuplan.core.offers import PricingModel
 from gpuplan.providers.base import LifecycleProvider, ProviderError
 from gpuplan.providers.gcp.machines import family_gpus
+from tests.fakes.gcp_world import PROJECT, GcpWorld
 from tests.fakes.scenarios import CASES, PERIODS, RULE, WINDOW, verdict
-from tests.providers_gcp.conftest import PROJECT, GcpWorld
 
 
 def test_scenario_table_gives_the_same_verdicts_as_aws(gcp: GcpWorld) -> None:

@@ -9,8 +9,8 @@ from google.auth.credentials import AnonymousCredentials
 from gpuplan.usecases.cloud_adapters import gcp_scopes
 from gpuplan.usecases.providers import BuildContext
 from tests.fakes.contract import actions, policy, run
+from tests.fakes.gcp_world import PROJECT, GcpWorld
 from tests.fakes.scenarios import CASES
-from tests.providers_gcp.conftest import PROJECT, GcpWorld
 
 SCOPE = {"gcp": {"projects": [PROJECT]}}
 

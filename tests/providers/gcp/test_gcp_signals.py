@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from gpuplan.core.fleet import HostSamples
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY
+from tests.fakes.gcp_world import PROJECT, GcpWorld
 from tests.fakes.scenarios import LONG_WINDOW, LOOKBACK, SIGNAL_CASES, signal_reason
-from tests.providers_gcp.conftest import PROJECT, GcpWorld
 
 TOTAL_BYTES = 80e9
 

@@ -11,8 +11,8 @@ from gpuplan.core.fleet import Action, Capability, InstanceState
 from gpuplan.core.offers import PricingModel
 from gpuplan.providers.azure import metrics
 from gpuplan.providers.base import LifecycleProvider, ProviderError
+from tests.fakes.azure_world import SUB, AzureWorld
 from tests.fakes.scenarios import CASES, PERIODS, RULE, WINDOW, verdict
-from tests.providers_azure.conftest import SUB, AzureWorld
 
 A100 = "Standard_NC24ads_A100_v4"
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from gpuplan.core.fleet import Action, InstanceState
 from tests.fakes.azure_arm import ACTIONS
+from tests.fakes.azure_world import SUB, AzureWorld
 from tests.fakes.scenarios import PERIODS, WINDOW
-from tests.providers_azure.conftest import SUB, AzureWorld
 
-ROLE = Path(__file__).resolve().parents[2] / "deploy" / "azure-role-definition.json"
+ROLE = Path(__file__).resolve().parents[3] / "deploy" / "azure-role-definition.json"
 TERMINATE_ROLE = ROLE.with_name("azure-role-terminate.json")
 
 

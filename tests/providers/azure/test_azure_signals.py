@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from gpuplan.core.fleet import HostSamples
 from gpuplan.providers.azure.metrics import PLATFORM_NAMESPACE
+from tests.fakes.azure_world import SUB, AzureWorld
 from tests.fakes.scenarios import LONG_WINDOW, LOOKBACK, NOW, SIGNAL_CASES, signal_reason
-from tests.providers_azure.conftest import SUB, AzureWorld
 
 TOTAL_MIB = 81559.0
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tests.fakes.azure_world import SUB, AzureWorld
 from tests.fakes.contract import actions, policy, run
 from tests.fakes.scenarios import CASES
-from tests.providers_azure.conftest import SUB, AzureWorld
 
 SCOPE = {"azure": {"subscriptions": [SUB]}}
 

@@ -24,7 +24,7 @@ from tests.fakes.scenarios import (
     signal_reason,
     verdict,
 )
-from tests.providers_prometheus.conftest import PromWorld
+from tests.providers.prometheus.conftest import PromWorld
 
 
 def _instance(case: Case, iid: str, provider: Provider = Provider.AWS) -> GpuInstance:

@@ -9,7 +9,7 @@ import pytest
 
 from gpuplan.providers.azure.retry import BACKOFF_MAX_S, JitteredRetryPolicy, retry_policy
 from gpuplan.providers.base import ProviderError
-from tests.providers_azure.conftest import SUB, AzureWorld
+from tests.fakes.azure_world import SUB, AzureWorld
 
 A100 = "Standard_NC24ads_A100_v4"
 
