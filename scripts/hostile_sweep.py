@@ -5,7 +5,7 @@ with stdin from ``/dev/zero``, a wall-clock limit, the cloud replaced by
 ``GPUPLAN_FAKE_FLEET`` and a secret in the environment. A case fails when the process
 prints a traceback, runs past the limit (a hang), exits with another code than the case
 expects (2 for bad input), or prints the secret. The cases are the fuzz suite's fixed
-corpus (``tests/fuzz``): every file-taking option x every kind of hostile file, every
+corpus (``tests/e2e/fuzz``): every file-taking option x every kind of hostile file, every
 bad policy x every policy command, bad job files, trace folders and catalog files, and
 every value option x NaN, infinity, 1e400, huge integers and -1.
 
@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fuzz import corpus  # noqa: E402
-from tests.fuzz.test_hostile_files import DB_COMMANDS, FILE_KINDS, FILE_OPTIONS  # noqa: E402
-from tests.fuzz.test_numbers import CASES, MUST_REFUSE, PREFIX, VALUES  # noqa: E402
+from tests.e2e.fuzz import corpus  # noqa: E402
+from tests.e2e.fuzz.test_hostile_files import DB_COMMANDS, FILE_KINDS, FILE_OPTIONS  # noqa: E402
+from tests.e2e.fuzz.test_numbers import CASES, MUST_REFUSE, PREFIX, VALUES  # noqa: E402
 
 SECRET = "sweep-secret-never-printed"
 Case = tuple[list[str], tuple[int, ...]]

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import write_catalog
-from tests.fuzz.conftest import Hostile
-from tests.fuzz.runner import describe, problems_with, run_cli
+from tests.e2e.fuzz.conftest import Hostile
+from tests.e2e.fuzz.runner import describe, problems_with, run_cli
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TOKENS = [
     ":", "-", "- ", "[", "]", "{", "}", ",", "\n", "\n  ", "\t", " ", "#", "'", '"', "&a ",
     "*a", "!!python/object:os.system ", "!!binary ", "${AWS_SECRET_ACCESS_KEY}",

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuplan.cli.main import build_parser
-from tests.fuzz.conftest import Hostile
-from tests.fuzz.corpus import BIG_INT
-from tests.fuzz.runner import describe, problems_with, run_cli
+from tests.e2e.fuzz.conftest import Hostile
+from tests.e2e.fuzz.corpus import BIG_INT
+from tests.e2e.fuzz.runner import describe, problems_with, run_cli
 
 Option = tuple[str, argparse.Action]
 SKIPPED = {("tui",)}

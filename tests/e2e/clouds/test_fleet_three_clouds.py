@@ -10,11 +10,11 @@ from pathlib import Path
 
 import boto3
 
+from tests.e2e.clouds.harness import PROJECT, SUB, Clouds, child_env, run_gpuplan, write_policy
 from tests.fakes.scenarios import TEAM
 from tests.lifecycle.conftest import aws_env  # noqa: F401  (fake AWS credentials)
 from tests.lifecycle.test_e2e_moto_server import server  # noqa: F401  (the moto_server fixture)
 from tests.lifecycle.world import World
-from tests.providers_e2e.harness import PROJECT, SUB, Clouds, child_env, run_gpuplan, write_policy
 
 
 def _three_clouds(tmp_path: Path, clouds: Clouds, endpoint: str) -> Path:

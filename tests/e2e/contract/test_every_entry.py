@@ -23,7 +23,7 @@ from gpuplan.usecases.cloud_adapters import ENTRIES, FAKE_ENTRY
 from gpuplan.usecases.executor import LEASE_TAG
 from gpuplan.usecases.providers import CloudEntry
 from gpuplan.usecases.stop_idle import run_stop_idle
-from tests.contract.conftest import Backend
+from tests.e2e.contract.conftest import Backend
 from tests.fakes.contract import actions, policy
 from tests.fakes.scenarios import CASES, NOW
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fuzz.conftest import Hostile
-from tests.fuzz.runner import describe, problems_with, run_cli
+from tests.e2e.fuzz.conftest import Hostile
+from tests.e2e.fuzz.runner import describe, problems_with, run_cli
 
 Argv = Callable[[str], list[str]]
 FILE_OPTIONS: dict[str, Argv] = {

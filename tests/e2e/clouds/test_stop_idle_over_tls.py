@@ -15,9 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.http import serve
-from tests.fakes.prometheus import PrometheusFake
-from tests.providers_e2e.harness import (
+from tests.e2e.clouds.harness import (
     GPUPLAN,
     PROJECT,
     SUB,
@@ -26,6 +24,8 @@ from tests.providers_e2e.harness import (
     run_gpuplan,
     write_policy,
 )
+from tests.fakes.http import serve
+from tests.fakes.prometheus import PrometheusFake
 
 # name -> (labels, GPU utilisation or None for no agent, verdict)
 ROWS = {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fuzz import corpus
+from tests.e2e.fuzz import corpus
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from collections.abc import Iterator
 import pytest
 import trustme
 
+from tests.e2e.clouds.harness import Clouds, running_clouds
 from tests.fakes.fixtures import ca_file, test_ca  # noqa: F401
-from tests.providers_e2e.harness import Clouds, running_clouds
 
 
 @pytest.fixture

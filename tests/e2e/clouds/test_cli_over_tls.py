@@ -1,5 +1,5 @@
 """End to end: the installed ``gpuplan budget`` against GCP and Azure wire fakes, over
-TLS, through configuration only (see :mod:`tests.providers_e2e.harness`)."""
+TLS, through configuration only (see :mod:`tests.e2e.clouds.harness`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.identity import jwt_claims
-from tests.fakes.scenarios import CASES, TEAM
-from tests.providers_e2e.harness import (
+from tests.e2e.clouds.harness import (
     PROJECT,
     SUB,
     Clouds,
@@ -17,6 +15,8 @@ from tests.providers_e2e.harness import (
     run_gpuplan,
     write_policy,
 )
+from tests.fakes.identity import jwt_claims
+from tests.fakes.scenarios import CASES, TEAM
 
 
 def _build(clouds: Clouds) -> None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fuzz.corpus import BIG_INT
-from tests.fuzz.runner import describe, problems_with, run_cli
-from tests.fuzz.test_arguments import COMMANDS
+from tests.e2e.fuzz.corpus import BIG_INT
+from tests.e2e.fuzz.runner import describe, problems_with, run_cli
+from tests.e2e.fuzz.test_arguments import COMMANDS
 
 VALUES = ["nan", "inf", "1e400", "9" * 4000, BIG_INT, "-1"]
 NOT_VALUES = {"--policy", "--job", "--traces", "--db", "--catalog-dir", "--write-traces",

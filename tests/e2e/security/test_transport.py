@@ -20,7 +20,7 @@ from gpuplan.providers.http import HttpError, Limits, request
 from gpuplan.providers.pricing.azure import fetch_azure_prices
 from gpuplan.providers.prometheus import PrometheusSource
 from gpuplan.usecases.stop_idle import run_stop_idle
-from tests.security.conftest import RawServer
+from tests.e2e.security.conftest import RawServer
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 PASSWORD = "pr0m-s3cret"
