@@ -1,5 +1,5 @@
 """The lifecycle scenario table, cloud-neutral: the same rows and verdicts as the AWS
-table (tests/lifecycle/scenarios.py), for the GCP, Azure and Prometheus wire fakes.
+table (tests/fakes/aws_scenarios.py), for the GCP, Azure and Prometheus wire fakes.
 
 Each :class:`Case` says what one instance looks like (GPUs, labels, start, state, how
 its GPUs report per period); each cloud's test builds it in its own fake and checks

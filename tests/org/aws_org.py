@@ -24,7 +24,7 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.lifecycle.world import World
+from tests.fakes.aws_world import World
 
 ROLE = "gpuplan-reader"
 MANAGEMENT = "123456789012"

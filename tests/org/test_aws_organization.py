@@ -22,7 +22,7 @@ from freezegun import freeze_time
 from gpuplan.cli.main import main
 from gpuplan.core.policy import Policy
 from gpuplan.usecases.providers import build_fleet
-from tests.lifecycle.world import NOW, flat
+from tests.fakes.aws_world import NOW, flat
 from tests.org.aws_org import MANAGEMENT, ROLE, Org, build_org, strict_sts
 
 TEAM = {"team": "research"}

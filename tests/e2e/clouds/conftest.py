@@ -1,4 +1,5 @@
-"""End-to-end fixtures: the test CA, the loopback guard (for this process), the fakes."""
+"""End-to-end fixtures: the test CA, the loopback guard (for this process), the fakes,
+fake AWS credentials and the small catalog (for the moto_server runs)."""
 
 from collections.abc import Iterator
 
@@ -7,6 +8,7 @@ import trustme
 
 from tests.e2e.clouds.harness import Clouds, running_clouds
 from tests.fakes.fixtures import ca_file, test_ca  # noqa: F401
+from tests.fakes.moto_fixtures import aws_env, lc_catalog_dir  # noqa: F401
 
 
 @pytest.fixture

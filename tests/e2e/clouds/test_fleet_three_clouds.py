@@ -11,10 +11,10 @@ from pathlib import Path
 import boto3
 
 from tests.e2e.clouds.harness import PROJECT, SUB, Clouds, child_env, run_gpuplan, write_policy
+from tests.e2e.clouds.test_e2e_moto_server import server  # noqa: F401  (the moto_server fixture)
+from tests.fakes.aws_world import World
+from tests.fakes.moto_fixtures import aws_env  # noqa: F401  (fake AWS credentials)
 from tests.fakes.scenarios import TEAM
-from tests.lifecycle.conftest import aws_env  # noqa: F401  (fake AWS credentials)
-from tests.lifecycle.test_e2e_moto_server import server  # noqa: F401  (the moto_server fixture)
-from tests.lifecycle.world import World
 
 
 def _three_clouds(tmp_path: Path, clouds: Clouds, endpoint: str) -> Path:

@@ -23,12 +23,12 @@ from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.fake import FakeProvider
 from gpuplan.usecases.cloud_adapters import ENTRIES, FAKE_ENTRY
 from gpuplan.usecases.providers import CloudEntry
+from tests.fakes.aws_world import World
 from tests.fakes.azure_world import SUB, AzureWorld, azure  # noqa: F401
 from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
 from tests.fakes.gcp_world import PROJECT, GcpWorld, gcp  # noqa: F401
+from tests.fakes.moto_fixtures import aws_env  # noqa: F401
 from tests.fakes.scenarios import NOW, PERIODS, Case, samples_of
-from tests.lifecycle.conftest import aws_env  # noqa: F401
-from tests.lifecycle.world import World
 
 
 class Backend(Protocol):

@@ -1,4 +1,7 @@
-"""Fixtures for the lifecycle tests: no test here may reach beyond loopback."""
+"""AWS on moto for the lifecycle tests: fake credentials, a moto world, a small catalog.
+
+Import the fixtures into a test folder's conftest. No test may reach beyond loopback.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import pytest
 from gpuplan.core.catalog import Catalog
 from gpuplan.loaders.catalog import load_catalog
 from tests.conftest import write_catalog
-from tests.lifecycle.world import World
+from tests.fakes.aws_world import World
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from gpuplan.core.idle import IdleRule, decide, window_bounds
 from gpuplan.core.offers import PricingModel
 from gpuplan.providers.aws.cloudwatch import chunk_count, match_series
 from gpuplan.providers.aws.provider import AwsProvider
-from tests.lifecycle import scenarios
-from tests.lifecycle.world import NOW, World
+from tests.fakes import aws_scenarios as scenarios
+from tests.fakes.aws_world import NOW, World
 
 RULE = IdleRule(match_labels={"team": "research"})
 

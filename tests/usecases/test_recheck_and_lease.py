@@ -9,8 +9,8 @@ from typing import Any
 from gpuplan.core.catalog import Catalog
 from gpuplan.usecases.executor import LEASE_TAG
 from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
-from tests.lifecycle.helpers import Faults, policy, providers
-from tests.lifecycle.world import NOW, World, flat
+from tests.fakes.aws_helpers import Faults, policy, providers
+from tests.fakes.aws_world import NOW, World, flat
 
 TEAM = {"team": "research"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from tests.lifecycle.world import NOW, PERIODS, World, flat
+from tests.fakes.aws_world import NOW, PERIODS, World, flat
 
 TEAM = {"team": "research"}
 

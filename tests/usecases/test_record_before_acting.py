@@ -26,10 +26,10 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.idle import STOPPED_AT_TAG, IdleRule, period_starts
 from gpuplan.ledger import Ledger, LedgerError
 from gpuplan.usecases.stop_idle import run_stop_idle
-from tests.lifecycle.helpers import policy, providers
-from tests.lifecycle.holding_proxy import Hold, holding_proxy
-from tests.lifecycle.test_e2e_moto_server import POLICY, _bin, server  # noqa: F401
-from tests.lifecycle.world import NOW, World, flat
+from tests.e2e.clouds.test_e2e_moto_server import POLICY, _bin, server  # noqa: F401
+from tests.fakes.aws_helpers import policy, providers
+from tests.fakes.aws_world import NOW, World, flat
+from tests.usecases.holding_proxy import Hold, holding_proxy
 
 TEAM = {"team": "research"}
 

@@ -20,7 +20,7 @@ from gpuplan.core.idle import IdleVerdict
 from gpuplan.core.savings import Acted, Sighting, savings, waste
 from gpuplan.providers.aws.provider import AwsProvider
 from gpuplan.usecases.savings import parse_since, reserved_pairs
-from tests.lifecycle.world import NOW, World, flat
+from tests.fakes.aws_world import NOW, World, flat
 
 T0 = datetime(2026, 11, 30, 23, 0, tzinfo=UTC)
 

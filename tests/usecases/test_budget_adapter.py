@@ -12,8 +12,8 @@ from gpuplan.providers.base import LifecycleProvider
 from gpuplan.usecases.budget import list_in_scope, run_budget
 from gpuplan.usecases.cloud_adapters import aws_scopes
 from gpuplan.usecases.providers import BuildContext, build_fleet, default_registry
-from tests.lifecycle.helpers import Faults, policy
-from tests.lifecycle.world import World
+from tests.fakes.aws_helpers import Faults, policy
+from tests.fakes.aws_world import World
 
 
 def test_one_adapter_per_region(world: World) -> None:

@@ -10,7 +10,7 @@ from botocore.awsrequest import AWSResponse
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.policy import Policy
 from gpuplan.providers.aws.provider import AwsProvider
-from tests.lifecycle.world import World
+from tests.fakes.aws_world import World
 
 
 def policy(**idle: Any) -> Policy:

@@ -15,8 +15,8 @@ import pytest
 from freezegun import freeze_time
 
 from gpuplan.cli.main import main
-from tests.lifecycle import scenarios
-from tests.lifecycle.world import NOW, World, flat
+from tests.fakes import aws_scenarios as scenarios
+from tests.fakes.aws_world import NOW, World, flat
 
 POLICY = """\
 version: 1

@@ -15,8 +15,8 @@ from gpuplan.cli.main import main
 from gpuplan.core.catalog import Catalog
 from gpuplan.ledger import Ledger
 from gpuplan.usecases.stop_idle import result_record, run_stop_idle
-from tests.lifecycle.helpers import policy, providers
-from tests.lifecycle.world import NOW, World, flat
+from tests.fakes.aws_helpers import policy, providers
+from tests.fakes.aws_world import NOW, World, flat
 
 TEAM = {"team": "research"}
 

@@ -19,7 +19,7 @@ import boto3
 import pytest
 
 from gpuplan.core.idle import IdleRule, period_starts
-from tests.lifecycle.world import World, flat
+from tests.fakes.aws_world import World, flat
 
 POLICY = """\
 version: 1

@@ -18,9 +18,9 @@ from gpuplan.core.policy import Policy
 from gpuplan.providers.base import ReservationAware
 from gpuplan.usecases.providers import build_fleet
 from gpuplan.usecases.savings import reserved_pairs
+from tests.fakes.aws_world import NOW, World
 from tests.fakes.http import serve
 from tests.fakes.prometheus import PrometheusFake
-from tests.lifecycle.world import NOW, World
 
 
 def test_snooze_with_a_broken_aws_profile_reports_the_credential_error(

@@ -12,9 +12,9 @@ from gpuplan.ledger import Ledger
 from gpuplan.usecases.fleet import idle_rule, survey
 from gpuplan.usecases.session import LockBusy, run_lock
 from gpuplan.usecases.stop_idle import result_record, run_stop_idle
-from tests.lifecycle import scenarios
-from tests.lifecycle.helpers import Faults, policy, providers
-from tests.lifecycle.world import NOW, PERIODS, World, flat
+from tests.fakes import aws_scenarios as scenarios
+from tests.fakes.aws_helpers import Faults, policy, providers
+from tests.fakes.aws_world import NOW, PERIODS, World, flat
 
 
 def by_id(record: dict[str, object]) -> dict[str, dict[str, object]]:

@@ -21,10 +21,10 @@ from botocore.stub import Stubber
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.idle import IdleRule, window_bounds
 from gpuplan.providers.aws.provider import AwsProvider
-from tests.lifecycle.helpers import providers
-from tests.lifecycle.world import NOW, World, flat
+from tests.fakes.aws_helpers import providers
+from tests.fakes.aws_world import NOW, World, flat
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 POLICY = DEPLOY / "aws-iam-policy.json"
 TERMINATE = DEPLOY / "aws-iam-terminate.json"
 PREFIX = {"ec2": "ec2", "cloudwatch": "cloudwatch", "sts": "sts"}
@@ -122,7 +122,7 @@ def test_no_wildcard_actions_and_writes_only_on_instances(path: Path) -> None:
 
 
 def _gpu_types_in_catalog() -> set[str]:
-    path = Path(__file__).resolve().parents[2] / "pricing" / "aws.csv"
+    path = Path(__file__).resolve().parents[3] / "pricing" / "aws.csv"
     with path.open(encoding="utf-8", newline="") as handle:
         return {row["instance_type"] for row in csv.DictReader(handle)}
 

@@ -11,7 +11,7 @@ from freezegun import freeze_time
 from gpuplan.core.fleet import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.idle import IdleDecision, IdleRule, IdleVerdict, decide, period_starts
 from gpuplan.providers.aws.provider import AwsProvider
-from tests.lifecycle.world import NOW, World
+from tests.fakes.aws_world import NOW, World
 
 RULE = IdleRule()
 LOOKBACK = period_starts(RULE, NOW)  # 180 min: the live-process window
