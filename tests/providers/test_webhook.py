@@ -9,7 +9,7 @@ import pytest
 from gpuplan.core.policy import Notify
 from gpuplan.providers.http import HttpError, Limits, request
 from gpuplan.providers.webhook import WebhookNotifier, notifier_for, redact_url
-from tests.policy.conftest import HookServer
+from tests.fakes.policy_fixtures import HookServer
 
 
 def lab(url: str, **kwargs: float) -> WebhookNotifier:

@@ -24,9 +24,9 @@ from tests.fakes.azure_arm import ACTIONS
 from tests.fakes.azure_world import AzureWorld
 from tests.fakes.gcp_resource_manager import PERMISSIONS, ResourceManagerFake
 from tests.fakes.http import serve
-from tests.org.aws_org import ROLE, Org
+from tests.usecases.org.aws_org import ROLE, Org
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 
 
 def test_aws_org_policy_matches_discovery_and_the_member_role_arn(org_only: Org) -> None:

@@ -3,7 +3,7 @@
 Three member accounts under an OU (one of them in a child OU); the gpuplan role exists
 in two. ``gpuplan stop-idle --apply`` through ``main()`` stops the idle instance in both
 of those, names the third account with the role and STS's refusal as a problem, leaves
-its instance running, and exits 1. STS refuses a missing role because tests/org/aws_org.py
+its instance running, and exits 1. STS refuses a missing role because tests/usecases/org/aws_org.py
 makes moto's STS check the role exists (moto alone would hand out credentials for any
 role ARN: see that module's docstring).
 """
@@ -23,7 +23,7 @@ from gpuplan.cli.main import main
 from gpuplan.core.policy import Policy
 from gpuplan.usecases.providers import build_fleet
 from tests.fakes.aws_world import NOW, flat
-from tests.org.aws_org import MANAGEMENT, ROLE, Org, build_org, strict_sts
+from tests.usecases.org.aws_org import MANAGEMENT, ROLE, Org, build_org, strict_sts
 
 TEAM = {"team": "research"}
 ALL_THREE = {"alpha": True, "bravo": True, "charlie": False}

@@ -21,7 +21,7 @@ from gpuplan.providers.webhook import WebhookNotifier
 from gpuplan.usecases.budget import run_budget
 from gpuplan.usecases.policy import remaining_monthly_budget
 from gpuplan.usecases.providers import CloudEntry, ProviderRegistry
-from tests.policy.conftest import HookServer
+from tests.fakes.policy_fixtures import HookServer
 
 NOW = datetime(2026, 12, 11, 0, 0, tzinfo=UTC)  # 240 h into December, 504 h left
 

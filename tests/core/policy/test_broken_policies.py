@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from tests.policy.conftest import VALID
+from tests.fakes.policy_fixtures import VALID
 
 BASE = (
     VALID  # lines: 1 version, 2 name, 3 scope, 4 aws, 5 budget, 6 monthly_usd, 7 idle, 8 threshold

@@ -1,4 +1,8 @@
-"""Shared fixtures for the policy, budget, ledger and webhook tests."""
+"""Shared fixtures for the policy, budget, ledger and webhook tests: a valid policy, a
+policy file writer, a private ledger path and a local Slack-like webhook endpoint.
+
+Import the fixtures into a test folder's conftest.
+"""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from tests.fakes.azure_world import azure  # noqa: F401
 from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
 from tests.fakes.gcp_world import gcp  # noqa: F401
 from tests.fakes.moto_fixtures import aws_env, lc_catalog_dir  # noqa: F401
-from tests.org.aws_org import Org, build_org
+from tests.usecases.org.aws_org import Org, build_org
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ import pytest
 from gpuplan.cli.main import main
 from gpuplan.core.offers import PricingModel
 from gpuplan.usecases.policy import load_policy, policy_schema_text
-from tests.policy.conftest import VALID
+from tests.fakes.policy_fixtures import VALID
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((ROOT / "policies").glob("*.yaml"))
 
 
