@@ -1,7 +1,7 @@
 """Benchmark (not a test) of ``gpuplan catalog refresh``; writes benchmarks/results/refresh.md.
 
 Records:
-- a full refresh of all three providers over the wire fakes of tests/refresh, built from
+- a full refresh of all three providers over the wire fakes of tests/providers/pricing, built from
   the bundled catalog (Azure: local Retail Prices server, 100 items a page; GCP: local
   Cloud Billing REST server; AWS: boto3 clients with botocore's Stubber), written into a
   fresh user catalog directory; per provider and in total, median of several runs;
@@ -33,9 +33,9 @@ from gpuplan.loaders.catalog import load_catalog  # noqa: E402
 from gpuplan.loaders.paths import bundled_pricing_dir  # noqa: E402
 from gpuplan.providers.pricing.aws import TYPES_PER_QUERY  # noqa: E402
 from gpuplan.usecases.refresh import RefreshReport, refresh_catalog  # noqa: E402
-from tests.refresh import azure_fake, gcp_fake  # noqa: E402
-from tests.refresh.aws_fixtures import price_list, spot_history  # noqa: E402
-from tests.refresh.test_aws_refresh import NOW, FakeAws  # noqa: E402
+from tests.providers.pricing import azure_fake, gcp_fake  # noqa: E402
+from tests.providers.pricing.aws_fixtures import price_list, spot_history  # noqa: E402
+from tests.providers.pricing.test_aws_refresh import NOW, FakeAws  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "refresh.md"
 RUNS = 5

@@ -125,7 +125,7 @@ def test_catalog_csv_and_toml(tmp_path: Path, data: st.DataObject, name: str) ->
     _judge(["gpus", "--catalog-dir", str(folder)])
 
 
-SKY_SEED = (ROOT / "tests" / "refresh" / "data" / "skypilot" / "aws" / "vms.csv").read_bytes()
+SKY_SEED = (ROOT / "tests" / "loaders" / "data" / "skypilot" / "aws" / "vms.csv").read_bytes()
 
 
 @FORMATS

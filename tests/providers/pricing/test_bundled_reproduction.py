@@ -19,9 +19,9 @@ from gpuplan.providers.pricing.aws import TYPES_PER_QUERY
 from gpuplan.providers.pricing.azure import ENDPOINT_ENV as AZURE_ENV
 from gpuplan.providers.pricing.gcp import ENDPOINT_ENV as GCP_ENV
 from gpuplan.usecases.refresh import refresh_catalog
-from tests.refresh import azure_fake, gcp_fake
-from tests.refresh.aws_fixtures import price_list, spot_history
-from tests.refresh.test_aws_refresh import NOW, FakeAws
+from tests.providers.pricing import azure_fake, gcp_fake
+from tests.providers.pricing.aws_fixtures import price_list, spot_history
+from tests.providers.pricing.test_aws_refresh import NOW, FakeAws
 
 
 def _bundled(provider: Provider) -> list[Offer]:

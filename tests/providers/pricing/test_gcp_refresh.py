@@ -11,7 +11,7 @@ from gpuplan.cli.main import main
 from gpuplan.core.offers import Offer, PricingModel, Provider
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.providers.pricing.gcp import ENDPOINT_ENV
-from tests.refresh.gcp_fake import BillingFake, billing_skus, serve
+from tests.providers.pricing.gcp_fake import BillingFake, billing_skus, serve
 
 
 def _gcp(directory: Path) -> list[Offer]:

@@ -33,8 +33,8 @@ from gpuplan.providers.pricing.aws import fetch_aws_prices
 from gpuplan.providers.pricing.aws_discovery import discover_aws_types
 from gpuplan.usecases.refresh import FetchRequest, RefreshReport, refresh_catalog
 from tests.conftest import SMALL_AWS, write_catalog
-from tests.refresh import aws_wire_fake
-from tests.refresh.aws_fixtures import price_list, spot_history
+from tests.providers.pricing import aws_wire_fake
+from tests.providers.pricing.aws_fixtures import price_list, spot_history
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
@@ -215,7 +215,7 @@ def test_the_refresh_policy_grants_exactly_the_calls_made(
     aws_dir: Path, listing: Discovery
 ) -> None:
     _refresh(aws_dir, listing)  # the listing's calls were recorded by its fixture
-    policy = Path(__file__).resolve().parents[2] / "deploy" / "aws-catalog-refresh-policy.json"
+    policy = Path(__file__).resolve().parents[3] / "deploy" / "aws-catalog-refresh-policy.json"
     (statement,) = json.loads(policy.read_text(encoding="utf-8"))["Statement"]
     assert set(statement["Action"]) == CALLS
 

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuplan.core.offers import Offer, PricingModel
-from tests.refresh.http_pages import serve_pages
+from tests.providers.pricing.http_pages import serve_pages
 
 
 @dataclass

@@ -20,7 +20,7 @@ from gpuplan.loaders.catalog import load_catalog
 from gpuplan.providers.pricing.aws import fetch_aws_prices
 from gpuplan.usecases.refresh import FetchRequest, RefreshReport, refresh_catalog
 from tests.conftest import SMALL_AWS, write_catalog
-from tests.refresh.aws_fixtures import price_list, spot_history
+from tests.providers.pricing.aws_fixtures import price_list, spot_history
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 OREGON = "g5.xlarge,us-west-2,A10G,1,24,4,16,PCIe,10,1.006,0.41,usw2-az1,0.63,0.43,2026-12-01,test"

@@ -2,7 +2,7 @@
 
 GCP: google-cloud-compute's REST client lists ``aggregated/machineTypes`` and
 ``aggregated/acceleratorTypes`` from a fake built on tests/fakes' HTTP server; the
-Cloud Billing fake (tests/refresh/gcp_fake) prices what it finds. Azure:
+Cloud Billing fake (tests/providers/pricing/gcp_fake) prices what it finds. Azure:
 azure-mgmt-compute lists resource SKUs from the ARM fake in tests/fakes over TLS
 (azure-core sends bearer tokens over https only); the Retail Prices fake prices them.
 """
@@ -33,7 +33,7 @@ from tests.conftest import SMALL_AZURE, SMALL_GCP, write_catalog
 from tests.fakes.azure_arm import ACTIONS, AzureFake
 from tests.fakes.fixtures import ca_file, test_ca  # noqa: F401
 from tests.fakes.http import FakeApi, Reply, Request, serve
-from tests.refresh import azure_fake, gcp_fake
+from tests.providers.pricing import azure_fake, gcp_fake
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 PROJECT = "research"
@@ -154,7 +154,7 @@ def test_gcp_refresh_adds_a4_and_reports_an_unknown_accelerator(tmp_path: Path) 
     assert needed == _role_permissions(ROLE)
 
 
-ROLE = Path(__file__).resolve().parents[2] / "deploy" / "gcp-catalog-refresh-role.yaml"
+ROLE = Path(__file__).resolve().parents[3] / "deploy" / "gcp-catalog-refresh-role.yaml"
 PERMISSIONS = {
     "machineTypes.aggregatedList": "compute.machineTypes.list",
     "acceleratorTypes.aggregatedList": "compute.acceleratorTypes.list",

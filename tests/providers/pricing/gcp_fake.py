@@ -21,7 +21,7 @@ from google.cloud import billing_v1
 
 from gpuplan.core.offers import Offer, PricingModel
 from gpuplan.providers.pricing.gcp import FAMILIES, N1_GPUS
-from tests.refresh.http_pages import serve_pages
+from tests.providers.pricing.http_pages import serve_pages
 
 USAGE = {
     PricingModel.ON_DEMAND: ("OnDemand", ""),

@@ -13,7 +13,7 @@ from gpuplan.core.offers import Offer, Provider
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.providers.pricing.azure import ENDPOINT_ENV
 from tests.conftest import SMALL_AZURE, write_catalog
-from tests.refresh.azure_fake import AzureRetailFake, azure_items, serve
+from tests.providers.pricing.azure_fake import AzureRetailFake, azure_items, serve
 
 WESTUS = [
     "Standard_NC24ads_A100_v4,westus3,A100-80GB,1,80,24,220,PCIe,,3.673,0.52,,2.31,1.47,"
