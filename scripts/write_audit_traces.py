@@ -1,6 +1,6 @@
 """Writes the generated audit trace set to a folder, for ``gpuplan audit --traces``.
 
-The same generator the audit tests check against (``tests/audit``): one or more
+The same generator the audit tests check against (``tests/core/audit``): one or more
 instances of each workload class whose dollar split the generator knows (input-bound,
 one GPU of eight busy, notebook, forgotten, well-used), per-GPU columns (format v2),
 priced from the catalog. docs/lifecycle.md's worked example is seed 1, one per class.

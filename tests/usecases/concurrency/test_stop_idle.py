@@ -14,7 +14,7 @@ from gpuplan.ledger import Ledger
 from gpuplan.providers.fake import FakeProvider
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
-from tests.concurrency.fleets import NOW, counted_scopes, fake_scope, research_policy
+from tests.usecases.concurrency.fleets import NOW, counted_scopes, fake_scope, research_policy
 
 
 class NotingLedger(Ledger):

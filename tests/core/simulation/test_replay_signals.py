@@ -158,7 +158,7 @@ def test_adversarial_week_from_the_second_generator_has_no_harmful_stop(
     import subprocess
     import sys
 
-    script = Path(__file__).resolve().parents[2] / "scripts/adversarial_traces.py"
+    script = Path(__file__).resolve().parents[3] / "scripts/adversarial_traces.py"
     argv = [str(tmp_path), "--seed", "5", "--instances", "24", "--hours", "72"]
     subprocess.run([sys.executable, str(script), *argv], check=True, capture_output=True)
     assert main(["simulate", "--traces", str(tmp_path), "--json"]) == 0

@@ -21,7 +21,7 @@ from gpuplan.providers.aws.provider import AwsProvider
 from gpuplan.providers.base import ProviderError
 from gpuplan.usecases.concurrency import Concurrency
 from gpuplan.usecases.fleet import idle_rule, survey
-from tests.concurrency.fleets import NOW, research_policy
+from tests.usecases.concurrency.fleets import NOW, research_policy
 
 KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 REGIONS = ("us-east-1", "us-west-2", "eu-west-1")

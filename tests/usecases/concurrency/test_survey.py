@@ -17,7 +17,7 @@ from gpuplan.providers.fake import FakeProvider
 from gpuplan.usecases.audit_live import audit_fleet
 from gpuplan.usecases.concurrency import SERIAL, Concurrency, ServiceLimits
 from gpuplan.usecases.fleet import Survey, idle_rule, snooze, survey
-from tests.concurrency.fleets import NOW, counted_scopes, fake_scope, research_policy
+from tests.usecases.concurrency.fleets import NOW, counted_scopes, fake_scope, research_policy
 
 RULE = idle_rule(research_policy())
 
