@@ -10,7 +10,7 @@ plain rows that carry the same fields and methods (:class:`OfferRow` for
 It accepts only the plainly well-formed: plain decimal numbers, ISO dates, known
 columns, no duplicates, prices inside the validated bounds. Anything else raises
 :class:`NotFast`, and the caller reads the file with the validated reader instead, so a
-bad file gets exactly the validated reader's error. ``tests/test_fast_catalog.py``
+bad file gets exactly the validated reader's error. ``tests/loaders/test_fast_catalog.py``
 checks that both readers give the same offers and GPUs for the bundled catalog.
 """
 

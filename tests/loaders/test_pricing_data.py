@@ -133,7 +133,7 @@ NO_ON_DEMAND = (
     ("gcp", r"a3-ultragpu-8g", r"europe-west4"),
     ("gcp", r"a4-highgpu-8g", r"us-central1"),  # DWS calendar mode and CUDs only
 )
-README = Path(__file__).resolve().parent.parent / "pricing" / "README.md"
+README = Path(__file__).resolve().parents[2] / "pricing" / "README.md"
 
 
 @pytest.fixture(scope="module")
@@ -399,7 +399,7 @@ def _build(tmp_path: Path) -> Catalog:
     import shutil
     import sys
 
-    script = Path(__file__).resolve().parent.parent / "scripts" / "build_pricing.py"
+    script = Path(__file__).resolve().parents[2] / "scripts" / "build_pricing.py"
     spec = importlib.util.spec_from_file_location("build_pricing_under_test", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

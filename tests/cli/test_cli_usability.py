@@ -147,7 +147,7 @@ def test_demo_policy_posts_nowhere_and_a_failed_webhook_is_recorded(
     import json
     import socket
 
-    docs = Path(__file__).resolve().parent.parent / "docs" / "examples"
+    docs = Path(__file__).resolve().parents[2] / "docs" / "examples"
     with socket.socket() as probe:  # a loopback port with nothing listening on it
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -184,7 +184,7 @@ def test_surveys_over_many_scopes_show_progress_on_a_terminal_only(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    docs = Path(__file__).resolve().parent.parent / "docs" / "examples"
+    docs = Path(__file__).resolve().parents[2] / "docs" / "examples"
     monkeypatch.setenv("GPUPLAN_FAKE_FLEET", str(docs / "demo-fleet.json"))
     monkeypatch.setenv("GPUPLAN_DB", str(tmp_path / "demo.db"))
     policy = tmp_path / "p.yaml"

@@ -16,7 +16,7 @@ from gpuplan.core.offers import Offer
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.loaders.fast_catalog import GpuRow, OfferRow
 from tests.conftest import SMALL_AWS, SMALL_GCP, write_catalog
-from tests.test_catalog_loader import _aws_row
+from tests.loaders.test_catalog_loader import _aws_row
 
 NOW = datetime(2027, 6, 1, tzinfo=UTC)
 
