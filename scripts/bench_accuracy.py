@@ -2,7 +2,7 @@
 
 Run: python scripts/bench_accuracy.py
 
-For each row of tests/planner/published_runs.csv it runs exactly what an outside check
+For each row of tests/core/planner/published_runs.csv it runs exactly what an outside check
 runs: ``gpuplan estimate --params P [--active-params A] --tokens D --gpu G --gpus N
 --seq-len S --precision X [--layers L --hidden H --heads A --vocab V] --json`` and takes
 the median ``gpu_hours`` (and ``gpu_hours_low/high``) over the options with exactly N GPUs.
@@ -39,7 +39,7 @@ from gpuplan.core.planner.efficiency import model_scale
 from gpuplan.loaders.catalog import load_gpus
 
 ROOT = Path(__file__).resolve().parent.parent
-TABLE = ROOT / "tests/planner/published_runs.csv"
+TABLE = ROOT / "tests/core/planner/published_runs.csv"
 RESULTS = ROOT / "benchmarks/results/accuracy.md"
 DOC = ROOT / "docs/estimating.md"
 BEGIN, END = "<!-- accuracy:begin -->", "<!-- accuracy:end -->"

@@ -2,7 +2,7 @@
 
 Budgets pay for end-to-end GPU-hours (restarts, evaluation, ramp-up, stragglers), not for
 the steady-state throughput a benchmark shows. These constants are fitted to the
-end-to-end figures of every public run in ``tests/planner/published_runs.csv`` by
+end-to-end figures of every public run in ``tests/core/planner/published_runs.csv`` by
 ``scripts/bench_accuracy.py``, which also reports the leave-one-out (cross-validated)
 error run by run in docs/estimating.md. Change them only by rerunning that script.
 
@@ -39,5 +39,5 @@ RESIDUAL_HIGH = 1.47
 of the published runs out of sample; the 10th-90th held 75%)."""
 RANGE_SOURCE = (
     "5th-95th percentile of the leave-one-out residuals (published / estimated GPU-hours) "
-    "over the public runs in tests/planner/published_runs.csv (scripts/bench_accuracy.py)"
+    "over the public runs in tests/core/planner/published_runs.csv (scripts/bench_accuracy.py)"
 )

@@ -15,7 +15,7 @@ from gpuplan.core.planner.spot_realism import outlier_warning, spot_outliers
 from gpuplan.core.planner.workload import infer_shape
 from gpuplan.usecases.estimate import EstimateArgs, build_workload
 from tests.conftest import AWS_HEADER, write_catalog
-from tests.planner.conftest import offer
+from tests.core.planner.conftest import offer
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:

@@ -29,9 +29,9 @@ from gpuplan.core.planner.records import plan_record
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.usecases.estimate import EstimateArgs, estimate
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TABLE = Path(__file__).with_name("published_runs.csv")
-SHARED = ROOT / "tests/planner/data/published-runs.json"
+SHARED = ROOT / "tests/core/planner/data/published-runs.json"
 """The shared reference list, copied into the repository (see data/README.md)."""
 UPSTREAM = ROOT.parent / "shared/data/published-runs.json"
 
