@@ -154,13 +154,15 @@ def fit(runs: list[Run]) -> Fit:
 
 
 RANGE_QUANTILES = 20
-"""The range is the 5th-95th percentile of held-out residuals: nominally 90%, which held
-~80% of published runs out of sample (the 10th-90th held 75%)."""
+"""The range is the 10th-95th percentile of held-out residuals (cuts 2/20 and 19/20):
+asymmetric because runs overrun a plan more often than they beat it (restarts and
+rollbacks add hours). Over 44 runs it held 82% out of sample at 1.94x; the 5th-95th held
+86% at 2.57x, the 10th-90th 77% at 1.66x, the 7.5th-92.5th 80% at 2.04x."""
 
 
 def band(values: list[float]) -> tuple[float, float]:
     cuts = statistics.quantiles(values, n=RANGE_QUANTILES, method="inclusive")
-    return cuts[0], cuts[-1]
+    return cuts[1], cuts[-1]
 
 
 @dataclass(frozen=True)
@@ -274,7 +276,7 @@ def main() -> int:
         f"Written by `python scripts/bench_accuracy.py` on {stamp} (bundled catalog). "
         "Held-out estimate: the CLI's median `gpu_hours` over the options with exactly N "
         "GPUs, with the constants refitted without that run; its range from the other "
-        "runs' held-out residuals (5th-95th percentile).",
+        "runs' held-out residuals (10th-95th percentile).",
     ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(

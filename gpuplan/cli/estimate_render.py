@@ -157,7 +157,7 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
             "(nothing else is both faster and cheaper); (+n) = same option in n more regions."
         )
         print(
-            "Range: where ~85% of published runs fell against a held-out estimate "
+            "Range: where ~82% of published runs fell against a held-out estimate "
             "(--explain N says more); ranking and deadlines use the central figure."
         )
         if any(o.spot_outlier for o, _ in groups[:top]):
