@@ -29,6 +29,7 @@ from gpuplan.core.audit.split import (
 )
 from gpuplan.core.gpus import GpuTable, Precision
 from gpuplan.core.offers import Offer, PricingModel
+from gpuplan.core.planner.timing import peak_for
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,10 @@ def busy_gpus(usage: Usage, gpu_count: int, rule: AuditRule) -> int:
 
 
 def peak_of(gpus: GpuTable | None, name: str) -> float | None:
-    """Dense bf16 TFLOP/s of one GPU (fp16 where it has no bf16); None when unknown."""
+    """Dense bf16 TFLOP/s of one GPU (the planner's fallback: fp16 where it has no bf16);
+    None when the GPU is not in the table."""
     spec = None if gpus is None else gpus.lookup(name)
-    if spec is None:
-        return None
-    return spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16)
+    return None if spec is None else peak_for(spec, Precision.BF16)[0]
 
 
 def _p90(values: Sequence[float]) -> float | None:
