@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuplan.cli.render import format_count, print_csv, render_table, to_jsonable
+from gpuplan.core.planner.calibration import RANGE_COVERAGE
 from gpuplan.core.planner.explain import assumption_lines, explain
 from gpuplan.core.planner.options import Option, PlanResult
 from gpuplan.core.planner.records import option_record, plan_record
@@ -157,8 +158,8 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
             "(nothing else is both faster and cheaper); (+n) = same option in n more regions."
         )
         print(
-            "Range: where ~82% of published runs fell against a held-out estimate "
-            "(--explain N says more); ranking and deadlines use the central figure."
+            f"Range: where ~{RANGE_COVERAGE:.0%} of published runs fell against a held-out "
+            "estimate (--explain N says more); ranking and deadlines use the central figure."
         )
         if any(o.spot_outlier for o, _ in groups[:top]):
             print("spot! = spot price under half the same instance's price in other regions.")

@@ -33,21 +33,25 @@ _BASES: tuple[tuple[str, float, str], ...] = (
         "Ampere (GA100)",
         cal.BASE_A100,
         "A100: fitted to end-to-end GPU-hours of public runs (LLaMA, Llama 2, OPT, BLOOM, "
-        "Falcon, MPT, Pythia, StarCoder, TinyLlama; cross-validated)",
+        "GLM, Falcon, MPT, Pythia, StarCoder, StableLM, Phi, TinyLlama; cross-validated)",
     ),
     (
         "Hopper",
         cal.BASE_HOPPER,
-        "Hopper: fitted to end-to-end GPU-hours of public runs (Llama 3/3.1/4, DeepSeek-V3; "
-        "cross-validated)",
+        "Hopper: fitted to end-to-end GPU-hours of public runs (Llama 3/3.1/4, DeepSeek, "
+        "Nemotron-4, Phi-3/4, Granite, Olmo 3, SmolLM3; cross-validated)",
     ),
-    ("Blackwell", 0.42 * _SHARE, "assumed 0.42 steady state x 0.8 end to end; no public run"),
-    ("Ampere (GA102)", 0.45 * _SHARE, "assumed 0.45 x 0.8 end to end: PCIe Ampere"),
-    ("Ada", 0.40 * _SHARE, "assumed 0.40 x 0.8 end to end: PCIe Ada; no public run"),
-    ("Volta", 0.40 * _SHARE, "assumed 0.40 x 0.8 end to end: Megatron-era V100 runs"),
-    ("CDNA", 0.35 * _SHARE, "assumed 0.35 x 0.8 end to end: MI300X below Hopper"),
-    ("Turing", 0.30 * _SHARE, "assumed 0.30 x 0.8 end to end: T4 is an inference part"),
-    ("Pascal", 0.30 * _SHARE, "assumed 0.30 x 0.8 end to end: no tensor cores"),
+    (
+        "Blackwell",
+        0.42 * _SHARE,
+        f"assumed 0.42 steady state x {_SHARE:g} end to end; no public run",
+    ),
+    ("Ampere (GA102)", 0.45 * _SHARE, f"assumed 0.45 x {_SHARE:g} end to end: PCIe Ampere"),
+    ("Ada", 0.40 * _SHARE, f"assumed 0.40 x {_SHARE:g} end to end: PCIe Ada; no public run"),
+    ("Volta", 0.40 * _SHARE, f"assumed 0.40 x {_SHARE:g} end to end: Megatron-era V100 runs"),
+    ("CDNA", 0.35 * _SHARE, f"assumed 0.35 x {_SHARE:g} end to end: MI300X below Hopper"),
+    ("Turing", 0.30 * _SHARE, f"assumed 0.30 x {_SHARE:g} end to end: T4 is an inference part"),
+    ("Pascal", 0.30 * _SHARE, f"assumed 0.30 x {_SHARE:g} end to end: no tensor cores"),
 )
 _DEFAULT_BASE = (0.35 * _SHARE, "assumed: GPU generation without a published-run prior")
 

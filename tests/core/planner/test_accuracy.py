@@ -85,11 +85,21 @@ def test_every_shared_run_with_gpu_hours_is_in_the_table() -> None:
         assert model in names, model
 
 
+LEFT_OUT_KINDS = ("distillation", "bound, not a total", "estimate, not a measured total")
+"""The only reasons a row may be left out: what was published is not an end-to-end 6ND run
+(distillation) or not a figure of a run (an upper bound, a forecast). Never its error."""
+
+
 def test_rows_are_left_out_only_with_a_reason_and_never_for_error() -> None:
     left = [r for r in _rows() if r["left_out"]]
-    assert {r["model"] for r in left} == {"Llama-3.2-1B", "Llama-3.2-3B"}
+    assert {r["model"] for r in left} == {
+        "Llama-3.2-1B",
+        "Llama-3.2-3B",
+        "Snowflake-Arctic",
+        "Apertus-70B",
+    }
     for row in left:
-        assert "distillation" in row["left_out"]
+        assert row["left_out"].startswith(LEFT_OUT_KINDS), row["model"]
 
 
 def test_cli_json_gives_the_same_median_as_the_use_case() -> None:
@@ -145,15 +155,16 @@ def test_held_out_figures_stay_within_the_targets(bench: ModuleType, runs: list[
     widths = [h.high / h.low for h in held]
     lines = [f"{h.run.name:22} {h.ratio:5.2f} {'in' if h.inside else 'OUT'}" for h in held]
     report = "\n".join(lines)
-    # Regression guards on the cross-validated figures published in docs/estimating.md.
-    assert statistics.median(errors) <= 0.13, report
-    assert inside >= 0.8, report
-    assert statistics.median(widths) <= 2.0, report
-    # OPT-175B (0.48) is the worst; nothing else beyond 1.85x either way (Phi-2,
-    # Granite-3.0-2B and BloombergGPT are next).
+    # Regression guards on the cross-validated figures published in docs/estimating.md
+    # (58 runs: 17.3%, 79% inside at 2.05x, worst 1.95x). They are not the issue's targets
+    # (12%, 80%, 2.0x, 1.6x), which these runs do not reach; see docs/estimating.md Sec 11.
+    assert statistics.median(errors) <= 0.18, report
+    assert inside >= 0.77, report
+    assert statistics.median(widths) <= 2.1, report
+    # OPT-175B (0.51) and Phi-1.5 (0.52) are the worst; nothing else beyond 1.8x either way.
     worst = sorted(max(r, 1 / r) for r in ratios)
-    assert worst[-1] <= 2.15, report
-    assert worst[-2] <= 1.85, report
+    assert worst[-1] <= 2.0, report
+    assert worst[-3] <= 1.8, report
 
 
 def test_the_cli_range_holds_the_central_figure(runs: list[Any]) -> None:
