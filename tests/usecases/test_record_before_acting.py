@@ -26,9 +26,9 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.idle import STOPPED_AT_TAG, IdleRule, period_starts
 from gpuplan.ledger import Ledger, LedgerError
 from gpuplan.usecases.stop_idle import run_stop_idle
-from tests.e2e.clouds.test_e2e_moto_server import POLICY, _bin, server  # noqa: F401
 from tests.fakes.aws_helpers import policy, providers
 from tests.fakes.aws_world import NOW, World, flat
+from tests.fakes.moto_server import POLICY, installed_bin
 from tests.usecases.holding_proxy import Hold, holding_proxy
 
 TEAM = {"team": "research"}
@@ -46,7 +46,7 @@ class Scene:
 
 @pytest.fixture
 def scene(
-    server: str,  # noqa: F811
+    server: str,
     tmp_path: Path,
     lc_catalog_dir: Path,
     aws_env: None,
@@ -76,7 +76,8 @@ def scene(
             "AWS_DEFAULT_REGION": "us-east-1",
             "GPUPLAN_DB": str(tmp_path / "ledger.sqlite3"),
         }
-        cmd = [_bin("gpuplan"), "stop-idle", "--policy", str(policy_file), "--apply", "--json"]
+        cmd = [installed_bin("gpuplan"), "stop-idle", "--policy", str(policy_file)]
+        cmd += ["--apply", "--json"]
         cmd += ["--catalog-dir", str(lc_catalog_dir)]
         yield Scene(world, env, cmd, tmp_path / "ledger.sqlite3", ids, hold)
 

@@ -1,5 +1,5 @@
 """End-to-end fixtures: the test CA, the loopback guard (for this process), the fakes,
-fake AWS credentials and the small catalog (for the moto_server runs)."""
+fake AWS credentials, the small catalog and a moto_server on loopback (``server``)."""
 
 from collections.abc import Iterator
 
@@ -9,6 +9,7 @@ import trustme
 from tests.e2e.clouds.harness import Clouds, running_clouds
 from tests.fakes.fixtures import ca_file, test_ca  # noqa: F401
 from tests.fakes.moto_fixtures import aws_env, lc_catalog_dir  # noqa: F401
+from tests.fakes.moto_server import server  # noqa: F401
 
 
 @pytest.fixture

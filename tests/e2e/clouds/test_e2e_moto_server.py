@@ -5,68 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import boto3
-import pytest
 
 from gpuplan.core.idle import IdleRule, period_starts
 from tests.fakes.aws_world import World, flat
-
-POLICY = """\
-version: 1
-name: e2e
-scope:
-  aws: {regions: [us-east-1]}
-  match_labels: {team: research}
-idle:
-  window_minutes: 30
-  grace_minutes: 0
-  allow_data_loss: true  # g5.xlarge carries a 250 GB NVMe instance store
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _bin(name: str) -> str:
-    found = Path(sys.executable).parent / name
-    return str(found) if found.exists() else str(shutil.which(name))
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}
-    proc = subprocess.Popen(
-        [_bin("moto_server"), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(url + "/moto-api/", timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+from tests.fakes.moto_server import POLICY, installed_bin
 
 
 def test_stop_idle_apply_json(
@@ -97,7 +44,7 @@ def test_stop_idle_apply_json(
         "AWS_DEFAULT_REGION": "us-east-1",
         "GPUPLAN_DB": str(tmp_path / "ledger.sqlite3"),
     }
-    cmd = [_bin("gpuplan"), "stop-idle", "--policy", str(policy), "--apply", "--json"]
+    cmd = [installed_bin("gpuplan"), "stop-idle", "--policy", str(policy), "--apply", "--json"]
     cmd += ["--catalog-dir", str(lc_catalog_dir)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -121,7 +68,7 @@ def test_bad_policy_exits_2_and_stops_nothing(tmp_path: Path) -> None:
     policy = tmp_path / "bad.yaml"
     policy.write_text("version: 1\nname: x\nidle: {threshold_percent: 150}\n", encoding="utf-8")
     done = subprocess.run(
-        [_bin("gpuplan"), "stop-idle", "--policy", str(policy), "--apply", "--json"],
+        [installed_bin("gpuplan"), "stop-idle", "--policy", str(policy), "--apply", "--json"],
         env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
         capture_output=True,
         text=True,

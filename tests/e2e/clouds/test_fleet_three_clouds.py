@@ -11,7 +11,6 @@ from pathlib import Path
 import boto3
 
 from tests.e2e.clouds.harness import PROJECT, SUB, Clouds, child_env, run_gpuplan, write_policy
-from tests.e2e.clouds.test_e2e_moto_server import server  # noqa: F401  (the moto_server fixture)
 from tests.fakes.aws_world import World
 from tests.fakes.moto_fixtures import aws_env  # noqa: F401  (fake AWS credentials)
 from tests.fakes.scenarios import TEAM
@@ -44,7 +43,7 @@ def _env(tmp_path: Path, clouds: Clouds, ca_file: Path, endpoint: str) -> dict[s
 
 
 def test_one_table_for_three_clouds(
-    server: str,  # noqa: F811
+    server: str,
     clouds: Clouds,
     tmp_path: Path,
     ca_file: Path,
@@ -69,7 +68,7 @@ def test_one_table_for_three_clouds(
 
 
 def test_failing_credentials_are_one_line_and_the_others_are_listed(
-    server: str,  # noqa: F811
+    server: str,
     clouds: Clouds,
     tmp_path: Path,
     ca_file: Path,
