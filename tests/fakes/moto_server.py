@@ -2,7 +2,9 @@
 
 ``server`` starts one per test and yields its URL; point boto3 at it with
 ``endpoint_url`` (or the CLI with ``AWS_ENDPOINT_URL``). ``installed_bin`` finds a console
-script of this venv. ``POLICY`` is the policy those tests run under.
+script of this venv. ``POLICY`` is the policy those tests run under; ``world_on`` a moto
+world whose EC2 and CloudWatch clients talk to the server, ``idle_periods`` the metric
+periods that make an instance idle under that policy's 30-minute window.
 """
 
 from __future__ import annotations
@@ -15,9 +17,14 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
+import boto3
 import pytest
+
+from gpuplan.core.idle import IdleRule, period_starts
+from tests.fakes.aws_world import World
 
 POLICY = """\
 version: 1
@@ -65,3 +72,20 @@ def server(tmp_path: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def world_on(url: str) -> World:
+    """A moto world in us-east-1 whose EC2 and CloudWatch clients talk to ``url``."""
+    session = boto3.Session(region_name="us-east-1")
+    world = World(session)
+    for service in ("ec2", "cloudwatch"):
+        world.clients[(service, "us-east-1")] = session.client(
+            service, region_name="us-east-1", endpoint_url=url
+        )
+    return world
+
+
+def idle_periods(now: datetime) -> list[datetime]:
+    """Every period of ``POLICY``'s 30-minute window at ``now``, plus the next one."""
+    rule = IdleRule(window_minutes=30)
+    return [*period_starts(rule, now), period_starts(rule, now + timedelta(minutes=5))[-1]]

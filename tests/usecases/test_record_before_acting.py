@@ -15,20 +15,19 @@ import sqlite3
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.idle import STOPPED_AT_TAG, IdleRule, period_starts
+from gpuplan.core.idle import STOPPED_AT_TAG
 from gpuplan.ledger import Ledger, LedgerError
 from gpuplan.usecases.stop_idle import run_stop_idle
 from tests.fakes.aws_helpers import policy, providers
 from tests.fakes.aws_world import NOW, World, flat
-from tests.fakes.moto_server import POLICY, installed_bin
+from tests.fakes.moto_server import POLICY, idle_periods, installed_bin, world_on
 from tests.usecases.holding_proxy import Hold, holding_proxy
 
 TEAM = {"team": "research"}
@@ -51,15 +50,9 @@ def scene(
     lc_catalog_dir: Path,
     aws_env: None,
 ) -> Iterator[Scene]:
-    session = boto3.Session(region_name="us-east-1")
-    world = World(session)
-    for service in ("ec2", "cloudwatch"):
-        world.clients[(service, "us-east-1")] = session.client(
-            service, region_name="us-east-1", endpoint_url=server
-        )
+    world = world_on(server)
     now = datetime.now(UTC)
-    rule = IdleRule(window_minutes=30)
-    periods = [*period_starts(rule, now), period_starts(rule, now + timedelta(minutes=5))[-1]]
+    periods = idle_periods(now)
     ids = [world.launch(tags=TEAM, launched=now) for _ in range(2)]
     for iid in ids:
         world.publish(iid, flat(1.0), periods=periods)

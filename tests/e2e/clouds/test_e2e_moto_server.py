@@ -6,28 +6,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
-import boto3
-
-from gpuplan.core.idle import IdleRule, period_starts
-from tests.fakes.aws_world import World, flat
-from tests.fakes.moto_server import POLICY, installed_bin
+from tests.fakes.aws_world import flat
+from tests.fakes.moto_server import POLICY, idle_periods, installed_bin, world_on
 
 
 def test_stop_idle_apply_json(
     server: str, tmp_path: Path, lc_catalog_dir: Path, aws_env: None
 ) -> None:
-    session = boto3.Session(region_name="us-east-1")
-    world = World(session)
-    for service in ("ec2", "cloudwatch"):
-        world.clients[(service, "us-east-1")] = session.client(
-            service, region_name="us-east-1", endpoint_url=server
-        )
+    world = world_on(server)
     now = datetime.now(UTC)
-    rule = IdleRule(window_minutes=30)
-    periods = [*period_starts(rule, now), period_starts(rule, now + timedelta(minutes=5))[-1]]
+    periods = idle_periods(now)
     idle = world.launch(tags={"team": "research"}, launched=now)
     busy = world.launch(tags={"team": "research"}, launched=now)
     silent = world.launch(tags={"team": "research"}, launched=now)
