@@ -256,10 +256,13 @@ def fit_lines(runs: list[Run], held: list[Held]) -> list[str]:
     same = all(math.isclose(a, b, rel_tol=0.01) for a, b in zip(full, shipped, strict=True))
     same = same and math.isclose(low, cal.RESIDUAL_LOW, abs_tol=0.01)
     same = same and math.isclose(high, cal.RESIDUAL_HIGH, abs_tol=0.01)
+    coverage = sum(h.inside for h in held) / len(held)
+    same = same and math.isclose(coverage, cal.RANGE_COVERAGE, abs_tol=0.005)
     return [
         f"Fit on every run: BASE_A100 {full[0]:.3f}, BASE_HOPPER {full[1]:.3f}, "
         f"SCALE_SLOPE {full[2]:g}, SCALE_REFERENCE_PARAMS {full[3]:.0e}, "
-        f"SCALE_PEAK_EXPONENT {full[4]:g}; residual band {low:.2f} / {high:.2f} "
+        f"SCALE_PEAK_EXPONENT {full[4]:g}; residual band {low:.2f} / {high:.2f}, "
+        f"RANGE_COVERAGE {coverage:.2f} "
         + ("(as shipped in calibration.py)." if same else "(DIFFERS from calibration.py).")
     ]
 
