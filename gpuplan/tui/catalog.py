@@ -227,7 +227,8 @@ class CatalogScreen(Screen[None]):
         for key, width in self._layout.items():
             sorted_here = self.sort is not None and self.sort[0] == key
             label = header(LABELS[key], sorted_here, bool(self.sort and self.sort[1]))
-            table.add_column(label, key=key, width=None if key in NUMERIC else width)
+            # A fixed width: an auto width is measured at the next layout and raced the draw.
+            table.add_column(label, key=key, width=width)
         for offer, row in zip(drawn, rows, strict=True):
             key = "|".join(offer.key)
             self.shown[key] = offer

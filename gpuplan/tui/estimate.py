@@ -262,7 +262,8 @@ class EstimateScreen(Screen[None]):
         self._layout = choose_columns(COLUMNS, natural, width)
         for key, w in self._layout.items():
             label = next(c.label for c in COLUMNS if c.key == key)
-            table.add_column(label, key=key, width=w if key in TEXT_COLUMNS else None)
+            # A fixed width: an auto width is measured at the next layout and raced the draw.
+            table.add_column(label, key=key, width=w)
         for index, (option, row) in enumerate(zip(options, rows, strict=True)):
             table.add_row(*self._cells(option, row), key=str(index))
 

@@ -42,8 +42,11 @@ SHRINKS = {"instance": (10, 24), "region": (9, 16), "type": (8, 20), "state": (7
 
 def fit_columns(
     rows: list[dict[str, str | Text]], sort: tuple[str, bool] | None, width: int
-) -> dict[str, int | None]:
-    """The columns that fit ``width``: key -> fixed width (text) or None (as wide as cells)."""
+) -> dict[str, int]:
+    """The columns that fit ``width``: key -> fixed width (the widest cell where it fits).
+
+    Every width is fixed: an auto width is measured when the table next lays out, which
+    can come after a snapshot or a modal is drawn (cells cut to their header's width)."""
     columns = [
         Column(key, label, PRIORITY.get(key, 3), *SHRINKS.get(key, (0, 0)))
         for key, label in COLUMNS
@@ -53,7 +56,7 @@ def fit_columns(
         for key, label in COLUMNS
     }
     chosen = choose_columns(columns, natural, width)
-    return {key: (w if key in SHRINKS else None) for key, w in chosen.items()}
+    return dict(chosen)
 
 
 def plain(cell: str | Text) -> str:
