@@ -153,6 +153,7 @@ def test_provider_error_lands_in_the_problems_panel(tui_context: TuiContext) -> 
     fake = demo_fleet()
     fake.failures["list_instances"] = "throttled by the cloud (RequestLimitExceeded)"
     app = GpuplanApp(on_fake(tui_context, fake))
+    app.NOTIFICATION_TIMEOUT = 1  # toasts last 1 s here, not Textual's 5
 
     async def script(pilot: Pilot[None]) -> None:
         screen = await open_fleet(app, pilot)
@@ -160,7 +161,7 @@ def test_provider_error_lands_in_the_problems_panel(tui_context: TuiContext) -> 
         messages = [n.message for n in app._notifications]
         assert any("RequestLimitExceeded" in m for m in messages)
         assert "1 problem (!)" in str(screen.query_one("#status", Static).render())
-        await pilot.pause(11)  # the toast is gone; the problem is not
+        await pilot.pause(2)  # the toast is gone; the problem is not
         await pilot.press("exclamation_mark")
         assert isinstance(app.screen, ProblemsScreen)
         listed = str(app.screen.query_one("#problems", Static).render())
