@@ -52,7 +52,17 @@ def test_results_keep_the_items_order_when_they_finish_in_reverse() -> None:
 
 @pytest.mark.parametrize("workers", [2, 5, 16])
 def test_the_pool_never_runs_more_than_its_bound(workers: int) -> None:
-    task = InFlight(lambda _: 0.02)
+    # Each task waits until the bound is reached (or 10 s): on a loaded machine a 20 ms
+    # sleep let the first tasks finish before the 16th thread started (most == 15).
+    full = threading.Event()
+
+    def hold(_: int) -> float:
+        if task.most >= workers:
+            full.set()
+        full.wait(10)
+        return 0.001
+
+    task = InFlight(hold)
     Concurrency(workers).map(task, range(40))
     assert task.most == workers
 
