@@ -64,6 +64,28 @@ def write_catalog(
     return root
 
 
+def _share_botocore_models() -> None:
+    """Every botocore loader of this process shares one cache of the SDK's data files.
+
+    botocore caches a parsed service model per loader, that is per ``boto3.Session``, and
+    the moto tests make a session per account, per world and per test: each re-parsed the
+    multi-megabyte EC2 model (half the CPU of a moto test). The files are static, so one
+    parse per process (per search path) gives the same models.
+    """
+    from botocore.loaders import Loader
+
+    caches: dict[tuple[str, ...], dict[Any, Any]] = {}
+    original = Loader.__init__
+
+    def init(self: Loader, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self._cache = caches.setdefault(tuple(self.search_paths), {})
+
+    Loader.__init__ = init  # type: ignore[method-assign]
+
+
+_share_botocore_models()
+
 _real_connect = socket.socket.connect
 
 
