@@ -1,6 +1,6 @@
 """A real ``moto_server`` on loopback for end-to-end tests of the installed CLI.
 
-``server`` starts one per test and yields its URL; point boto3 at it with
+``server`` gives each test the worker's one server, reset, by URL; point boto3 at it with
 ``endpoint_url`` (or the CLI with ``AWS_ENDPOINT_URL``). ``installed_bin`` finds a console
 script of this venv. ``POLICY`` is the policy those tests run under; ``world_on`` a moto
 world whose EC2 and CloudWatch clients talk to the server, ``idle_periods`` the metric
@@ -50,8 +50,9 @@ def installed_bin(name: str) -> str:
     return str(found) if found.exists() else str(shutil.which(name))
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
+@pytest.fixture(scope="session")
+def _moto_server_process() -> Iterator[str]:
+    """One moto_server per test process (per xdist worker), on a port the kernel picked."""
     port = _free_port()
     env = {**os.environ, "MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}
     proc = subprocess.Popen(
@@ -62,16 +63,28 @@ def server(tmp_path: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
+        for _ in range(300):
             try:
                 urllib.request.urlopen(url + "/moto-api/", timeout=1).close()
                 break
             except OSError:
+                if proc.poll() is not None:
+                    message = f"moto_server exited ({proc.returncode}) on port {port}"
+                    raise RuntimeError(message) from None
                 time.sleep(0.1)
         yield url
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def server(_moto_server_process: str) -> str:
+    """The worker's moto_server, emptied: every test starts on a fresh AWS (moto's reset
+    API), without paying a server start and moto's EC2 set-up again."""
+    reset = urllib.request.Request(_moto_server_process + "/moto-api/reset", method="POST")
+    urllib.request.urlopen(reset, timeout=30).close()
+    return _moto_server_process
 
 
 def world_on(url: str) -> World:

@@ -9,7 +9,7 @@ import trustme
 from tests.e2e.clouds.harness import Clouds, running_clouds
 from tests.fakes.fixtures import ca_file, test_ca  # noqa: F401
 from tests.fakes.moto_fixtures import aws_env, lc_catalog_dir  # noqa: F401
-from tests.fakes.moto_server import server  # noqa: F401
+from tests.fakes.moto_server import _moto_server_process, server  # noqa: F401
 
 
 @pytest.fixture
