@@ -7,7 +7,7 @@ and the XDG folders are fresh temp folders (a user catalog or ledger never leaks
 literal ``/tmp/`` in a command is this session's own temp folder (parallel test runs do
 not share a file); every Python process started gets a guard (``sitecustomize``) that
 refuses to resolve or connect to anything but loopback and logs what it refused; stdin
-is empty.
+is empty and the terminal is 200 columns wide (``COLUMNS``), whatever the developer's.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def run_session(
         "XDG_CACHE_HOME": str(home / ".cache"),
         "PYTHONPATH": str(guard),
         "LC_ALL": "C.UTF-8",
-        "COLUMNS": os.environ.get("COLUMNS", "200"),
+        "COLUMNS": "200",
         "TMPDIR": str(tmp),
     }
     subprocess.run(
