@@ -152,6 +152,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        6,
+        "the scope each action was taken in, so reconcile settles only its own run's intents",
+        """
+        ALTER TABLE actions ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version
