@@ -58,8 +58,7 @@ class AlertHolder:
         if self.state == SENT:
             return f"sent at {self.at[:19]}Z"
         return (
-            f"another gpuplan audit run claimed it at {self.at[:19]}Z until "
-            f"{self.expires_at[:19]}Z"
+            f"another gpuplan audit run claimed it at {self.at[:19]}Z until {self.expires_at[:19]}Z"
         )
 
 
