@@ -181,9 +181,11 @@ class Owner:
     """The scope names of this run's adapters (its shard's part of the fleet)."""
     lock_name: str = ""
     shard: str = ""
+    only: Collection[str] | None = None
+    """The instances a narrowed run looks at (the TUI's single stop); None: all."""
 
     def made(self, p: PendingAction, listed: Collection[str]) -> bool:
-        if p.policy != self.policy:
+        if p.policy != self.policy or (self.only is not None and p.instance_id not in self.only):
             return False
         if p.scope:
             return p.scope in self.scopes

@@ -88,7 +88,7 @@ def run_stop_idle(
         listed = {s.instance.instance_id: (s.instance, s.provider) for s in seen.seen}
         owner = Owner(
             journal.run_id, policy.name, {p.scope for p in providers},
-            ledger.lock_name if ledger else "", ledger.shard if ledger else "",
+            ledger.lock_name if ledger else "", ledger.shard if ledger else "", instance_ids,
         )  # fmt: skip
         result.reconciled = reconcile(ledger, listed, rule.code, now, owner)
     if apply and planned.aborted is None:

@@ -82,3 +82,15 @@ def test_a_run_alive_in_another_session_is_not_closed(pg: PgServer, pg_db: str) 
         mine = other.start_run("stop-idle", "team-a", T1, dry_run=False)
         reconcile(other, {}, "idle", T1, Owner(mine, "team-a", set()))
         assert _status(other)[running] == "running"
+
+
+def test_a_run_narrowed_to_some_instances_settles_only_theirs(location: str) -> None:
+    with Ledger(location) as ledger:
+        killed = ledger.start_run("stop-idle", "team-a", T0, dry_run=False)
+        _intent(ledger, killed, "i-1", "aws us-east-1")
+        _intent(ledger, killed, "i-2", "aws us-east-1")
+        mine = ledger.start_run("stop-idle", "team-a", T1, dry_run=False)
+        owner = Owner(mine, "team-a", {"aws us-east-1"}, only={"i-2"})
+        assert [r.instance_id for r in reconcile(ledger, {}, "idle", T1, owner)] == ["i-2"]
+        assert [p.instance_id for p in ledger.pending_actions()] == ["i-1"]
+        assert _status(ledger)[killed] == "running"  # i-1 still waits for a full run
