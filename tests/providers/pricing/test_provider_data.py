@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,40 @@ def test_capped_counts_time_from_the_first_page() -> None:
     with pytest.raises(PageCapError, match=r"still paging after 300s \(30 pages\)"):
         list(capped(itertools.repeat({}), Read.AZURE_SKUS, "azure eastus", clock))
     assert list(capped([1, 2, 3], Read.AZURE_SKUS, "azure eastus")) == [1, 2, 3]
+
+
+def test_a_discovered_type_with_implausible_gpus_never_reaches_the_catalog(
+    catalog_dir: Path,
+) -> None:
+    from gpuplan.core.discovery import Discovery, FoundType
+    from gpuplan.core.offers import PricingModel
+    from gpuplan.core.refresh import FetchResult, Quote
+    from gpuplan.usecases.refresh import FetchRequest, refresh_catalog
+
+    region = "us-east-1"
+    found = [
+        FoundType("p9.huge", region, "H100", 1e20, 192, 2048, gpu_memory_gb=80),
+        FoundType("p9.half", region, "H100", 0.5, 8, 64, gpu_memory_gb=80),
+    ]
+
+    def listed(regions: tuple[str, ...], progress: Any) -> Discovery:
+        return Discovery(Provider.AWS, found=list(found), regions=set(regions))
+
+    def fetch(req: FetchRequest) -> FetchResult:
+        out = FetchResult(Provider.AWS, regions=set(req.regions))
+        for name, shape in req.shapes.items():
+            price = shape.on_demand_hourly or Decimal("2.5")
+            for r in req.regions:
+                out.quotes.append(Quote(name, r, PricingModel.ON_DEMAND, price))
+        return out
+
+    report = refresh_catalog(
+        now=datetime.now(UTC), providers=[Provider.AWS], catalog_dir=catalog_dir,
+        fetchers={Provider.AWS: fetch}, discoverers={Provider.AWS: listed},
+    )  # fmt: skip
+    (aws,) = report.outcomes
+    types = {o.instance_type: o for o in _offers(catalog_dir, Provider.AWS)}
+    assert "p9.huge" not in types
+    assert types["p9.half"].gpu_count == 0.5  # a fractional GPU is kept
+    [line] = [p.message for p in aws.problems if "p9.huge" in p.message]
+    assert "GPU count 1.000E+20 is implausible" in line and "not added" in line
