@@ -87,7 +87,7 @@ def run_stop_idle(
     if apply:
         listed = {s.instance.instance_id: (s.instance, s.provider) for s in seen.seen}
         owner = Owner(
-            journal.run_id, policy.name, {p.scope for p in providers},
+            journal.run_id, policy.name, set(seen.listed),  # a failed listing settles nothing
             ledger.lock_name if ledger else "", ledger.shard if ledger else "", instance_ids,
         )  # fmt: skip
         result.reconciled = reconcile(ledger, listed, rule.code, now, owner)

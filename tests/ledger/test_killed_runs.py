@@ -4,8 +4,10 @@ run that could have made an intent settles it, and a dead run is closed as ``kil
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
-from gpuplan.core.fleet import Action
+from gpuplan.core.fleet import Action, GpuInstance
+from gpuplan.core.offers import Provider
 from gpuplan.ledger import PENDING, ActionRecord, Ledger
 from gpuplan.ledger.killed import KILLED
 from gpuplan.usecases.journal import Owner, reconcile
@@ -94,3 +96,26 @@ def test_a_run_narrowed_to_some_instances_settles_only_theirs(location: str) -> 
         assert [r.instance_id for r in reconcile(ledger, {}, "idle", T1, owner)] == ["i-2"]
         assert [p.instance_id for p in ledger.pending_actions()] == ["i-1"]
         assert _status(ledger)[killed] == "running"  # i-1 still waits for a full run
+
+
+def test_a_scope_whose_listing_failed_settles_nothing(tmp_path: Path) -> None:
+    """Shard 1's next run cannot list its scope (throttled): the killed intent is not
+    recorded as failed ("no longer listed"); it waits for a run that can read the cloud."""
+    from gpuplan.core.errors import GpuplanError
+    from gpuplan.core.policy.models import Policy
+    from gpuplan.providers.fake import FakeProvider
+    from gpuplan.usecases.stop_idle import run_stop_idle
+
+    class Throttled(FakeProvider):
+        def list_instances(self) -> list[GpuInstance]:
+            raise GpuplanError("Throttling: rate exceeded")
+
+    policy = Policy.model_validate({"version": 1, "name": "team-a"})
+    adapter = Throttled(Provider.AWS, scope="aws us-east-2")
+    with Ledger(tmp_path / "l.db") as ledger:
+        killed = ledger.start_run("stop-idle", "team-a", T0, dry_run=False)
+        _intent(ledger, killed, "i-2", "aws us-east-2")
+        result = run_stop_idle(policy, [adapter], apply=True, now=T1, ledger=ledger)
+        assert result.reconciled == [] and result.problems
+        assert [p.instance_id for p in ledger.pending_actions()] == ["i-2"]
+        assert _status(ledger)[killed] == "running"
