@@ -182,3 +182,28 @@ def test_a_discovered_type_with_implausible_gpus_never_reaches_the_catalog(
     assert types["p9.half"].gpu_count == 0.5  # a fractional GPU is kept
     [line] = [p.message for p in aws.problems if "p9.huge" in p.message]
     assert "GPU count 1.000E+20 is implausible" in line and "not added" in line
+
+
+def test_an_aws_instance_type_listing_past_its_time_cap_fails_the_region(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """moto answers the listing in one page, so the time cap is the one to reach: at 0 s
+    the read stops at its first page and the region is reported failed, not half-listed."""
+    from moto.server import ThreadedMotoServer
+
+    from gpuplan.providers.pricing.aws_discovery import discover_aws_types
+
+    monkeypatch.setitem(paging.CAPS, Read.AWS_TYPES, Cap(100, 0.0))
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        url = f"http://{host}:{port}"
+        found = discover_aws_types(
+            ["us-east-1"],
+            ec2_client_for=lambda r: boto3.client("ec2", region_name=r, endpoint_url=url, **KEYS),
+        )
+    finally:
+        server.stop()
+    assert found.regions == set() and found.found == []
+    assert "instance types: still paging after 0s" in found.failures["us-east-1"]
