@@ -113,12 +113,11 @@ def _live(
         print(f"gpuplan: skipped {line}", file=sys.stderr)
     if policy.audit.alerts:
         from gpuplan.ledger import Ledger
-        from gpuplan.providers.webhook import WebhookNotifier
+        from gpuplan.providers.webhook import notifier_for
 
-        url = policy.notify.webhook_url
-        with Ledger.open(args.db) as ledger:
+        with Ledger.open(args.db) as ledger:  # the webhook as stop-idle builds it
             sent = live.send_alerts(policy, result.audits, ledger,
-                                    None if url is None else WebhookNotifier(url), now)  # fmt: skip
+                                    notifier_for(policy.notify), now)  # fmt: skip
         for alert in sent:
             print(f"gpuplan: audit alert {alert.instance_id}: {alert.status} {alert.detail}",
                   file=sys.stderr)  # fmt: skip

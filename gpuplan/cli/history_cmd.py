@@ -40,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
             "started_at": r.started_at,
             "dry_run": r.dry_run,
             "status": r.status,
+            "finished_at": r.finished_at,
+            # A killed run is closed by a later run, which names itself here.
+            "closed_by_run": r.summary.get("closed_by_run"),
             # Counted from the decision and action rows, which are written as the run
             # goes: a run killed before its summary still shows what it did.
             "actions": tallies[r.id].outcomes,

@@ -6,6 +6,9 @@ Azure resource SKUs) as :class:`FoundType` values that name the GPU *as the prov
 names it*. This module turns the types the catalog does not know yet into shapes (offers
 without prices) for the refresh to price, when the GPU resolves in the spec table; a GPU
 that does not resolve is reported by name with its instance types and never guessed.
+Every number of a found type (GPUs, memory per GPU, vCPUs, memory, network) passes the
+one check of provider numbers (:mod:`gpuplan.core.provider_values`); a type with an
+implausible one (10^20 GPUs, NaN memory) is reported and never added.
 
 No clock, files or network here.
 """
@@ -19,6 +22,7 @@ from datetime import date
 
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import Offer, Provider
+from gpuplan.core.provider_values import Quantity, value_problem
 
 # Template date of a discovered shape; the refresh stamps real offers with its own date.
 _SHAPE_DATE = date(1970, 1, 1)
@@ -96,6 +100,22 @@ class NewShapes:
     seen: dict[str, set[str]] = field(default_factory=dict)
     """Instance type -> regions that list it."""
     unknown: list[UnknownGpu] = field(default_factory=list)
+    implausible: list[str] = field(default_factory=list)
+    """``type in region: why`` for each found type refused for an implausible number."""
+
+
+def found_problem(found: FoundType) -> str | None:
+    """Why a found type's numbers are implausible; None when every one is plausible."""
+    checks = [
+        (Quantity.GPU_COUNT, found.gpu_count),
+        (Quantity.VCPUS, found.vcpus),
+        (Quantity.MEMORY_GB, found.memory_gb),
+    ]
+    if found.gpu_memory_gb is not None:
+        checks.append((Quantity.GPU_MEMORY_GB, found.gpu_memory_gb))
+    if found.network_gbps is not None:
+        checks.append((Quantity.NETWORK_GBPS, found.network_gbps))
+    return next((why for q, v in checks if (why := value_problem(q, v))), None)
 
 
 def new_shapes(
@@ -105,7 +125,11 @@ def new_shapes(
     out = NewShapes()
     unknown: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for item in sorted(found, key=lambda f: (f.instance_type, f.region)):
-        if item.instance_type in known or item.gpu_count <= 0:
+        if item.instance_type in known:
+            continue
+        why = found_problem(item)
+        if why is not None:
+            out.implausible.append(f"{item.instance_type} in {item.region}: {why}"[:300])
             continue
         canonical = resolve_gpu(item, gpus)
         if canonical is None:

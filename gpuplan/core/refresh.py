@@ -6,9 +6,11 @@ catalog already knows (GPU, count, vCPUs, memory come from the current catalog: 
 APIs do not say which GPU an instance carries), and applies the gates a refresh must pass
 before anything is written:
 
-- a quote in a currency other than USD, or a price that is zero, negative, a known
-  placeholder (700.0 ...) or implausibly large, rejects its whole region: the previous
-  data for that region is kept and the problem is reported as an error;
+- a quote in a currency other than USD, a known placeholder price (700.0 ...), or a
+  price outside $0.01-$1,000 per GPU-hour (:mod:`gpuplan.core.provider_values`, the one
+  check of every provider number; ``1e-300``, 0, NaN, infinities, negatives) rejects
+  its whole region: the previous data for that region is kept and the problem is
+  reported as an error;
 - spot at or above on-demand is flagged (a warning), not rejected;
 - when more than 20 % of a provider's offers in the refreshed regions would vanish, the
   provider is refused unless forced.
@@ -27,9 +29,10 @@ from enum import StrEnum
 from statistics import median
 
 from gpuplan.core.offers import BASE_MODELS, Offer, PriceParts, PricingModel, Provider
+from gpuplan.core.provider_values import price_per_gpu_problem
 from gpuplan.core.wording import plural
 
-# Same limits as the catalog loader: no GPU instance lists above this per hour.
+# Per GPU (the 72-GPU ceiling of a listing times this bounds a whole instance).
 MAX_PLAUSIBLE_HOURLY = Decimal(1000)
 PLACEHOLDER_PRICES = frozenset({Decimal(700), Decimal(999), Decimal(9999), Decimal(99999)})
 MAX_VANISH_SHARE = Decimal("0.20")
@@ -98,14 +101,21 @@ def is_aws_local_zone(zone: str, region: str) -> bool:
     return zone.count("-") > 1
 
 
-def price_problem(hourly: Decimal, currency: str) -> str | None:
-    """Why this price must not be written, or None when it is plausible."""
+def price_problem(hourly: Decimal, currency: str, gpu_count: float) -> str | None:
+    """Why this price (of an instance with ``gpu_count`` GPUs) must not be written, or
+    None when it is plausible."""
+    return unit_price_problem(hourly, currency) or price_per_gpu_problem(hourly, gpu_count)
+
+
+def unit_price_problem(price: Decimal, currency: str) -> str | None:
+    """Why a unit price (per instance, vCPU or GB-hour) is unusable: not USD, not a
+    positive finite number, a known placeholder, or above any GPU instance's."""
     if currency.upper() != "USD":
         return f"currency {currency!r} is not USD"
-    if not hourly.is_finite() or hourly <= 0:
-        return f"price {hourly} is not positive"
-    if hourly in PLACEHOLDER_PRICES or hourly > MAX_PLAUSIBLE_HOURLY:
-        return f"price {hourly} looks like a placeholder"
+    if not price.is_finite() or price <= 0:
+        return f"price {price} is not positive"
+    if price in PLACEHOLDER_PRICES or price > MAX_PLAUSIBLE_HOURLY * 72:
+        return f"price {price} looks like a placeholder"
     return None
 
 
@@ -180,7 +190,7 @@ def _build_region(
         (Severity.ERROR, "region not updated") if reject_region else (Severity.WARNING, "dropped")
     )
     for instance_type in sorted(per_type):
-        update, rejected = _price_update(per_type[instance_type])
+        update, rejected = _price_update(per_type[instance_type], shapes[instance_type].gpu_count)
         for quote, why in rejected:
             ref = f" ({quote.ref})" if quote.ref else ""
             text = f"{instance_type} {quote.pricing.value}: {why}{ref}; {outcome}"
@@ -197,14 +207,16 @@ def _build_region(
     return built
 
 
-def _price_update(quotes: Iterable[Quote]) -> tuple[dict[str, object], list[tuple[Quote, str]]]:
+def _price_update(
+    quotes: Iterable[Quote], gpu_count: float
+) -> tuple[dict[str, object], list[tuple[Quote, str]]]:
     """Offer fields set from plausible quotes, and the quotes rejected with the reason."""
     update: dict[str, object] = {f"{m.value}_hourly": None for m in PricingModel}
     update["spot_zone"] = None
     parts: dict[PricingModel, PriceParts] = {}
     rejected: list[tuple[Quote, str]] = []
     for quote in quotes:
-        why = price_problem(quote.hourly, quote.currency)
+        why = price_problem(quote.hourly, quote.currency, gpu_count)
         if why:
             rejected.append((quote, why))
             continue

@@ -49,6 +49,9 @@ _NUMERIC_LABEL = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$", re.IGNORECASE)
 _TOKENISH = re.compile(r"(?=.*[A-Za-z])(?=.*[0-9])")
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 @dataclass(frozen=True)
 class Url:
     """The parts of an http(s) URL; ``port`` is None when not written."""
@@ -70,8 +73,10 @@ class Url:
             return None
 
     def origin(self) -> str:
-        """``scheme://host[:port]``: nothing secret."""
-        port = f":{self.port}" if self.port is not None else ""
+        """``scheme://host[:port]``: nothing secret. A port that is the scheme's default
+        is left out, so ``https://h:443`` and ``https://h`` are one origin (Azure's next
+        links spell ``:443`` out; the endpoint does not)."""
+        port = "" if self.port in (None, DEFAULT_PORTS[self.scheme]) else f":{self.port}"
         return f"{self.scheme}://{self.host}{port}"
 
 

@@ -27,7 +27,8 @@ _CLAIM = (
 _KEY = "provider = ? AND account = ? AND region = ? AND instance_id = ?"
 
 
-def _stamp(at: datetime) -> str:
+def stamp(at: datetime) -> str:
+    """``at`` as fixed-width UTC text, which compares as time in both databases."""
     return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -38,7 +39,7 @@ def claim_instance(
     else the other run that holds it (its claim not yet expired at ``at``)."""
     where = (key.provider, key.account, key.region, key.instance_id)
     with ledger.transaction() as conn:
-        cur = conn.execute(_CLAIM, (*where, run_id, _stamp(at), _stamp(until)))
+        cur = conn.execute(_CLAIM, (*where, run_id, stamp(at), stamp(until)))
         if cur.rowcount == 1:
             return None
         row = conn.execute(

@@ -152,6 +152,22 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        6,
+        "the scope each action was taken in, so reconcile settles only its own run's intents",
+        """
+        ALTER TABLE actions ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+        """,
+    ),
+    Migration(
+        7,
+        "audit alerts are claimed before they are sent: the claim's state, holder and expiry",
+        """
+        ALTER TABLE audit_alerts_sent ADD COLUMN state TEXT NOT NULL DEFAULT 'sent';
+        ALTER TABLE audit_alerts_sent ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';
+        ALTER TABLE audit_alerts_sent ADD COLUMN expires_at TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -42,6 +42,9 @@ class ActionRecord:
     acted_at: datetime
     detail: str = ""
     decision_id: int | None = None
+    scope: str = ""
+    """The adapter scope the run acted in (``aws 123456789012/us-east-1``); reconcile
+    settles an intent only in a run that covers the same scope."""
 
 
 PENDING = "pending"
@@ -59,6 +62,12 @@ class PendingAction:
     instance_id: str
     action: str
     acted_at: datetime
+    policy: str = ""
+    """The policy of the run that wrote the intent."""
+    scope: str = ""
+    """The scope it was written in (empty in rows older than the column)."""
+    lock_name: str = ""
+    """The run lock of that run (policy and shard)."""
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,10 @@ money is stored as decimal text so it reads back exactly.
 
 Actions are written twice: an intent (outcome ``pending``) committed before the cloud
 is called, then the outcome. A ``pending`` row left behind is a run killed mid-call;
-the next run reconciles it (:meth:`Ledger.pending_actions`, :meth:`Ledger.settle_action`).
-On PostgreSQL an intent whose run is still alive (its run lock held by another
-session: a concurrent shard mid-call) is not handed out for reconciling.
+the next run of the same policy covering the same scope reconciles it
+(:mod:`gpuplan.ledger.killed`, :meth:`Ledger.settle_action`) and closes the killed run
+(status ``killed``). On PostgreSQL an intent whose run is still alive (its run lock
+held by another session: a concurrent shard mid-call) is not handed out for reconciling.
 
 Before acting on an instance a run claims it (:mod:`gpuplan.ledger.claims`); a claim
 holds until it expires, so two runs that reach one instance (shards set up to
@@ -72,10 +73,6 @@ def _run_record(r: Any) -> RunRecord:
         rows_mod.run_summary(r[7]),
         str(r[8] or ""),
     )
-
-
-def _time(text: str) -> datetime:
-    return datetime.fromisoformat(text)
 
 
 def _money(value: Decimal | None) -> str | None:
@@ -242,7 +239,7 @@ class Ledger:
         with self.transaction() as conn:
             return conn.insert(
                 "INSERT INTO actions (run_id, decision_id, provider, region, instance_id,"
-                " action, outcome, detail, acted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " action, outcome, detail, acted_at, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     a.decision_id,
@@ -253,6 +250,7 @@ class Ledger:
                     a.outcome,
                     a.detail,
                     a.acted_at.isoformat(),
+                    a.scope,
                 ),
             )
 
@@ -265,24 +263,16 @@ class Ledger:
             )
 
     def pending_actions(self) -> list[PendingAction]:
-        """Intents with no outcome, oldest first (left by killed runs).
+        """Intents with no outcome, oldest first (left by killed runs); an intent whose
+        run is alive in another session is left out (:mod:`gpuplan.ledger.killed`)."""
+        from gpuplan.ledger.killed import pending_actions
 
-        An intent whose run still holds its run lock in another session (a concurrent
-        shard with its cloud call in flight) is not one: it is left out."""
-        rows = self._conn.execute(
-            "SELECT a.id, a.run_id, a.provider, a.region, a.instance_id, a.action, a.acted_at,"
-            " r.lock_name FROM actions a JOIN runs r ON a.run_id = r.id"
-            " WHERE a.outcome = ? ORDER BY a.id",
-            (PENDING,),
-        ).fetchall()
-        alive: dict[str, bool] = {}
-        out: list[PendingAction] = []
-        for r in rows:
-            lock = str(r[7] or "")
-            if lock and alive.setdefault(lock, self._conn.lock_held_elsewhere(lock)):
-                continue
-            out.append(PendingAction(int(r[0]), int(r[1]), r[2], r[3], r[4], r[5], _time(r[6])))
-        return out
+        return pending_actions(self)
+
+    def lock_held_elsewhere(self, name: str) -> bool:
+        """True when another session holds the run lock ``name`` (its run is alive);
+        always False for a ledger file, whose runs take turns through the lock file."""
+        return self._conn.lock_held_elsewhere(name)
 
     def finish_run(
         self,

@@ -8,6 +8,7 @@ are an upper bound (waiting a lower bound); traces give means.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -18,7 +19,13 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.fleet import GpuInstance, HostSamples, host_samples
 from gpuplan.core.policy.models import AuditSettings, Policy
-from gpuplan.ledger.audit_alerts import audit_alert_sent, mark_audit_alert
+from gpuplan.ledger.audit_alerts import (
+    AlertKey,
+    audit_alert_sent,
+    claim_audit_alert,
+    confirm_audit_alert,
+    release_audit_alert,
+)
 from gpuplan.ledger.store import Ledger
 from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.webhook import Notifier
@@ -37,7 +44,8 @@ class LiveAudit:
 class AlertOutcome:
     instance_id: str
     status: str
-    """``sent``, ``already-sent``, ``failed`` or ``no-webhook``."""
+    """``sent``, ``already-sent``, ``claimed`` (another run is sending it), ``failed`` or
+    ``no-webhook``."""
     detail: str = ""
 
 
@@ -143,30 +151,47 @@ def period_key(now: datetime, days: int) -> str:
     return f"{first.isoformat()}/{days}d"
 
 
+ALERT_CLAIM_MINUTES = 15
+"""How long an alert's claim keeps other audit runs from sending it (then it expires)."""
+
+
 def send_alerts(
     policy: Policy, audits: Sequence[InstanceAudit], ledger: Ledger,
     notifier: Notifier | None, now: datetime,
 ) -> list[AlertOutcome]:  # fmt: skip
+    """One message per instance under the floor and period, claimed in the ledger before
+    it is sent (:mod:`gpuplan.ledger.audit_alerts`): concurrent runs send it once."""
     settings = policy.audit
     period = period_key(now, settings.period_days)
+    token = secrets.token_hex(6)
+    until = now + timedelta(minutes=ALERT_CLAIM_MINUTES)
     outcomes: list[AlertOutcome] = []
     for a in audits:
         busy = 100 * a.split.share(a.split.busy)
         if busy >= settings.utilisation_floor_percent or a.split.paid < settings.min_usd:
             continue
         iid = a.subject.instance_id
-        if audit_alert_sent(ledger, policy.name, iid, period):
-            outcomes.append(AlertOutcome(iid, "already-sent", period))
-            continue
+        key = AlertKey(policy.name, iid, period)
         if notifier is None:
-            outcomes.append(AlertOutcome(iid, "no-webhook", "set notify.webhook_url"))
+            sent = audit_alert_sent(ledger, policy.name, iid, period)
+            outcomes.append(
+                AlertOutcome(iid, "already-sent", period)
+                if sent
+                else AlertOutcome(iid, "no-webhook", "set notify.webhook_url")
+            )
+            continue
+        holder = claim_audit_alert(ledger, key, token=token, at=now, until=until,
+                                   busy_percent=busy, paid_usd=a.split.paid)  # fmt: skip
+        if holder is not None:
+            status = "already-sent" if holder.state == "sent" else "claimed"
+            outcomes.append(AlertOutcome(iid, status, f"{period}: {holder.detail}"))
             continue
         delivery = notifier.send(alert_text(policy.name, a, busy, period))
         if not delivery.ok:
+            release_audit_alert(ledger, key, token=token)
             outcomes.append(AlertOutcome(iid, "failed", delivery.error or str(delivery.status)))
             continue
-        mark_audit_alert(ledger, policy.name, iid, period, sent_at=now, busy_percent=busy,
-                         paid_usd=a.split.paid)  # fmt: skip
+        confirm_audit_alert(ledger, key, token=token, at=now)
         outcomes.append(AlertOutcome(iid, "sent", period))
     return outcomes
 

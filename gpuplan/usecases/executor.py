@@ -33,9 +33,8 @@ from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction, Step
 from gpuplan.providers.base import LifecycleProvider
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.fleet import decide_one, fetch_samples
-from gpuplan.usecases.journal import Journal
+from gpuplan.usecases.journal import LEASE_TAG, Journal
 
-LEASE_TAG = "gpuplan-acting"
 LEASE_MINUTES = 15
 
 

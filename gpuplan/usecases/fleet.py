@@ -49,6 +49,8 @@ class Survey:
     seen: list[Seen] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    listed: list[str] = field(default_factory=list)
+    """The scopes whose listing succeeded (what a run can reconcile against)."""
 
 
 def idle_rule(policy: Policy) -> IdleRule:
@@ -104,6 +106,7 @@ def survey(
             out.seen.extend(part.seen)
             out.problems.extend(part.problems)
             out.notices.extend(part.notices)
+            out.listed.extend(part.listed)
             if on_scope is not None:
                 on_scope(adapter, part)
     return out
@@ -127,6 +130,7 @@ def survey_scope(
         return part
     finally:
         part.notices.extend(adapter.drain_notices())
+    part.listed.append(adapter.scope)
     if instance_ids is not None:
         instances = [i for i in instances if i.instance_id in instance_ids]
     samples, failure = fetch_samples(adapter, instances, *window, rule, concurrency)

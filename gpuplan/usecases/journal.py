@@ -7,10 +7,16 @@ Promises (docs/lifecycle.md, "Guarantees"):
 - Each action is an intent (outcome ``pending``) committed before its cloud call, and
   its outcome committed right after. A write that fails after a call stops the run:
   nothing more is acted on, and the error is one line.
-- A run killed between intent and outcome leaves ``pending`` rows. The next applied
-  run reads them back against the cloud: an instance found stopping or stopped is
-  recorded as done (and tagged when and why, as a normal stop would), one still
-  running as failed; each is reported.
+- A run killed between intent and outcome leaves ``pending`` rows, each with the scope
+  it was written in. The next applied run of the same policy whose scopes include that
+  scope (the killed shard's next run, or a whole-fleet run) reads them back against the
+  cloud: an instance found stopping or stopped is recorded as done (tagged when and
+  why, as a normal stop would, and its stale lease tag removed), one still running as
+  failed, one no longer listed in its scope as failed; each is reported. Intents of
+  other policies and of scopes this run does not cover are left for their owner.
+- The killed run itself is closed (status ``killed``, when, and by which run) by the
+  run that settles its last intent, or by any later applied run of its policy when it
+  left none (:func:`gpuplan.ledger.killed.close_killed_runs`).
 - Before any call that changes an instance (the lease tag, the action) the run claims
   it in the ledger (:meth:`Journal.claim`); an instance another run claimed less than
   ``CLAIM_MINUTES`` before is left alone with the reason, so two overlapping runs
@@ -22,7 +28,7 @@ Promises (docs/lifecycle.md, "Guarantees"):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -30,12 +36,22 @@ from gpuplan.core.errors import GpuplanError
 from gpuplan.core.fleet import Action, GpuInstance, InstanceState
 from gpuplan.core.idle import REASON_TAG, STOPPED_AT_TAG, format_tag_time
 from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction
-from gpuplan.ledger import PENDING, ActionRecord, DecisionRecord, InstanceKey, Ledger
+from gpuplan.ledger import (
+    PENDING,
+    ActionRecord,
+    DecisionRecord,
+    InstanceKey,
+    Ledger,
+    PendingAction,
+)
 from gpuplan.ledger.claims import claim_instance, release_instance
+from gpuplan.ledger.killed import close_killed_runs
 from gpuplan.providers.base import LifecycleProvider
 
 CLAIM_MINUTES = 15
 """How long a claim keeps other runs off an instance (as long as the lease tag)."""
+LEASE_TAG = "gpuplan-acting"
+"""The tag a run writes on an instance while it acts on it (:mod:`.executor`)."""
 
 
 @dataclass
@@ -47,6 +63,8 @@ class Journal:
     decision_ids: dict[str, int] = field(default_factory=dict)
     claimed: dict[str, InstanceKey] = field(default_factory=dict)
     """Instance id -> the claim this run holds on it."""
+    scopes: Mapping[str, str] = field(default_factory=dict)
+    """Instance id -> the scope (adapter) it was listed in, recorded with each action."""
 
     def open(
         self,
@@ -117,6 +135,7 @@ class Journal:
                 acted_at=now,
                 detail=detail,
                 decision_id=self.decision_ids.get(inst.instance_id),
+                scope=self.scopes.get(inst.instance_id, ""),
             ),
         )
 
@@ -152,17 +171,43 @@ class Reconciled:
     detail: str
 
 
+@dataclass(frozen=True)
+class Owner:
+    """What an applied run covers: it settles only the intents it could have made."""
+
+    run_id: int | None
+    policy: str
+    scopes: Collection[str]
+    """The scope names of this run's adapters (its shard's part of the fleet)."""
+    lock_name: str = ""
+    shard: str = ""
+    only: Collection[str] | None = None
+    """The instances a narrowed run looks at (the TUI's single stop); None: all."""
+
+    def made(self, p: PendingAction, listed: Collection[str]) -> bool:
+        if p.policy != self.policy or (self.only is not None and p.instance_id not in self.only):
+            return False
+        if p.scope:
+            return p.scope in self.scopes
+        # A row older than the scope column: ours if we list it, or our own lock wrote it.
+        return p.instance_id in listed or bool(self.lock_name and p.lock_name == self.lock_name)
+
+
 def reconcile(
     ledger: Ledger | None,
     listed: Mapping[str, tuple[GpuInstance, LifecycleProvider]],
     reason_code: str,
     now: datetime,
+    owner: Owner,
 ) -> list[Reconciled]:
-    """Settle every ``pending`` intent from the instances listed this run."""
+    """Settle the ``pending`` intents ``owner`` could have made from the instances listed
+    this run, then close the killed runs left with none."""
     if ledger is None:
         return []
     out: list[Reconciled] = []
     for pending in ledger.pending_actions():
+        if not owner.made(pending, listed):
+            continue  # another policy's or another shard's: left for its owner
         action = Action(pending.action)
         found = listed.get(pending.instance_id)
         if found is None:
@@ -173,6 +218,15 @@ def reconcile(
             outcome, detail = _settle_one(inst, adapter, action, pending.acted_at, reason_code)
         ledger.settle_action(pending.id, outcome.value, detail, now)
         out.append(Reconciled(inst, pending.instance_id, action, outcome, detail))
+    if owner.run_id is not None:
+        close_killed_runs(
+            ledger,
+            kind="stop-idle",
+            policy=owner.policy,
+            closer=owner.run_id,
+            shard=owner.shard,
+            at=now,
+        )
     return out
 
 
@@ -183,13 +237,25 @@ def _settle_one(
     acted_at: datetime,
     reason_code: str,
 ) -> tuple[Outcome, str]:
+    lease = _drop_lease(inst, adapter)
     if inst.state in (InstanceState.RUNNING, InstanceState.PENDING):
-        return Outcome.FAILED, "killed mid-call; the instance is still running"
+        return Outcome.FAILED, "killed mid-call; the instance is still running" + lease
     # Stopping counts as done: the cloud accepted the call and finishes it on its own.
-    detail = f"reconciled after a killed run: found {inst.state.value}"
+    detail = f"reconciled after a killed run: found {inst.state.value}" + lease
     if STOPPED_AT_TAG not in inst.labels:
         try:
             adapter.tag(inst, {STOPPED_AT_TAG: format_tag_time(acted_at), REASON_TAG: reason_code})
         except GpuplanError as exc:
             detail += f"; tagging failed: {exc.message}"
     return DONE.get(action, Outcome.STOPPED), detail
+
+
+def _drop_lease(inst: GpuInstance, adapter: LifecycleProvider) -> str:
+    """Remove the killed run's lease tag; a note for the detail when that failed."""
+    if LEASE_TAG not in inst.labels:
+        return ""
+    try:
+        adapter.untag(inst, (LEASE_TAG,))
+    except GpuplanError as exc:
+        return f"; removing the stale {LEASE_TAG} tag failed: {exc.message}"
+    return ""

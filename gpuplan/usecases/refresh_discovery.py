@@ -87,6 +87,9 @@ def report_discovery(
 ) -> None:
     """Unknown GPUs, new types left unpriced, and catalog types the listing omits."""
     outcome.unknown_gpus = list(extra.unknown)
+    for line in extra.implausible:
+        text = f"discovered type {line}; not added"
+        outcome.problems.append(Problem(outcome.provider, None, Severity.WARNING, text))
     for unknown in extra.unknown:
         outcome.problems.append(
             Problem(outcome.provider, None, Severity.WARNING, unknown.message())

@@ -25,7 +25,7 @@ from gpuplan.providers.webhook import Notifier
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.executor import Executor, InstanceResult
 from gpuplan.usecases.fleet import Survey, action_rule, idle_rule, survey
-from gpuplan.usecases.journal import Journal, Reconciled, reconcile
+from gpuplan.usecases.journal import Journal, Owner, Reconciled, reconcile
 
 
 @dataclass
@@ -81,12 +81,16 @@ def run_stop_idle(
     result.notices = seen.notices
     by_id = {s.instance.instance_id: s.provider for s in seen.seen}
     result.outcomes = [InstanceResult(item) for item in planned.items]
-    journal = Journal(ledger)
+    journal = Journal(ledger, scopes={iid: adapter.scope for iid, adapter in by_id.items()})
     journal.open("stop-idle", policy.name, now, not apply, planned.items, rule.window_minutes)
     result.run_id = journal.run_id
     if apply:
         listed = {s.instance.instance_id: (s.instance, s.provider) for s in seen.seen}
-        result.reconciled = reconcile(ledger, listed, rule.code, now)
+        owner = Owner(
+            journal.run_id, policy.name, set(seen.listed),  # a failed listing settles nothing
+            ledger.lock_name if ledger else "", ledger.shard if ledger else "", instance_ids,
+        )  # fmt: skip
+        result.reconciled = reconcile(ledger, listed, rule.code, now, owner)
     if apply and planned.aborted is None:
         executor = Executor(journal, rule, now, should_stop, concurrency)
         executor.run(result.outcomes, by_id)

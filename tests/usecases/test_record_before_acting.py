@@ -146,7 +146,9 @@ def test_a_ledger_that_cannot_be_opened_acts_on_nothing(scene: Scene, tmp_path: 
     (tmp_path / "file").write_text("", encoding="utf-8")
     env = {**scene.env, "GPUPLAN_DB": str(tmp_path / "file" / "ledger.sqlite3")}
     done = subprocess.run(scene.cmd, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    # Its folder is a file: bad input (issue 28), refused before anything is surveyed.
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
     assert all(scene.world.state(i) == "running" for i in scene.instances)
     assert scene.hold.count == 0
 

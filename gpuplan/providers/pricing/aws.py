@@ -28,6 +28,7 @@ from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.refresh import FetchResult, Quote, is_aws_local_zone, summarise_spot
 from gpuplan.core.wording import plural
 from gpuplan.providers.pricing import Progress, no_progress
+from gpuplan.providers.pricing.paging import PageCapError, Read, capped
 
 PRICING_REGION = "us-east-1"
 TYPES_PER_QUERY = 40
@@ -80,7 +81,7 @@ def fetch_aws_prices(
         try:
             quotes = list(price_list_quotes(pricing_client, region, types, progress))
             spot, notes = spot_quotes(ec2_client_for(region), region, types, now)
-        except (BotoCoreError, ClientError, PriceListError) as exc:
+        except (BotoCoreError, ClientError, PriceListError, PageCapError) as exc:
             result.failures[region] = str(exc)
             progress(f"aws {region}: failed: {exc}")
             continue
@@ -106,7 +107,8 @@ def price_list_quotes(
             FormatVersion="aws_v1",
             PaginationConfig={"PageSize": 100},
         )
-        for number, page in enumerate(pages, start=1):
+        read = capped(pages, Read.AWS_PRICE_LIST, f"aws {region}")
+        for number, page in enumerate(read, start=1):
             progress(f"aws {region}: price list page {number}")
             for raw in page.get("PriceList", []):
                 for quote in item_quotes(raw, region):
@@ -164,7 +166,7 @@ def spot_quotes(
     pages = paginator.paginate(
         InstanceTypes=types, ProductDescriptions=["Linux/UNIX"], StartTime=now
     )
-    for page in pages:
+    for page in capped(pages, Read.AWS_SPOT_HISTORY, f"aws {region}"):
         for record in page.get("SpotPriceHistory", []):
             zone = record.get("AvailabilityZoneId") or record["AvailabilityZone"]
             if is_aws_local_zone(zone, region):

@@ -20,6 +20,7 @@ from gpuplan.core.discovery import Discovery, FoundType
 from gpuplan.core.offers import Provider
 from gpuplan.core.wording import plural
 from gpuplan.providers.pricing import Progress, no_progress
+from gpuplan.providers.pricing.paging import PageCapError, Read, capped
 
 MIB_PER_GB = 1024
 _GBIT = re.compile(r"(\d+(?:\.\d+)?)\s*Gigabit")
@@ -46,7 +47,7 @@ def discover_aws_types(
             found = [
                 f for f in _gpu_types(client, region, result.notes) if f.instance_type in offered
             ]
-        except (BotoCoreError, ClientError, KeyError, TypeError, ValueError) as exc:
+        except (BotoCoreError, ClientError, PageCapError, KeyError, TypeError, ValueError) as exc:
             result.failures[region] = f"{type(exc).__name__}: {exc}"
             progress(f"aws {region}: instance types: failed: {exc}")
             continue
@@ -61,13 +62,15 @@ def _offered(client: Any, region: str) -> set[str]:
     pages = paginator.paginate(
         LocationType="region", Filters=[{"Name": "location", "Values": [region]}]
     )
-    return {o["InstanceType"] for page in pages for o in page.get("InstanceTypeOfferings", [])}
+    read = capped(pages, Read.AWS_OFFERINGS, f"aws {region}")
+    return {o["InstanceType"] for page in read for o in page.get("InstanceTypeOfferings", [])}
 
 
 def _gpu_types(client: Any, region: str, notes: list[str]) -> list[FoundType]:
     found: list[FoundType] = []
     paginator = client.get_paginator("describe_instance_types")
-    for page in paginator.paginate(PaginationConfig={"PageSize": 100}):
+    pages = paginator.paginate(PaginationConfig={"PageSize": 100})
+    for page in capped(pages, Read.AWS_TYPES, f"aws {region}"):
         for info in page.get("InstanceTypes", []):
             item = found_type(info, region)
             if item is not None:

@@ -16,6 +16,7 @@ own scheme, host and port (a ``file://`` or foreign link fails the region).
 
 from __future__ import annotations
 
+import itertools
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
@@ -27,10 +28,10 @@ from gpuplan.core.urls import parse_url, redact_url
 from gpuplan.core.wording import plural
 from gpuplan.providers.http import HttpError, Limits, decode_json, request
 from gpuplan.providers.pricing import Progress, no_progress
+from gpuplan.providers.pricing.paging import PageCapError, Read, capped
 
 DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
 ENDPOINT_ENV = "GPUPLAN_AZURE_PRICES_ENDPOINT"
-MAX_PAGES = 500
 MAX_PAGE_BYTES = 32 * 1024 * 1024
 RESERVATION_TERMS = {"1 Year": PricingModel.RESERVED_1Y, "3 Years": PricingModel.RESERVED_3Y}
 HOURLY = Decimal("0.000001")
@@ -60,7 +61,7 @@ def fetch_azure_prices(
         url = endpoint + "?" + urllib.parse.urlencode({"$filter": region_filter(region, names)})
         try:
             items = list(_items(url, timeout, progress, region))
-        except PageError as exc:
+        except (PageError, PageCapError) as exc:
             result.failures[region] = str(exc)
             progress(f"azure {region}: failed: {exc}")
             continue
@@ -71,18 +72,16 @@ def fetch_azure_prices(
 
 def _items(url: str, timeout: float, progress: Progress, region: str) -> Iterator[dict[str, Any]]:
     next_url: str | None = url
-    page = 0
-    while next_url:
-        page += 1
-        if page > MAX_PAGES:
-            raise PageError(f"more than {MAX_PAGES} pages; giving up")
-        body = _get_json(next_url, timeout, page)
+    for page in capped(itertools.count(1), Read.AZURE_RETAIL, f"azure {region}"):
+        body = _get_json(next_url or url, timeout, page)
         items = body.get("Items")
         if not isinstance(items, list):
             raise PageError(f"page {page}: no 'Items' list in the response")
         progress(f"azure {region}: page {page}, {plural(len(items), 'price')}")
         yield from (i for i in items if isinstance(i, dict))
         next_url = _next_page(body.get("NextPageLink"), url, page)
+        if next_url is None:
+            return
 
 
 def _get_json(url: str, timeout: float, page: int) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from gpuplan.core.discovery import Discovery, FoundType
 from gpuplan.core.offers import Provider
 from gpuplan.core.wording import plural
 from gpuplan.providers.pricing import Progress, no_progress
+from gpuplan.providers.pricing.paging import PageCapError, Read, capped
 
 PUBLIC_ARM = "https://management.azure.com"
 _VERSION = re.compile(r"v\d+")
@@ -59,8 +60,10 @@ def discover_azure_types(
     result = Discovery(Provider.AZURE)
     for region in sorted(set(regions)):
         try:
-            skus = list(client.resource_skus.list(filter=f"location eq '{region}'"))
-        except AzureError as exc:
+            paged = client.resource_skus.list(filter=f"location eq '{region}'").by_page()
+            read = capped(paged, Read.AZURE_SKUS, f"azure {region}")
+            skus = [sku for page in read for sku in page]
+        except (AzureError, PageCapError) as exc:
             result.failures[region] = f"{type(exc).__name__}: {exc}"
             progress(f"azure {region}: resource SKUs: failed")
             continue

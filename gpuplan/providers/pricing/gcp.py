@@ -24,9 +24,10 @@ from typing import Any
 
 from gpuplan.core.gcp_families import FAMILIES as GCP_FAMILIES
 from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
-from gpuplan.core.refresh import FetchResult, Quote, price_problem
+from gpuplan.core.refresh import FetchResult, Quote, price_problem, unit_price_problem
 from gpuplan.core.wording import plural
 from gpuplan.providers.pricing import Progress, no_progress
+from gpuplan.providers.pricing.paging import Read, capped
 
 COMPUTE_ENGINE = "services/6F81-5844-456A"
 # Configuration parts are rounded to a micro-dollar per hour: SKU unit prices carry
@@ -118,7 +119,7 @@ def fetch_gcp_prices(
 def read_price_book(client: Any, progress: Progress = no_progress) -> PriceBook:
     book: PriceBook = {}
     pager = client.list_skus(request={"parent": COMPUTE_ENGINE, "page_size": 5000})
-    for number, page in enumerate(pager.pages, start=1):
+    for number, page in enumerate(capped(pager.pages, Read.GCP_SKUS, "gcp"), start=1):
         progress(f"gcp: SKU page {number}, {plural(len(page.skus), 'SKU')}")
         for sku in page.skus:
             for key, unit in sku_prices(sku):
@@ -171,15 +172,29 @@ def configuration_quotes(book: PriceBook, region: str, shapes: Iterable[Offer]) 
             accel = book.get(("gpu", gpu, region, model))
             if core is None or ram is None or accel is None:
                 continue
-            bad = next((u for u in (core, ram, accel) if price_problem(u.price, u.currency)), None)
+            # Host units are per vCPU- and GB-hour; the accelerator's is per GPU-hour.
+            bad = next(
+                (
+                    u
+                    for u, why in (
+                        (core, unit_price_problem(core.price, core.currency)),
+                        (ram, unit_price_problem(ram.price, ram.currency)),
+                        (accel, price_problem(accel.price, accel.currency, 1)),
+                    )
+                    if why
+                ),
+                None,
+            )
             if bad is not None:
-                # Hand the bad unit price itself to the gates, which name it and reject.
+                # Hand the bad unit price to the gates, which name it and reject (an
+                # accelerator's as the instance's GPUs cost: the gates judge per GPU).
+                per_gpu = bad is accel and not unit_price_problem(bad.price, bad.currency)
                 quotes.append(
                     Quote(
                         shape.instance_type,
                         region,
                         model,
-                        bad.price,
+                        bad.price * Decimal(str(shape.gpu_count)) if per_gpu else bad.price,
                         currency=bad.currency,
                         ref=f"SKU {bad.sku}",
                     )

@@ -23,6 +23,7 @@ from gpuplan.core.discovery import Discovery, FoundType
 from gpuplan.core.offers import Provider
 from gpuplan.core.wording import plural
 from gpuplan.providers.pricing import Progress, no_progress
+from gpuplan.providers.pricing.paging import Read, capped
 
 _MEMORY = re.compile(r"(\d+)\s*GB", re.IGNORECASE)
 
@@ -56,7 +57,11 @@ def discover_gcp_types(
     memory = _accelerator_memory(accelerators, project)
     result = Discovery(Provider.GCP)
     seen: set[tuple[str, str]] = set()
-    for zone, scoped in machines.aggregated_list(request={"project": project}):
+    pages = machines.aggregated_list(request={"project": project}).pages
+    listed = (
+        z for page in capped(pages, Read.GCP_MACHINE_TYPES, "gcp") for z in page.items.items()
+    )
+    for zone, scoped in listed:
         region = zone.removeprefix("zones/").rsplit("-", 1)[0]
         if region not in wanted:
             continue
@@ -75,7 +80,10 @@ def discover_gcp_types(
 def _accelerator_memory(client: Any, project: str) -> dict[str, float]:
     """Accelerator type name -> GB per GPU, where its description states it."""
     out: dict[str, float] = {}
-    for _, scoped in client.aggregated_list(request={"project": project}):
+    pages = client.aggregated_list(request={"project": project}).pages
+    for _, scoped in (
+        z for page in capped(pages, Read.GCP_ACCELERATORS, "gcp") for z in page.items.items()
+    ):
         for accel in scoped.accelerator_types:
             found = _MEMORY.search(accel.description or "")
             if found:

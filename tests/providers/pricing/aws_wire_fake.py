@@ -32,6 +32,8 @@ class AwsWireFake:
     spot: list[dict[str, Any]] = field(default_factory=list)
     """Spot records as aws_fixtures.spot_history builds them."""
     page_size: int = 2
+    endless: bool = False
+    """Always answer GetProducts with a NextToken (the attack run's 3,080 requests)."""
     calls: list[str] = field(default_factory=list)
 
     def products(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -48,7 +50,7 @@ class AwsWireFake:
             "FormatVersion": "aws_v1",
             "PriceList": rows[start : start + self.page_size],
         }
-        if start + self.page_size < len(rows):
+        if start + self.page_size < len(rows) or self.endless:
             body["NextToken"] = str(start + self.page_size)
         return body
 

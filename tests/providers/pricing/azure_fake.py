@@ -4,11 +4,21 @@ It understands the subset of ``$filter`` the refresh sends (``armRegionName eq``
 ``armSkuName eq ... or ...``), serves ``page_size`` items per page with an absolute
 ``NextPageLink`` (as the real API does), and can be told to break: an HTTP status on a
 given page, or a page cut off in the middle of its JSON.
+
+Like the real API, the endpoint has no port (``https://prices.azure.com/api/retail/
+prices``) and every ``NextPageLink`` spells the default port out
+(``https://prices.azure.com:443/api/retail/prices?...&$skip=100``). A loopback server
+cannot listen on a default port, so :func:`serve` names the endpoint
+``http://prices.azure.test/api/retail/prices`` (links: ``http://prices.azure.test:80/
+...``) and reaches the fake as an HTTP proxy: ``HTTP_PROXY`` points at it while it
+serves (the price API's client honours the environment's proxy, as a corporate proxy
+needs), so the request line carries the absolute URL and no name is resolved.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator
@@ -28,7 +38,11 @@ class AzureRetailFake:
     fail_pages: dict[int, int] = field(default_factory=dict)
     """Page number (1-based, per query) -> HTTP status to answer instead."""
     truncate_pages: set[int] = field(default_factory=set)
+    endless: bool = False
+    """Always answer with a NextPageLink (a looping API or mirror)."""
     requests: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    """Every NextPageLink written (the client may send them normalised)."""
     endpoint: str = ""
 
     def select(self, query: str) -> list[dict[str, Any]]:
@@ -53,12 +67,14 @@ class AzureRetailFake:
         chunk = selected[skip : skip + self.page_size]
         following = skip + self.page_size
         link = None
-        if following < len(selected):
+        if following < len(selected) or self.endless:
             link = (
-                self.endpoint
+                _explicit_port(self.endpoint)
                 + "?"
                 + urllib.parse.urlencode({"$filter": query, "$skip": str(following)})
             )
+        if link is not None:
+            self.links.append(link)
         body = json.dumps(
             {"BillingCurrency": "USD", "Items": chunk, "NextPageLink": link, "Count": len(chunk)},
             default=str,
@@ -68,11 +84,36 @@ class AzureRetailFake:
         return 200, body
 
 
+ENDPOINT = "http://prices.azure.test/api/retail/prices"
+PROXY_VARIABLES = ("HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy")
+
+
+def _explicit_port(endpoint: str) -> str:
+    """``endpoint`` with its port written out, default or not (as Azure writes links)."""
+    parts = urllib.parse.urlsplit(endpoint)
+    if parts.port is not None:
+        return endpoint
+    port = {"http": 80, "https": 443}[parts.scheme]
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{parts.netloc}:{port}"))
+
+
 @contextmanager
 def serve(fake: AzureRetailFake) -> Iterator[AzureRetailFake]:
+    """Serve ``fake`` at :data:`ENDPOINT` through ``HTTP_PROXY`` (set while serving)."""
+    saved = {name: os.environ.get(name) for name in PROXY_VARIABLES}
     with serve_pages(fake.page) as base:
-        fake.endpoint = base + "/api/retail/prices"
-        yield fake
+        fake.endpoint = ENDPOINT
+        for name in PROXY_VARIABLES:
+            os.environ.pop(name, None)
+        os.environ["HTTP_PROXY"] = os.environ["http_proxy"] = base
+        try:
+            yield fake
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
 
 
 def _item(offer: Offer, price: Decimal, **extra: Any) -> dict[str, Any]:

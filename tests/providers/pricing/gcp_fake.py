@@ -38,6 +38,8 @@ class BillingFake:
     page_size: int = 4
     fail_pages: dict[int, int] = field(default_factory=dict)
     truncate_pages: set[int] = field(default_factory=set)
+    endless: bool = False
+    """Always answer with a next page token (a looping API)."""
     requests: list[str] = field(default_factory=list)
     endpoint: str = ""
 
@@ -55,7 +57,8 @@ class BillingFake:
         chunk = self.skus[start : start + self.page_size]
         following = start + self.page_size
         response = billing_v1.ListSkusResponse(
-            skus=chunk, next_page_token=str(following) if following < len(self.skus) else ""
+            skus=chunk,
+            next_page_token=str(following) if following < len(self.skus) or self.endless else "",
         )
         body = billing_v1.ListSkusResponse.to_json(response).encode()
         if number in self.truncate_pages:

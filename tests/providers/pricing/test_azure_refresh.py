@@ -202,7 +202,7 @@ def test_end_to_end_in_a_subprocess(catalog_dir: Path) -> None:
         )  # fmt: skip
 
     with serve(AzureRetailFake(azure_items(upstream))) as fake:
-        env[ENDPOINT_ENV] = fake.endpoint
+        env.update({**os.environ, ENDPOINT_ENV: fake.endpoint})  # with the fake's proxy
         done = gpuplan("catalog", "refresh", "--provider", "azure")
     assert done.returncode == 0, done.stderr
     assert "gpuplan: azure eastus: page 1" in done.stderr
