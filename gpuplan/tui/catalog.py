@@ -16,7 +16,6 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Select, Static
 
@@ -34,6 +33,7 @@ from gpuplan.tui.catalog_rows import (
     text_matches,
 )
 from gpuplan.tui.context import TuiContext
+from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
 from gpuplan.tui.table import FieldInput, NavTable, choose_columns, fit_text, header
 
 ANY_PRICING = "any"
@@ -51,13 +51,14 @@ DEBOUNCE_S = 0.15
 LABELS = {c.key: c.label for c in COLUMNS}
 
 
-class CatalogScreen(Screen[None]):
+class CatalogScreen(RoutedScreen):
     """Offers from the catalog, filtered by the bar at the top, one GPU in detail below."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter"),
-        Binding("s", "cycle_sort", "Sort"),
+        command("slash", "filter", "Filter"),
+        command("s", "cycle_sort", "Sort"),
         Binding("escape", "to_table", "Table", show=False),
+        *LEAVE_FIELD,
     ]
 
     DEFAULT_CSS = """
@@ -82,6 +83,8 @@ class CatalogScreen(Screen[None]):
         self.shown: dict[str, Offer] = {}
         self._pending: Timer | None = None
         self._layout: dict[str, int] = {}
+        self._applied: tuple[str, ...] = ()
+        """The filter bar's text the table shows."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -124,18 +127,30 @@ class CatalogScreen(Screen[None]):
     def on_input_changed(self, event: Input.Changed) -> None:
         self.schedule_filter()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.apply_filters()
+    def action_leave_field(self, submit: bool) -> None:
+        """``enter`` or ``escape``: the table takes the focus now, and the filter runs
+        without its debounce as soon as the field has taken the keys queued for it."""
+        field = self.focused
         self.action_to_table()
+        if field is not None:
+            field.call_later(self.apply_filters)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         self.schedule_filter()
 
     def schedule_filter(self) -> None:
-        """Filter once typing pauses; a newer keystroke cancels the pending run."""
+        """Filter once typing pauses; a newer keystroke cancels the pending run. Text the
+        table already shows (``enter`` filtered it first) is not filtered again."""
         if self._pending is not None:
             self._pending.stop()
-        self._pending = self.set_timer(DEBOUNCE_S, self.apply_filters)
+            self._pending = None
+        if self._filter_text() != self._applied:
+            self._pending = self.set_timer(DEBOUNCE_S, self.apply_filters)
+
+    def _filter_text(self) -> tuple[str, ...]:
+        boxes = ("provider", "gpu", "region", "search")
+        pricing = str(self.query_one("#pricing", Select).value)
+        return (*(self.query_one(f"#{b}", Input).value for b in boxes), pricing)
 
     def pricing(self) -> PricingModel | None:
         value = self.query_one("#pricing", Select).value
@@ -148,6 +163,7 @@ class CatalogScreen(Screen[None]):
             self._pending = None
         if self.catalog is None:
             return
+        self._applied = self._filter_text()
         from gpuplan.core.regions import expand_regions
         from gpuplan.usecases.catalog import find_offers
 
@@ -280,7 +296,7 @@ class CatalogScreen(Screen[None]):
     # --- focus -------------------------------------------------------------------
 
     def action_filter(self) -> None:
-        self.query_one("#search", Input).focus()
+        focus_now(self.query_one("#search", Input))
 
     def action_to_table(self) -> None:
-        self.query_one("#offers", NavTable).focus()
+        focus_now(self.query_one("#offers", NavTable))

@@ -15,7 +15,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import (
     DataTable,
     Footer,
@@ -34,10 +33,13 @@ from gpuplan.tui import format as fmt
 from gpuplan.tui.chart import ChartPoint, TimeCostChart
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.estimate_form import check_form, in_form_words, resolve_policy
+from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
 from gpuplan.tui.problems import describe
 from gpuplan.tui.table import Column, FieldInput, NavTable, choose_columns, fit_text
 
 if TYPE_CHECKING:
+    from textual.widget import Widget
+
     from gpuplan.core.catalog import Catalog
     from gpuplan.core.planner.options import Option, PlanResult
     from gpuplan.usecases.estimate import EstimateArgs
@@ -80,14 +82,15 @@ def option_place(option: Option) -> str:
     return f"{option.provider.value} {nodes}{option.instance_type}"
 
 
-class EstimateScreen(Screen[None]):
+class EstimateScreen(RoutedScreen):
     """Form on the left; options, then chart or explanation, on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run", "Run"),
-        Binding("t", "toggle_pane", "Chart/Explain"),
-        Binding("f", "toggle_form", "Form"),
+        command("t", "toggle_pane", "Chart/Explain"),
+        command("f", "toggle_form", "Form"),
         Binding("escape", "to_table", "Table", show=False),
+        *LEAVE_FIELD,
     ]
 
     DEFAULT_CSS = """
@@ -113,6 +116,10 @@ class EstimateScreen(Screen[None]):
         self.point_of: dict[int, int] = {}
         """Option index -> chart point index (unpriced options are not charted)."""
         self._layout: dict[str, int] = {}
+        self._run_from: Widget | None = None
+        """What had the focus when the last run started; the result may take the focus
+        only from there, and only if nothing was typed since (see :meth:`_may_take_focus`)."""
+        self._typed_since_run = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -154,8 +161,16 @@ class EstimateScreen(Screen[None]):
 
     # --- running -----------------------------------------------------------------
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.action_run()
+    def action_leave_field(self, submit: bool) -> None:
+        """``enter`` in a field runs the estimate (the focus stays until the result);
+        ``escape`` goes to the table."""
+        if submit:
+            self.action_run()
+        else:
+            self.action_to_table()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._typed_since_run = True
 
     def form_args(self) -> EstimateArgs | None:
         """The form as the use case's arguments, or None with each bad field marked."""
@@ -191,6 +206,7 @@ class EstimateScreen(Screen[None]):
         if args is None:
             return
         self._set_status("Estimating…")
+        self._run_from, self._typed_since_run = self.focused, False
         self.query_one("#options", DataTable).loading = True
         policy = self.query_one("#policy", Input).value.strip() or None
         if policy is not None:
@@ -287,7 +303,8 @@ class EstimateScreen(Screen[None]):
             self.query_one(f"#{field_id}", Input).remove_class("bad")
         table = self.query_one("#options", DataTable)
         table.loading = False
-        if result.options and self.app.size.width < NARROW:
+        take_focus = bool(result.options) and self._may_take_focus()
+        if take_focus and self.app.size.width < NARROW:
             self.query_one("#form").display = False  # room for every price column
         self._draw_rows()
         points: list[ChartPoint] = []
@@ -307,11 +324,18 @@ class EstimateScreen(Screen[None]):
             f"frontier (★) · {len(result.infeasible):,} infeasible · "
             f"{result.flops.total:.3g} FLOPs" + "".join(f"\n{note}" for note in result.notes)
         )
+        if take_focus:
+            focus_now(table)
         if result.options:
-            table.focus()
             self._select(0)
         else:
             self.query_one("#explain", Static).update(infeasible_text(result))
+
+    def _may_take_focus(self) -> bool:
+        """A finished run moves the focus to its table only if the person is still where
+        they started it and has typed nothing since: never from a field they moved on to
+        (the next digit typed there would be a screen switch on the table)."""
+        return self.focused is self._run_from and not self._typed_since_run
 
     def _set_status(self, text: str, *, error: bool = False) -> None:
         status = self.query_one("#status", Static)
@@ -352,12 +376,12 @@ class EstimateScreen(Screen[None]):
         form.display = not form.display
         self._draw_rows()
         if form.display:
-            self.query_one("#params", Input).focus()
+            focus_now(self.query_one("#params", Input))
         else:
-            self.query_one("#options", DataTable).focus()
+            focus_now(self.query_one("#options", DataTable))
 
     def action_to_table(self) -> None:
-        self.query_one("#options", DataTable).focus()
+        focus_now(self.query_one("#options", DataTable))
 
 
 def option_cells(option: Option) -> dict[str, str]:

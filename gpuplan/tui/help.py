@@ -129,6 +129,8 @@ class HelpScreen(ModalScreen[None]):
 class TooSmallScreen(ModalScreen[None]):
     """Covers the app while the terminal is too small; gone when it is large enough."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit_app", "Quit")]
+
     DEFAULT_CSS = """
     TooSmallScreen { align: center middle; }
     TooSmallScreen Static { width: auto; text-style: bold; }
@@ -141,3 +143,7 @@ class TooSmallScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         width, height = self.minimum
         yield Static(f"Terminal too small: gpuplan needs {width}x{height}.\nEnlarge it, or q.")
+
+    def action_quit_app(self) -> None:
+        """The ``q`` the notice offers (the app's own ``q`` is off while a dialog is up)."""
+        self.app.exit()
