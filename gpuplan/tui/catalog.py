@@ -34,7 +34,7 @@ from gpuplan.tui.catalog_rows import (
 )
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
-from gpuplan.tui.table import FieldInput, NavTable, choose_columns, fit_text, header
+from gpuplan.tui.table import UP, FieldInput, NavTable, choose_columns, fit_text, header
 
 ANY_PRICING = "any"
 PRICING_CHOICES: list[tuple[str, str]] = [
@@ -234,10 +234,8 @@ class CatalogScreen(RoutedScreen):
             offers = sort_offers(offers, self.sort[0], self.sort[1], self.catalog, pricing)
         drawn = offers[:MAX_ROWS]
         rows = [cells(o, self.catalog, pricing) for o in drawn]
-        arrow = self.sort[0] if self.sort else None
-        natural = {
-            c.key: max([len(r[c.key]) for r in rows] + [len(c.label) + (c.key == arrow)])
-            for c in COLUMNS
+        natural = {  # every header keeps room for the sort arrow: a click never reflows
+            c.key: max([len(r[c.key]) for r in rows] + [len(c.label) + len(UP)]) for c in COLUMNS
         }
         self._layout = choose_columns(COLUMNS, natural, self._table_width())
         for key, width in self._layout.items():

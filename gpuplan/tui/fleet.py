@@ -338,7 +338,7 @@ class FleetScreen(RoutedScreen):
             series = self.view.series.get(key, []) if self.view else []
             cells = instance_row(s, series, self.acted.get(key))
             rows.append(dict(zip((k for k, _ in COLUMNS), cells, strict=True)))
-        layout = fit_columns(rows, self.sort, self._table_width())
+        layout = fit_columns(rows, self._table_width())
         for key, width in layout.items():
             here = self.sort is not None and self.sort[0] == key
             label = header(dict(COLUMNS)[key], here, bool(self.sort and self.sort[1]))

@@ -128,6 +128,7 @@ def test_broken_catalog_is_an_error_line(tui_context: TuiContext) -> None:
 
 
 def test_click_a_header_to_sort_with_the_mouse(tui_context: TuiContext) -> None:
+    """Two clicks on the same spot: ascending, then descending, the columns unmoved."""
     app = GpuplanApp(tui_context)
 
     async def script(pilot: Pilot[None]) -> None:
@@ -135,9 +136,13 @@ def test_click_a_header_to_sort_with_the_mouse(tui_context: TuiContext) -> None:
         columns = table.ordered_columns
         target = next(i for i, c in enumerate(columns) if c.key.value == "tflops")
         x = sum(c.get_render_width(table) for c in columns[:target]) + 2
-        assert await pilot.click("#offers", offset=(x, 0))
-        assert "sort: TF/s/$▲" in shown(app, "#status")
-        values = [float(c.replace(",", "")) for c in column(app, "tflops") if c != "-"]
-        assert values == sorted(values)
+        widths = [c.get_render_width(table) for c in columns]
+        for arrow, descending in (("▲", False), ("▼", True)):
+            assert await pilot.click("#offers", offset=(x, 0))
+            await pilot.pause()
+            assert f"sort: TF/s/${arrow}" in shown(app, "#status")
+            values = [float(c.replace(",", "")) for c in column(app, "tflops") if c != "-"]
+            assert values == sorted(values, reverse=descending)
+            assert [c.get_render_width(table) for c in table.ordered_columns] == widths
 
     drive(app, script)

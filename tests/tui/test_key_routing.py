@@ -19,7 +19,6 @@ from gpuplan.tui.app import GpuplanApp
 from gpuplan.tui.catalog import CatalogScreen
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.estimate import EstimateScreen
-from gpuplan.tui.fleet import FleetScreen
 from gpuplan.tui.help import TooSmallScreen
 from tests.tui.conftest import burst, drive
 from tests.tui.fleet_fake import demo_fleet
