@@ -37,7 +37,8 @@ SCREEN_TITLES = {
 }
 MIN_SIZE = (60, 16)
 """Below this many columns x rows the screens cannot show a useful table."""
-GLOBAL_COMMANDS = frozenset({"show", "help", "problems", "quit"})
+GLOBAL_COMMANDS = frozenset({"show", "help", "problems", "quit_app"})
+"""Actions of the global plain keys: off in a text field (``ctrl+q`` quits from there)."""
 CRASH_LOG = Path(tempfile.gettempdir()) / "gpuplan-tui-crash.log"
 
 
@@ -55,7 +56,7 @@ class GpuplanApp(App[None]):
         command("4", "show('policies')", "Policies"),
         command("question_mark", "help", "Help"),
         command("exclamation_mark", "problems", "Problems"),
-        command("q", "quit", "Quit"),
+        command("q", "quit_app", "Quit"),
         # Priority: the focus moves before the next key is routed, so keys typed right
         # after tab land in the new field even when they arrive in one burst (a slow
         # redraw queues them); as ordinary bindings they resolve after the old field
@@ -88,6 +89,10 @@ class GpuplanApp(App[None]):
         ):
             return None
         return True
+
+    async def action_quit_app(self) -> None:
+        """``q``: as Textual's ``ctrl+q`` (``quit``), which stays on in text fields."""
+        await self.action_quit()
 
     def action_show(self, mode: str) -> None:
         if self.current_mode != mode:
