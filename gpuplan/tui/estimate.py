@@ -33,9 +33,17 @@ from gpuplan.tui import format as fmt
 from gpuplan.tui.chart import ChartPoint, TimeCostChart
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.estimate_form import check_form, in_form_words, resolve_policy
+from gpuplan.tui.estimate_rows import (
+    COLUMNS,
+    TEXT_COLUMNS,
+    infeasible_text,
+    mark_cell,
+    option_cells,
+    option_place,
+)
 from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
 from gpuplan.tui.problems import describe
-from gpuplan.tui.table import Column, FieldInput, NavTable, choose_columns, fit_text
+from gpuplan.tui.table import FieldInput, NavTable, choose_columns, fit_text
 
 if TYPE_CHECKING:
     from textual.widget import Widget
@@ -58,28 +66,10 @@ TEXT_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("policy", "policy", "optional policy file"),
 )
 DEFAULTS = {"params": "7B", "tokens": "140B"}
-COLUMNS: tuple[Column, ...] = (
-    Column("pareto", "★", 0),
-    Column("gpu", "GPUs", 0, min_width=8, max_width=11),
-    Column("hours", "wall time", 0),
-    Column("cost", "cost $", 0),
-    Column("hourly", "$/h", 1),
-    Column("region", "region", 0, min_width=9, max_width=16),
-    Column("pricing", "pricing", 2, min_width=7, max_width=11),
-    Column("where", "where", 3, min_width=10, max_width=30),
-)
-TEXT_COLUMNS = frozenset({"gpu", "region", "pricing", "where"})
 FORM_WIDTH = 26
 NARROW = 110
 """Below this many columns the form hides itself when results arrive (``f`` brings it
 back), so that every price column and the region fit beside each other."""
-
-
-def option_place(option: Option) -> str:
-    if option.instance_type is None or option.provider is None:
-        return "custom price"
-    nodes = f"{option.nodes}x " if option.nodes > 1 else ""
-    return f"{option.provider.value} {nodes}{option.instance_type}"
 
 
 class EstimateScreen(RoutedScreen):
@@ -119,7 +109,8 @@ class EstimateScreen(RoutedScreen):
         self._run_from: Widget | None = None
         """What had the focus when the last run started; the result may take the focus
         only from there, and only if nothing was typed since (see :meth:`_may_take_focus`)."""
-        self._typed_since_run = False
+        self._run_form: tuple[str, ...] = ()
+        """The form's text when the last run started."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -164,13 +155,14 @@ class EstimateScreen(RoutedScreen):
     def action_leave_field(self, submit: bool) -> None:
         """``enter`` in a field runs the estimate (the focus stays until the result);
         ``escape`` goes to the table."""
-        if submit:
-            self.action_run()
-        else:
+        field = self.focused
+        if not submit:
             self.action_to_table()
+        elif field is not None:
+            field.call_later(self.action_run)  # after the keys typed before enter
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        self._typed_since_run = True
+    def _form_text(self) -> tuple[str, ...]:
+        return tuple(self.query_one(f"#{f}", Input).value for f, _, _ in TEXT_FIELDS)
 
     def form_args(self) -> EstimateArgs | None:
         """The form as the use case's arguments, or None with each bad field marked."""
@@ -206,7 +198,7 @@ class EstimateScreen(RoutedScreen):
         if args is None:
             return
         self._set_status("Estimating…")
-        self._run_from, self._typed_since_run = self.focused, False
+        self._run_from, self._run_form = self.focused, self._form_text()
         self.query_one("#options", DataTable).loading = True
         policy = self.query_one("#policy", Input).value.strip() or None
         if policy is not None:
@@ -286,8 +278,8 @@ class EstimateScreen(RoutedScreen):
     def _cells(self, option: Option, row: dict[str, str]) -> list[str | Text]:
         out: list[str | Text] = []
         for key, width in self._layout.items():
-            if key == "pareto":
-                out.append(Text("★", style="bold green") if option.pareto else "")
+            if key == "mark":
+                out.append(mark_cell(option))
             elif key in TEXT_COLUMNS:
                 out.append(Text(fit_text(row[key], width)))
             else:
@@ -335,7 +327,7 @@ class EstimateScreen(RoutedScreen):
         """A finished run moves the focus to its table only if the person is still where
         they started it and has typed nothing since: never from a field they moved on to
         (the next digit typed there would be a screen switch on the table)."""
-        return self.focused is self._run_from and not self._typed_since_run
+        return self.focused is self._run_from and self._form_text() == self._run_form
 
     def _set_status(self, text: str, *, error: bool = False) -> None:
         status = self.query_one("#status", Static)
@@ -382,26 +374,3 @@ class EstimateScreen(RoutedScreen):
 
     def action_to_table(self) -> None:
         focus_now(self.query_one("#options", DataTable))
-
-
-def option_cells(option: Option) -> dict[str, str]:
-    """Every column's text for one option (the screen picks the columns that fit)."""
-    return {
-        "pareto": "★" if option.pareto else "",
-        "gpu": f"{fmt.count(option.gpus)}x {option.gpu}",
-        "hours": fmt.hours(option.hours),
-        "cost": fmt.compact_money(option.cost_usd),
-        "hourly": fmt.money(option.hourly_usd),
-        "pricing": option.pricing or "-",
-        "where": option_place(option),
-        "region": option.region or "-",
-    }
-
-
-def infeasible_text(result: PlanResult) -> Text:
-    """Why nothing fits: the first few infeasible options and their reasons."""
-    out = Text("No feasible option. Closest misses:\n", style="bold")
-    for option in result.infeasible[:8]:
-        out.append(f"{fmt.count(option.gpus)}x {option.gpu} {option_place(option)}: ")
-        out.append("; ".join(option.reasons) + "\n", style="red")
-    return out
