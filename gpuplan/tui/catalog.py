@@ -25,9 +25,12 @@ from gpuplan.core.offers import Offer, PricingModel, Provider
 from gpuplan.tui.catalog_rows import (
     COLUMNS,
     NUMERIC,
+    OUTLIER,
     SORT_CYCLE,
     cells,
     offer_detail,
+    outlier_key,
+    outliers,
     sort_offers,
     split_words,
     text_matches,
@@ -70,7 +73,8 @@ class CatalogScreen(RoutedScreen):
     CatalogScreen #status { height: 1; padding: 0 1; color: $text-muted; }
     CatalogScreen #status.error { color: $error; }
     CatalogScreen #offers { height: 1fr; }
-    CatalogScreen #detail { height: 5; padding: 0 1; border-top: solid $primary; }
+    CatalogScreen #detail { height: auto; min-height: 5; max-height: 7; padding: 0 1;
+                            border-top: solid $primary; }
     """
 
     def __init__(self, context: TuiContext) -> None:
@@ -83,6 +87,8 @@ class CatalogScreen(RoutedScreen):
         self.shown: dict[str, Offer] = {}
         self._pending: Timer | None = None
         self._layout: dict[str, int] = {}
+        self.outliers: dict[tuple[str, str, str], str] = {}
+        """Spot outliers of the whole catalog: (provider, instance, region) -> why."""
         self._applied: tuple[str, ...] = ()
         """The filter bar's text the table shows."""
 
@@ -112,6 +118,7 @@ class CatalogScreen(RoutedScreen):
             self._show_status(str(exc), error=True)
             self.app.call_later(self._report, exc)
             return
+        self.outliers = outliers(self.catalog)
         for notice in self.catalog.notices:
             self.notify(notice, title="catalog", severity="warning")
         self.apply_filters()
@@ -233,7 +240,7 @@ class CatalogScreen(RoutedScreen):
         if self.sort is not None:
             offers = sort_offers(offers, self.sort[0], self.sort[1], self.catalog, pricing)
         drawn = offers[:MAX_ROWS]
-        rows = [cells(o, self.catalog, pricing) for o in drawn]
+        rows = [cells(o, self.catalog, pricing, outlier_key(o) in self.outliers) for o in drawn]
         natural = {  # every header keeps room for the sort arrow: a click never reflows
             c.key: max([len(r[c.key]) for r in rows] + [len(c.label) + len(UP)]) for c in COLUMNS
         }
@@ -253,7 +260,7 @@ class CatalogScreen(RoutedScreen):
     def _cells(self, row: dict[str, str]) -> list[str | Text]:
         # Text, not str: DataTable parses str cells as markup, a cost per cell on start-up.
         return [
-            Text(row[key], justify="right") if key in NUMERIC else Text(fit_text(row[key], width))
+            number_cell(row[key]) if key in NUMERIC else Text(fit_text(row[key], width))
             for key, width in self._layout.items()
         ]
 
@@ -289,7 +296,7 @@ class CatalogScreen(RoutedScreen):
         if offer is None or self.catalog is None:
             detail.update("No offer selected.")
             return
-        detail.update(offer_detail(offer, self.catalog))
+        detail.update(offer_detail(offer, self.catalog, self.outliers.get(outlier_key(offer))))
 
     # --- focus -------------------------------------------------------------------
 
@@ -298,3 +305,12 @@ class CatalogScreen(RoutedScreen):
 
     def action_to_table(self) -> None:
         focus_now(self.query_one("#offers", NavTable))
+
+
+def number_cell(text: str) -> Text:
+    """A right-aligned number; a spot outlier's ``!`` in bold red."""
+    if not text.endswith(OUTLIER):
+        return Text(text, justify="right")
+    out = Text(text[:-1], justify="right")
+    out.append(OUTLIER, style="bold red")
+    return out
