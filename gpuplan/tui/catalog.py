@@ -37,7 +37,7 @@ from gpuplan.tui.catalog_rows import (
 )
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
-from gpuplan.tui.table import UP, FieldInput, NavTable, choose_columns, fit_text, header
+from gpuplan.tui.table import FieldInput, NavTable, choose_columns, fit_text, header
 
 ANY_PRICING = "any"
 PRICING_CHOICES: list[tuple[str, str]] = [
@@ -73,8 +73,8 @@ class CatalogScreen(RoutedScreen):
     CatalogScreen #status { height: 1; padding: 0 1; color: $text-muted; }
     CatalogScreen #status.error { color: $error; }
     CatalogScreen #offers { height: 1fr; }
-    CatalogScreen #detail { height: auto; min-height: 5; max-height: 7; padding: 0 1;
-                            border-top: solid $primary; }
+    CatalogScreen #detail { height: 5; padding: 0 1; border-top: solid $primary; }
+    CatalogScreen #detail.flagged { height: auto; max-height: 8; }
     """
 
     def __init__(self, context: TuiContext) -> None:
@@ -241,13 +241,13 @@ class CatalogScreen(RoutedScreen):
             offers = sort_offers(offers, self.sort[0], self.sort[1], self.catalog, pricing)
         drawn = offers[:MAX_ROWS]
         rows = [cells(o, self.catalog, pricing, outlier_key(o) in self.outliers) for o in drawn]
-        natural = {  # every header keeps room for the sort arrow: a click never reflows
-            c.key: max([len(r[c.key]) for r in rows] + [len(c.label) + len(UP)]) for c in COLUMNS
+        natural = {  # not the sort arrow: a click must not reflow the columns (table.header)
+            c.key: max([len(r[c.key]) for r in rows] + [len(c.label)]) for c in COLUMNS
         }
         self._layout = choose_columns(COLUMNS, natural, self._table_width())
         for key, width in self._layout.items():
             sorted_here = self.sort is not None and self.sort[0] == key
-            label = header(LABELS[key], sorted_here, bool(self.sort and self.sort[1]))
+            label = header(LABELS[key], sorted_here, bool(self.sort and self.sort[1]), width)
             # A fixed width: an auto width is measured at the next layout and raced the draw.
             table.add_column(label, key=key, width=width)
         for offer, row in zip(drawn, rows, strict=True):
@@ -294,9 +294,12 @@ class CatalogScreen(RoutedScreen):
     def _show_detail(self, offer: Offer | None) -> None:
         detail = self.query_one("#detail", Static)
         if offer is None or self.catalog is None:
+            detail.remove_class("flagged")
             detail.update("No offer selected.")
             return
-        detail.update(offer_detail(offer, self.catalog, self.outliers.get(outlier_key(offer))))
+        outlier = self.outliers.get(outlier_key(offer))
+        detail.set_class(outlier is not None, "flagged")  # room for the reason
+        detail.update(offer_detail(offer, self.catalog, outlier))
 
     # --- focus -------------------------------------------------------------------
 

@@ -341,7 +341,7 @@ class FleetScreen(RoutedScreen):
         layout = fit_columns(rows, self._table_width())
         for key, width in layout.items():
             here = self.sort is not None and self.sort[0] == key
-            label = header(dict(COLUMNS)[key], here, bool(self.sort and self.sort[1]))
+            label = header(dict(COLUMNS)[key], here, bool(self.sort and self.sort[1]), width)
             table.add_column(label, key=key, width=width)
         for s, row in zip(self.rows, rows, strict=True):
             cells = [cut(row[key], width) for key, width in layout.items()]
@@ -382,6 +382,9 @@ class FleetScreen(RoutedScreen):
         same = self.sort is not None and self.sort[0] == key
         self.sort = (key, not self.sort[1]) if same and self.sort else (key, False)
         self._draw()
+        if self.view is not None:
+            arrow = "▼" if self.sort[1] else "▲"
+            self._status(f"{idle_summary(self.view)} · sort: {dict(COLUMNS)[key]}{arrow}")
 
     def _status(self, text: str) -> None:
         self.query_one("#status", Static).update(Text(text))

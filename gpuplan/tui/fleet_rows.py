@@ -12,7 +12,7 @@ from rich.text import Text
 
 from gpuplan.tui import format as fmt
 from gpuplan.tui.bars import sparkline
-from gpuplan.tui.table import UP, Column, choose_columns, fit_text
+from gpuplan.tui.table import Column, choose_columns, fit_text
 
 if TYPE_CHECKING:
     from gpuplan.usecases.fleet import Seen
@@ -49,9 +49,8 @@ def fit_columns(rows: list[dict[str, str | Text]], width: int) -> dict[str, int]
         Column(key, label, PRIORITY.get(key, 3), *SHRINKS.get(key, (0, 0)))
         for key, label in COLUMNS
     ]
-    natural = {  # every header keeps room for the sort arrow: a click never reflows columns
-        key: max([len(plain(r[key])) for r in rows] + [len(label) + len(UP)])
-        for key, label in COLUMNS
+    natural = {  # not the sort arrow: a click must not reflow the columns (table.header)
+        key: max([len(plain(r[key])) for r in rows] + [len(label)]) for key, label in COLUMNS
     }
     chosen = choose_columns(columns, natural, width)
     return dict(chosen)

@@ -194,6 +194,8 @@ def test_filter_and_sort_the_fleet(tui_context: TuiContext) -> None:
             await pilot.pause()
             assert cells(screen, "verdict") == expected
             assert [c.get_render_width(table) for c in table.ordered_columns] == widths
+            arrow = "▲" if expected[0] == "busy" else "▼"
+            assert f"sort: verdict{arrow}" in str(screen.query_one("#status", Static).render())
         await pilot.press("G")  # the cursor row is what x acts on, in the shown order
         selected = screen.selected()
         assert selected is not None and selected.decision.verdict is IdleVerdict.BUSY
