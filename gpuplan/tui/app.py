@@ -19,11 +19,10 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Input
 
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.help import HelpScreen, TooSmallScreen
-from gpuplan.tui.keys import command
+from gpuplan.tui.keys import command, typing
 from gpuplan.tui.problems import Problem, ProblemsScreen, describe
 
 if TYPE_CHECKING:
@@ -85,7 +84,7 @@ class GpuplanApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The global keys are text in a field, and a dialog's own keys while it is up."""
         if action in GLOBAL_COMMANDS and (
-            isinstance(self.focused, Input) or isinstance(self.screen, ModalScreen)
+            typing(self.screen) or isinstance(self.screen, ModalScreen)
         ):
             return None
         return True

@@ -40,7 +40,14 @@ focus to the table (the Estimate form's ``enter`` runs the estimate instead)."""
 
 
 def typing(screen: Screen[Any]) -> bool:
-    """A text field has the focus: printable keys are text, not commands."""
+    """The focused widget takes printable keys as text (a text field, or an open
+    dropdown's type-to-search): they are not commands."""
+    focused = screen.focused
+    return focused is not None and focused.check_consume_key("x", "x")
+
+
+def in_field(screen: Screen[Any]) -> bool:
+    """A text field has the focus (``enter`` and ``escape`` leave it for the table)."""
     return isinstance(screen.focused, Input)
 
 
@@ -55,7 +62,7 @@ class RoutedScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "leave_field":
-            return True if typing(self) else None
+            return True if in_field(self) else None
         if typing(self) and action in self._commands():
             return None  # not handled (dimmed in the footer): the key goes to the field
         return True

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Select
 
 from gpuplan.tui.app import GpuplanApp
 from gpuplan.tui.catalog import CatalogScreen
@@ -185,3 +185,22 @@ def test_q_on_the_too_small_notice_quits(tui_context: TuiContext) -> None:
 
     drive(app, script, size=(50, 12))
     assert app.return_code == 0
+
+
+def test_letters_in_an_open_dropdown_search_it(tui_context: TuiContext) -> None:
+    """The pricing dropdown's type-to-search takes letters: `s` there is not the sort."""
+    app = GpuplanApp(tui_context)
+
+    async def script(pilot: Pilot[None]) -> None:
+        screen = app.screen
+        assert isinstance(screen, CatalogScreen)
+        screen.set_focus(screen.query_one("#pricing"))
+        await pilot.press("enter")  # open it
+        await burst(pilot, "sq1")
+        assert screen.sort is None and app.current_mode == "catalog"
+        assert app.return_code is None
+        await pilot.press("enter")  # pick what the search found
+        await pilot.pause()
+        assert screen.query_one("#pricing", Select).value == "spot"
+
+    drive(app, script)
