@@ -40,10 +40,11 @@ from gpuplan.tui.estimate_rows import (
     mark_cell,
     option_cells,
     option_place,
+    sorted_indexes,
 )
 from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
 from gpuplan.tui.problems import describe
-from gpuplan.tui.table import FieldInput, NavTable, choose_columns, fit_text
+from gpuplan.tui.table import FieldInput, NavTable, choose_columns, fit_text, header
 
 if TYPE_CHECKING:
     from textual.widget import Widget
@@ -109,6 +110,8 @@ class EstimateScreen(RoutedScreen):
         self._run_from: Widget | None = None
         """What had the focus when the last run started; the result may take the focus
         only from there, and only if nothing was typed since (see :meth:`_may_take_focus`)."""
+        self.sort: tuple[str, bool] | None = None
+        """(column, descending) from a header click; None: the planner's ranking."""
         self._run_form: tuple[str, ...] = ()
         """The form's text when the last run started."""
 
@@ -262,18 +265,29 @@ class EstimateScreen(RoutedScreen):
         """The options in the columns that fit the results pane, most important first."""
         table = self.query_one("#options", DataTable)
         table.clear(columns=True)
-        options = self.result.options[:MAX_ROWS] if self.result else []
+        order = sorted_indexes(self.result.options, self.sort) if self.result else []
+        options = [self.result.options[i] for i in order[:MAX_ROWS]] if self.result else []
         rows = [option_cells(o) for o in options]
         natural = {c.key: max([len(r[c.key]) for r in rows] + [len(c.label)]) for c in COLUMNS}
         form = FORM_WIDTH if self.query_one("#form").display else 0
         width = max(20, self.app.size.width - form - 4)
         self._layout = choose_columns(COLUMNS, natural, width)
         for key, w in self._layout.items():
-            label = next(c.label for c in COLUMNS if c.key == key)
+            text = next(c.label for c in COLUMNS if c.key == key)
+            here = self.sort is not None and self.sort[0] == key
+            label = header(text, here, bool(self.sort and self.sort[1]), w)
             # A fixed width: an auto width is measured at the next layout and raced the draw.
             table.add_column(label, key=key, width=w)
-        for index, (option, row) in enumerate(zip(options, rows, strict=True)):
-            table.add_row(*self._cells(option, row), key=str(index))
+        for index, option, row in zip(order, options, rows, strict=False):
+            table.add_row(*self._cells(option, row), key=str(index))  # key: the rank
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """Sort by the clicked column; a second click reverses it (the ranking stays in
+        the result: row keys and the chart keep each option's rank)."""
+        key = str(event.column_key.value)
+        same = self.sort is not None and self.sort[0] == key
+        self.sort = (key, not self.sort[1]) if same and self.sort else (key, False)
+        self._draw_rows()
 
     def _cells(self, option: Option, row: dict[str, str]) -> list[str | Text]:
         out: list[str | Text] = []
@@ -291,6 +305,7 @@ class EstimateScreen(RoutedScreen):
 
     def _show_result(self, result: PlanResult) -> None:
         self.result = result
+        self.sort = None  # a new result is shown in its ranking first
         for field_id, _, _ in TEXT_FIELDS:
             self.query_one(f"#{field_id}", Input).remove_class("bad")
         table = self.query_one("#options", DataTable)

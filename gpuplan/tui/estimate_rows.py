@@ -10,6 +10,7 @@ pricing cell (``spot!``). Narrow terminals drop whole columns, least important f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -109,6 +110,36 @@ def option_cells(option: Option) -> dict[str, str]:
         "where": option_place(option),
         "region": option.region or fmt.MISSING,
     }
+
+
+def sort_value(option: Option, column: str) -> float | str | None:
+    """What a header click sorts ``column`` by (None: no value, listed last)."""
+    values: dict[str, float | str | None] = {
+        "mark": -1.0 if option.pareto else 0.0,
+        "gpu": option.gpu,
+        "hours": option.hours,
+        "hours_range": option.hours_high,
+        "cost": None if option.cost_usd is None else float(option.cost_usd),
+        "cost_range": None if option.cost_usd_high is None else float(option.cost_usd_high),
+        "hourly": None if option.hourly_usd is None else float(option.hourly_usd),
+        "region": option.region,
+        "pricing": option.pricing,
+        "where": option_place(option),
+    }
+    return values.get(column)
+
+
+def sorted_indexes(options: Sequence[Option], sort: tuple[str, bool] | None) -> list[int]:
+    """Ranks (indexes into ``options``) in the clicked column's order; rows without a
+    value go last either way; ties keep the planner's ranking."""
+    ranks = list(range(len(options)))
+    if sort is None:
+        return ranks
+    column, descending = sort
+    present = [i for i in ranks if sort_value(options[i], column) is not None]
+    missing = [i for i in ranks if sort_value(options[i], column) is None]
+    present.sort(key=lambda i: sort_value(options[i], column), reverse=descending)  # type: ignore[arg-type,return-value]
+    return present + missing
 
 
 def mark_cell(option: Option) -> Text:

@@ -138,3 +138,30 @@ def test_at_80x24_the_results_show_cost_range_region_and_pricing(
         assert form.display
 
     drive(app, script, size=(80, 24))
+
+
+def test_click_a_header_to_sort_the_options(tui_context: TuiContext) -> None:
+    """Cost ascending, then descending at the same spot; Explain follows the row."""
+    app = GpuplanApp(tui_context, start="estimate")
+
+    async def script(pilot: Pilot[None]) -> None:
+        await run_estimate(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, EstimateScreen) and screen.result is not None
+        table = screen.query_one("#options", DataTable)
+        columns = table.ordered_columns
+        index = next(i for i, c in enumerate(columns) if c.key.value == "hours")
+        x = sum(c.get_render_width(table) for c in columns[:index]) + 2
+        widths = [c.get_render_width(table) for c in columns]
+        for descending in (False, True):
+            assert await pilot.click("#options", offset=(x, 0))
+            await pilot.pause()
+            ranks = [int(str(k.value)) for k in table.rows]
+            hours = [screen.result.options[r].hours or 0.0 for r in ranks]
+            assert hours == sorted(hours, reverse=descending)
+            assert [c.get_render_width(table) for c in table.ordered_columns] == widths
+        await pilot.press("G")
+        last = screen.result.options[int(str(list(table.rows)[-1].value))]
+        assert shown(app, "#explain").startswith(f"{fmt.count(last.gpus)}x {last.gpu}")
+
+    drive(app, script)
