@@ -9,8 +9,9 @@ into a screen switch. Here, instead:
 
 - a screen's single-key commands are *priority* bindings (:func:`command`): each is
   resolved as its key arrives, in order, against the focus at that moment;
-- :meth:`RoutedScreen.check_action` turns them off while a text field has the focus,
-  and the key goes to the field as text;
+- :meth:`RoutedScreen.check_action` turns them off while the focused widget takes
+  printable keys as text (a text field, an open dropdown's type-to-search), and the key
+  goes there;
 - ``enter`` and ``escape`` in a text field are *field* bindings (:data:`LEAVE_FIELD`),
   resolved as they arrive too, and whatever moves the focus moves it at once
   (:func:`focus_now`), so the next key of the burst already finds the table.
@@ -57,8 +58,8 @@ def focus_now(widget: Widget) -> None:
 
 
 class RoutedScreen(Screen[None]):
-    """A screen whose :func:`command` bindings never fire while a text field has focus,
-    and whose :data:`LEAVE_FIELD` bindings fire only then."""
+    """A screen whose :func:`command` bindings never fire while the focused widget takes
+    text, and whose :data:`LEAVE_FIELD` bindings fire only in a text field."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "leave_field":
