@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.help import HelpScreen, TooSmallScreen
+from gpuplan.tui.keys import command, typing
 from gpuplan.tui.problems import Problem, ProblemsScreen, describe
 
 if TYPE_CHECKING:
@@ -35,6 +36,8 @@ SCREEN_TITLES = {
 }
 MIN_SIZE = (60, 16)
 """Below this many columns x rows the screens cannot show a useful table."""
+GLOBAL_COMMANDS = frozenset({"show", "help", "problems", "quit_app"})
+"""Actions of the global plain keys: off in a text field (``ctrl+q`` quits from there)."""
 CRASH_LOG = Path(tempfile.gettempdir()) / "gpuplan-tui-crash.log"
 
 
@@ -45,13 +48,14 @@ class GpuplanApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "show('catalog')", "Catalog"),
-        Binding("2", "show('estimate')", "Estimate"),
-        Binding("3", "show('fleet')", "Fleet"),
-        Binding("4", "show('policies')", "Policies"),
-        Binding("question_mark", "help", "Help"),
-        Binding("exclamation_mark", "problems", "Problems"),
-        Binding("q", "quit", "Quit"),
+        # Commands (gpuplan.tui.keys): resolved as each key arrives, off while typing.
+        command("1", "show('catalog')", "Catalog"),
+        command("2", "show('estimate')", "Estimate"),
+        command("3", "show('fleet')", "Fleet"),
+        command("4", "show('policies')", "Policies"),
+        command("question_mark", "help", "Help"),
+        command("exclamation_mark", "problems", "Problems"),
+        command("q", "quit_app", "Quit"),
         # Priority: the focus moves before the next key is routed, so keys typed right
         # after tab land in the new field even when they arrive in one burst (a slow
         # redraw queues them); as ordinary bindings they resolve after the old field
@@ -76,6 +80,18 @@ class GpuplanApp(App[None]):
 
     def on_mount(self) -> None:
         self.switch_mode(self._start)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The global keys are text in a field, and a dialog's own keys while it is up."""
+        if action in GLOBAL_COMMANDS and (
+            typing(self.screen) or isinstance(self.screen, ModalScreen)
+        ):
+            return None
+        return True
+
+    async def action_quit_app(self) -> None:
+        """``q``: as Textual's ``ctrl+q`` (``quit``), which stays on in text fields."""
+        await self.action_quit()
 
     def action_show(self, mode: str) -> None:
         if self.current_mode != mode:

@@ -16,7 +16,6 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Select, Static
 
@@ -26,14 +25,18 @@ from gpuplan.core.offers import Offer, PricingModel, Provider
 from gpuplan.tui.catalog_rows import (
     COLUMNS,
     NUMERIC,
+    OUTLIER,
     SORT_CYCLE,
     cells,
     offer_detail,
+    outlier_key,
+    outliers,
     sort_offers,
     split_words,
     text_matches,
 )
 from gpuplan.tui.context import TuiContext
+from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
 from gpuplan.tui.table import FieldInput, NavTable, choose_columns, fit_text, header
 
 ANY_PRICING = "any"
@@ -51,13 +54,14 @@ DEBOUNCE_S = 0.15
 LABELS = {c.key: c.label for c in COLUMNS}
 
 
-class CatalogScreen(Screen[None]):
+class CatalogScreen(RoutedScreen):
     """Offers from the catalog, filtered by the bar at the top, one GPU in detail below."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter"),
-        Binding("s", "cycle_sort", "Sort"),
+        command("slash", "filter", "Filter"),
+        command("s", "cycle_sort", "Sort"),
         Binding("escape", "to_table", "Table", show=False),
+        *LEAVE_FIELD,
     ]
 
     DEFAULT_CSS = """
@@ -70,6 +74,7 @@ class CatalogScreen(Screen[None]):
     CatalogScreen #status.error { color: $error; }
     CatalogScreen #offers { height: 1fr; }
     CatalogScreen #detail { height: 5; padding: 0 1; border-top: solid $primary; }
+    CatalogScreen #detail.flagged { height: auto; max-height: 8; }
     """
 
     def __init__(self, context: TuiContext) -> None:
@@ -82,6 +87,10 @@ class CatalogScreen(Screen[None]):
         self.shown: dict[str, Offer] = {}
         self._pending: Timer | None = None
         self._layout: dict[str, int] = {}
+        self.outliers: dict[tuple[str, str, str], str] = {}
+        """Spot outliers of the whole catalog: (provider, instance, region) -> why."""
+        self._applied: tuple[str, ...] = ()
+        """The filter bar's text the table shows."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -109,6 +118,7 @@ class CatalogScreen(Screen[None]):
             self._show_status(str(exc), error=True)
             self.app.call_later(self._report, exc)
             return
+        self.outliers = outliers(self.catalog)
         for notice in self.catalog.notices:
             self.notify(notice, title="catalog", severity="warning")
         self.apply_filters()
@@ -124,18 +134,30 @@ class CatalogScreen(Screen[None]):
     def on_input_changed(self, event: Input.Changed) -> None:
         self.schedule_filter()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.apply_filters()
+    def action_leave_field(self, submit: bool) -> None:
+        """``enter`` or ``escape``: the table takes the focus now, and the filter runs
+        without its debounce as soon as the field has taken the keys queued for it."""
+        field = self.focused
         self.action_to_table()
+        if field is not None:
+            field.call_later(self.apply_filters)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         self.schedule_filter()
 
     def schedule_filter(self) -> None:
-        """Filter once typing pauses; a newer keystroke cancels the pending run."""
+        """Filter once typing pauses; a newer keystroke cancels the pending run. Text the
+        table already shows (``enter`` filtered it first) is not filtered again."""
         if self._pending is not None:
             self._pending.stop()
-        self._pending = self.set_timer(DEBOUNCE_S, self.apply_filters)
+            self._pending = None
+        if self._filter_text() != self._applied:
+            self._pending = self.set_timer(DEBOUNCE_S, self.apply_filters)
+
+    def _filter_text(self) -> tuple[str, ...]:
+        boxes = ("provider", "gpu", "region", "search")
+        pricing = str(self.query_one("#pricing", Select).value)
+        return (*(self.query_one(f"#{b}", Input).value for b in boxes), pricing)
 
     def pricing(self) -> PricingModel | None:
         value = self.query_one("#pricing", Select).value
@@ -148,6 +170,7 @@ class CatalogScreen(Screen[None]):
             self._pending = None
         if self.catalog is None:
             return
+        self._applied = self._filter_text()
         from gpuplan.core.regions import expand_regions
         from gpuplan.usecases.catalog import find_offers
 
@@ -217,16 +240,14 @@ class CatalogScreen(Screen[None]):
         if self.sort is not None:
             offers = sort_offers(offers, self.sort[0], self.sort[1], self.catalog, pricing)
         drawn = offers[:MAX_ROWS]
-        rows = [cells(o, self.catalog, pricing) for o in drawn]
-        arrow = self.sort[0] if self.sort else None
-        natural = {
-            c.key: max([len(r[c.key]) for r in rows] + [len(c.label) + (c.key == arrow)])
-            for c in COLUMNS
+        rows = [cells(o, self.catalog, pricing, outlier_key(o) in self.outliers) for o in drawn]
+        natural = {  # not the sort arrow: a click must not reflow the columns (table.header)
+            c.key: max([len(r[c.key]) for r in rows] + [len(c.label)]) for c in COLUMNS
         }
         self._layout = choose_columns(COLUMNS, natural, self._table_width())
         for key, width in self._layout.items():
             sorted_here = self.sort is not None and self.sort[0] == key
-            label = header(LABELS[key], sorted_here, bool(self.sort and self.sort[1]))
+            label = header(LABELS[key], sorted_here, bool(self.sort and self.sort[1]), width)
             # A fixed width: an auto width is measured at the next layout and raced the draw.
             table.add_column(label, key=key, width=width)
         for offer, row in zip(drawn, rows, strict=True):
@@ -239,7 +260,7 @@ class CatalogScreen(Screen[None]):
     def _cells(self, row: dict[str, str]) -> list[str | Text]:
         # Text, not str: DataTable parses str cells as markup, a cost per cell on start-up.
         return [
-            Text(row[key], justify="right") if key in NUMERIC else Text(fit_text(row[key], width))
+            number_cell(row[key]) if key in NUMERIC else Text(fit_text(row[key], width))
             for key, width in self._layout.items()
         ]
 
@@ -273,14 +294,26 @@ class CatalogScreen(Screen[None]):
     def _show_detail(self, offer: Offer | None) -> None:
         detail = self.query_one("#detail", Static)
         if offer is None or self.catalog is None:
+            detail.remove_class("flagged")
             detail.update("No offer selected.")
             return
-        detail.update(offer_detail(offer, self.catalog))
+        outlier = self.outliers.get(outlier_key(offer))
+        detail.set_class(outlier is not None, "flagged")  # room for the reason
+        detail.update(offer_detail(offer, self.catalog, outlier))
 
     # --- focus -------------------------------------------------------------------
 
     def action_filter(self) -> None:
-        self.query_one("#search", Input).focus()
+        focus_now(self.query_one("#search", Input))
 
     def action_to_table(self) -> None:
-        self.query_one("#offers", NavTable).focus()
+        focus_now(self.query_one("#offers", NavTable))
+
+
+def number_cell(text: str) -> Text:
+    """A right-aligned number; a spot outlier's ``!`` in bold red."""
+    if not text.endswith(OUTLIER):
+        return Text(text, justify="right")
+    out = Text(text[:-1], justify="right")
+    out.append(OUTLIER, style="bold red")
+    return out

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from gpuplan.core.catalog import Catalog, tflops_per_dollar
 from gpuplan.core.offers import Offer, PricingModel
+from gpuplan.core.planner.spot_realism import OutlierKey, spot_outliers
 from gpuplan.tui import format as fmt
 from gpuplan.tui.table import Column
 
@@ -51,16 +52,36 @@ def text_matches(offer: Offer, text: str) -> bool:
     return all(word in haystack.lower() for word in text.lower().split())
 
 
-def cells(offer: Offer, catalog: Catalog, pricing: PricingModel) -> dict[str, str]:
-    """Every column's text for one offer (the screen picks the columns that fit)."""
+OUTLIER = "!"
+"""After a spot price far below the same instance's other regions (see :func:`outliers`)."""
+
+
+def outliers(catalog: Catalog) -> dict[OutlierKey, str]:
+    """Spot prices under half the median of the same instance elsewhere, with the reason:
+    the planner's own rule (:func:`gpuplan.core.planner.spot_realism.spot_outliers`) over
+    the whole catalog, so a filter never changes which rows are flagged."""
+    return spot_outliers(catalog.offers)
+
+
+def outlier_key(offer: Offer) -> OutlierKey:
+    return (offer.provider.value, offer.instance_type, offer.region)
+
+
+def cells(
+    offer: Offer, catalog: Catalog, pricing: PricingModel, outlier: bool = False
+) -> dict[str, str]:
+    """Every column's text for one offer (the screen picks the columns that fit); a spot
+    outlier's spot price (and its $/GPU-h when that is spot) ends in ``!``."""
+    flag = OUTLIER if outlier else ""
+    per_gpu_flag = flag if pricing is PricingModel.SPOT else ""
     return {
         "provider": offer.provider.value,
         "instance": offer.instance_type,
         "region": offer.region,
         "gpu": f"{fmt.count(offer.gpu_count)}x {offer.gpu}",
         "on_demand": fmt.money(offer.on_demand_hourly),
-        "spot": fmt.money(offer.spot_hourly),
-        "per_gpu": fmt.money(offer.price_per_gpu_hour(pricing)),
+        "spot": fmt.money(offer.spot_hourly) + flag,
+        "per_gpu": fmt.money(offer.price_per_gpu_hour(pricing)) + per_gpu_flag,
         "tflops": fmt.number(tflops_per_dollar(offer, catalog.gpus, pricing)),
         "reserved_1y": fmt.money(offer.reserved_1y_hourly),
         "reserved_3y": fmt.money(offer.reserved_3y_hourly),
@@ -101,8 +122,9 @@ def sort_offers(
     return present + missing
 
 
-def offer_detail(offer: Offer, catalog: Catalog) -> Text:
-    """The detail panel: the GPU's datasheet figures and the instance around it."""
+def offer_detail(offer: Offer, catalog: Catalog, outlier: str | None = None) -> Text:
+    """The detail panel: the GPU's datasheet figures and the instance around it, and why
+    its spot price is flagged when it is."""
     spec = catalog.gpus.get(offer.gpu)
     peaks = [
         f"{name} {fmt.number(value)}"
@@ -132,6 +154,8 @@ def offer_detail(offer: Offer, catalog: Catalog) -> Text:
     )
     spot_zone = f"spot zone {offer.spot_zone} · " if offer.spot_zone else ""
     text.append(f"{spot_zone}as of {offer.as_of.isoformat()} · source: {offer.source}")
+    if outlier:
+        text.append(f"\n{OUTLIER} {outlier}", style="bold red")
     return text
 
 

@@ -15,7 +15,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import (
     DataTable,
     Footer,
@@ -34,10 +33,22 @@ from gpuplan.tui import format as fmt
 from gpuplan.tui.chart import ChartPoint, TimeCostChart
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.estimate_form import check_form, in_form_words, resolve_policy
+from gpuplan.tui.estimate_rows import (
+    COLUMNS,
+    TEXT_COLUMNS,
+    infeasible_text,
+    mark_cell,
+    option_cells,
+    option_place,
+    sorted_indexes,
+)
+from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
 from gpuplan.tui.problems import describe
-from gpuplan.tui.table import Column, FieldInput, NavTable, choose_columns, fit_text
+from gpuplan.tui.table import FieldInput, NavTable, choose_columns, fit_text, header
 
 if TYPE_CHECKING:
+    from textual.widget import Widget
+
     from gpuplan.core.catalog import Catalog
     from gpuplan.core.planner.options import Option, PlanResult
     from gpuplan.usecases.estimate import EstimateArgs
@@ -56,38 +67,21 @@ TEXT_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("policy", "policy", "optional policy file"),
 )
 DEFAULTS = {"params": "7B", "tokens": "140B"}
-COLUMNS: tuple[Column, ...] = (
-    Column("pareto", "★", 0),
-    Column("gpu", "GPUs", 0, min_width=8, max_width=11),
-    Column("hours", "wall time", 0),
-    Column("cost", "cost $", 0),
-    Column("hourly", "$/h", 1),
-    Column("region", "region", 0, min_width=9, max_width=16),
-    Column("pricing", "pricing", 2, min_width=7, max_width=11),
-    Column("where", "where", 3, min_width=10, max_width=30),
-)
-TEXT_COLUMNS = frozenset({"gpu", "region", "pricing", "where"})
 FORM_WIDTH = 26
 NARROW = 110
 """Below this many columns the form hides itself when results arrive (``f`` brings it
 back), so that every price column and the region fit beside each other."""
 
 
-def option_place(option: Option) -> str:
-    if option.instance_type is None or option.provider is None:
-        return "custom price"
-    nodes = f"{option.nodes}x " if option.nodes > 1 else ""
-    return f"{option.provider.value} {nodes}{option.instance_type}"
-
-
-class EstimateScreen(Screen[None]):
+class EstimateScreen(RoutedScreen):
     """Form on the left; options, then chart or explanation, on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run", "Run"),
-        Binding("t", "toggle_pane", "Chart/Explain"),
-        Binding("f", "toggle_form", "Form"),
+        command("t", "toggle_pane", "Chart/Explain"),
+        command("f", "toggle_form", "Form"),
         Binding("escape", "to_table", "Table", show=False),
+        *LEAVE_FIELD,
     ]
 
     DEFAULT_CSS = """
@@ -113,6 +107,13 @@ class EstimateScreen(Screen[None]):
         self.point_of: dict[int, int] = {}
         """Option index -> chart point index (unpriced options are not charted)."""
         self._layout: dict[str, int] = {}
+        self._run_from: Widget | None = None
+        """What had the focus when the last run started; the result may take the focus
+        only from there, and only if nothing was typed since (see :meth:`_may_take_focus`)."""
+        self.sort: tuple[str, bool] | None = None
+        """(column, descending) from a header click; None: the planner's ranking."""
+        self._run_form: tuple[str, ...] = ()
+        """The form's text when the last run started."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -154,8 +155,17 @@ class EstimateScreen(Screen[None]):
 
     # --- running -----------------------------------------------------------------
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.action_run()
+    def action_leave_field(self, submit: bool) -> None:
+        """``enter`` in a field runs the estimate (the focus stays until the result);
+        ``escape`` goes to the table."""
+        field = self.focused
+        if not submit:
+            self.action_to_table()
+        elif field is not None:
+            field.call_later(self.action_run)  # after the keys typed before enter
+
+    def _form_text(self) -> tuple[str, ...]:
+        return tuple(self.query_one(f"#{f}", Input).value for f, _, _ in TEXT_FIELDS)
 
     def form_args(self) -> EstimateArgs | None:
         """The form as the use case's arguments, or None with each bad field marked."""
@@ -191,6 +201,7 @@ class EstimateScreen(Screen[None]):
         if args is None:
             return
         self._set_status("Estimating…")
+        self._run_from, self._run_form = self.focused, self._form_text()
         self.query_one("#options", DataTable).loading = True
         policy = self.query_one("#policy", Input).value.strip() or None
         if policy is not None:
@@ -254,24 +265,35 @@ class EstimateScreen(Screen[None]):
         """The options in the columns that fit the results pane, most important first."""
         table = self.query_one("#options", DataTable)
         table.clear(columns=True)
-        options = self.result.options[:MAX_ROWS] if self.result else []
+        order = sorted_indexes(self.result.options, self.sort) if self.result else []
+        options = [self.result.options[i] for i in order[:MAX_ROWS]] if self.result else []
         rows = [option_cells(o) for o in options]
         natural = {c.key: max([len(r[c.key]) for r in rows] + [len(c.label)]) for c in COLUMNS}
         form = FORM_WIDTH if self.query_one("#form").display else 0
         width = max(20, self.app.size.width - form - 4)
         self._layout = choose_columns(COLUMNS, natural, width)
         for key, w in self._layout.items():
-            label = next(c.label for c in COLUMNS if c.key == key)
+            text = next(c.label for c in COLUMNS if c.key == key)
+            here = self.sort is not None and self.sort[0] == key
+            label = header(text, here, bool(self.sort and self.sort[1]), w)
             # A fixed width: an auto width is measured at the next layout and raced the draw.
             table.add_column(label, key=key, width=w)
-        for index, (option, row) in enumerate(zip(options, rows, strict=True)):
-            table.add_row(*self._cells(option, row), key=str(index))
+        for index, option, row in zip(order, options, rows, strict=False):
+            table.add_row(*self._cells(option, row), key=str(index))  # key: the rank
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """Sort by the clicked column; a second click reverses it (the ranking stays in
+        the result: row keys and the chart keep each option's rank)."""
+        key = str(event.column_key.value)
+        same = self.sort is not None and self.sort[0] == key
+        self.sort = (key, not self.sort[1]) if same and self.sort else (key, False)
+        self._draw_rows()
 
     def _cells(self, option: Option, row: dict[str, str]) -> list[str | Text]:
         out: list[str | Text] = []
         for key, width in self._layout.items():
-            if key == "pareto":
-                out.append(Text("★", style="bold green") if option.pareto else "")
+            if key == "mark":
+                out.append(mark_cell(option))
             elif key in TEXT_COLUMNS:
                 out.append(Text(fit_text(row[key], width)))
             else:
@@ -283,11 +305,13 @@ class EstimateScreen(Screen[None]):
 
     def _show_result(self, result: PlanResult) -> None:
         self.result = result
+        self.sort = None  # a new result is shown in its ranking first
         for field_id, _, _ in TEXT_FIELDS:
             self.query_one(f"#{field_id}", Input).remove_class("bad")
         table = self.query_one("#options", DataTable)
         table.loading = False
-        if result.options and self.app.size.width < NARROW:
+        take_focus = bool(result.options) and self._may_take_focus()
+        if take_focus and self.app.size.width < NARROW:
             self.query_one("#form").display = False  # room for every price column
         self._draw_rows()
         points: list[ChartPoint] = []
@@ -307,11 +331,18 @@ class EstimateScreen(Screen[None]):
             f"frontier (★) · {len(result.infeasible):,} infeasible · "
             f"{result.flops.total:.3g} FLOPs" + "".join(f"\n{note}" for note in result.notes)
         )
+        if take_focus:
+            focus_now(table)
         if result.options:
-            table.focus()
             self._select(0)
         else:
             self.query_one("#explain", Static).update(infeasible_text(result))
+
+    def _may_take_focus(self) -> bool:
+        """A finished run moves the focus to its table only if the person is still where
+        they started it and has typed nothing since: never from a field they moved on to
+        (the next digit typed there would be a screen switch on the table)."""
+        return self.focused is self._run_from and self._form_text() == self._run_form
 
     def _set_status(self, text: str, *, error: bool = False) -> None:
         status = self.query_one("#status", Static)
@@ -352,32 +383,9 @@ class EstimateScreen(Screen[None]):
         form.display = not form.display
         self._draw_rows()
         if form.display:
-            self.query_one("#params", Input).focus()
+            focus_now(self.query_one("#params", Input))
         else:
-            self.query_one("#options", DataTable).focus()
+            focus_now(self.query_one("#options", DataTable))
 
     def action_to_table(self) -> None:
-        self.query_one("#options", DataTable).focus()
-
-
-def option_cells(option: Option) -> dict[str, str]:
-    """Every column's text for one option (the screen picks the columns that fit)."""
-    return {
-        "pareto": "★" if option.pareto else "",
-        "gpu": f"{fmt.count(option.gpus)}x {option.gpu}",
-        "hours": fmt.hours(option.hours),
-        "cost": fmt.compact_money(option.cost_usd),
-        "hourly": fmt.money(option.hourly_usd),
-        "pricing": option.pricing or "-",
-        "where": option_place(option),
-        "region": option.region or "-",
-    }
-
-
-def infeasible_text(result: PlanResult) -> Text:
-    """Why nothing fits: the first few infeasible options and their reasons."""
-    out = Text("No feasible option. Closest misses:\n", style="bold")
-    for option in result.infeasible[:8]:
-        out.append(f"{fmt.count(option.gpus)}x {option.gpu} {option_place(option)}: ")
-        out.append("; ".join(option.reasons) + "\n", style="red")
-    return out
+        focus_now(self.query_one("#options", DataTable))

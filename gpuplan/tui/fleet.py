@@ -26,7 +26,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, ProgressBar, Select, Static
 from textual.worker import get_current_worker
 
@@ -38,6 +37,7 @@ from gpuplan.tui.confirm import ConfirmScreen
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.fleet_rows import COLUMNS, cut, fit_columns, instance_row, row_text, sort_rows
 from gpuplan.tui.fleet_scope import busiest_per_period
+from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
 from gpuplan.tui.policies import check_file, find_policy_files
 from gpuplan.tui.problems import describe
 from gpuplan.tui.table import FieldInput, NavTable, header
@@ -62,16 +62,17 @@ class FleetView:
     notices: list[str] = field(default_factory=list)
 
 
-class FleetScreen(Screen[None]):
+class FleetScreen(RoutedScreen):
     """Policy picker and mode badge on top, instances in the middle, the reason below."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "refresh", "Refresh"),
-        Binding("slash", "filter", "Filter"),
-        Binding("x", "stop", "Stop"),
-        Binding("l", "toggle_live", "Live/Dry run"),
-        Binding("a", "toggle_audit", "Audit"),
+        command("r", "refresh", "Refresh"),
+        command("slash", "filter", "Filter"),
+        command("x", "stop", "Stop"),
+        command("l", "toggle_live", "Live/Dry run"),
+        command("a", "toggle_audit", "Audit"),
         Binding("escape", "to_table", "Table", show=False),
+        *LEAVE_FIELD,
     ]
 
     DEFAULT_CSS = """
@@ -122,6 +123,12 @@ class FleetScreen(Screen[None]):
         yield Static("", id="detail")
         yield AuditPane(id="audit")
         yield Footer(compact=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``x`` acts on the row the focused table shows, never from another widget."""
+        if action == "stop" and not isinstance(self.focused, DataTable):
+            return None
+        return super().check_action(action, parameters)
 
     def on_mount(self) -> None:
         self.sub_title = "Fleet"
@@ -331,10 +338,10 @@ class FleetScreen(Screen[None]):
             series = self.view.series.get(key, []) if self.view else []
             cells = instance_row(s, series, self.acted.get(key))
             rows.append(dict(zip((k for k, _ in COLUMNS), cells, strict=True)))
-        layout = fit_columns(rows, self.sort, self._table_width())
+        layout = fit_columns(rows, self._table_width())
         for key, width in layout.items():
             here = self.sort is not None and self.sort[0] == key
-            label = header(dict(COLUMNS)[key], here, bool(self.sort and self.sort[1]))
+            label = header(dict(COLUMNS)[key], here, bool(self.sort and self.sort[1]), width)
             table.add_column(label, key=key, width=width)
         for s, row in zip(self.rows, rows, strict=True):
             cells = [cut(row[key], width) for key, width in layout.items()]
@@ -360,21 +367,24 @@ class FleetScreen(Screen[None]):
         if pane.result is not None:
             pane.draw(self.filter_words(), self._table_width())
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.action_to_table()
+    def action_leave_field(self, submit: bool) -> None:
+        self.action_to_table()  # the filter applies as it is typed
 
     def action_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        focus_now(self.query_one("#filter", Input))
 
     def action_to_table(self) -> None:
         table = self.query_one(AuditPane).table if self.auditing else self.query_one("#instances")
-        table.focus()
+        focus_now(table)
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         key = str(event.column_key.value)
         same = self.sort is not None and self.sort[0] == key
         self.sort = (key, not self.sort[1]) if same and self.sort else (key, False)
         self._draw()
+        if self.view is not None:
+            arrow = "▼" if self.sort[1] else "▲"
+            self._status(f"{idle_summary(self.view)} · sort: {dict(COLUMNS)[key]}{arrow}")
 
     def _status(self, text: str) -> None:
         self.query_one("#status", Static).update(Text(text))

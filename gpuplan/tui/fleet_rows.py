@@ -40,9 +40,7 @@ SHRINKS = {"instance": (10, 24), "region": (9, 16), "type": (8, 20), "state": (7
 """Text columns that may be cut with an ellipsis: (narrowest, widest)."""
 
 
-def fit_columns(
-    rows: list[dict[str, str | Text]], sort: tuple[str, bool] | None, width: int
-) -> dict[str, int]:
+def fit_columns(rows: list[dict[str, str | Text]], width: int) -> dict[str, int]:
     """The columns that fit ``width``: key -> fixed width (the widest cell where it fits).
 
     Every width is fixed: an auto width is measured when the table next lays out, which
@@ -51,9 +49,8 @@ def fit_columns(
         Column(key, label, PRIORITY.get(key, 3), *SHRINKS.get(key, (0, 0)))
         for key, label in COLUMNS
     ]
-    natural = {
-        key: max([len(plain(r[key])) for r in rows] + [len(label) + (sort is not None)])
-        for key, label in COLUMNS
+    natural = {  # not the sort arrow: a click must not reflow the columns (table.header)
+        key: max([len(plain(r[key])) for r in rows] + [len(label)]) for key, label in COLUMNS
     }
     chosen = choose_columns(columns, natural, width)
     return dict(chosen)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -11,60 +12,75 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static
 
-TABLE_KEYS = """\
-| `↑` `↓` / `j` `k` | move the cursor |
-| `g` `G` / `Home` `End` | first / last row |
-| click a header | sort by it (▲); click again to reverse (▼) |
-"""
-SCREEN_HELP = {
-    "catalog": """\
-## Catalog
 
-| key | what |
-|---|---|
-| `/` | jump to the search box (filters as you type) |
-| `tab` / `shift+tab` | next / previous filter box (provider, GPU, region, pricing) |
-| `enter`, `escape` | back to the table |
-| `s` | sort by on-demand, spot, $/GPU-h, TFLOP/s per $ in turn |
-"""
-    + TABLE_KEYS
-    + """
+@dataclass(frozen=True)
+class HelpRow:
+    """One line of a screen's help: the keys as shown, what they do, the keys promised."""
+
+    shown: str
+    what: str
+    keys: tuple[str, ...]
+    """Textual key names this line promises (tests press each one on its screen)."""
+
+
+TABLE_ROWS = (
+    HelpRow("`↑` `↓` / `j` `k`", "move the cursor", ("down", "up", "j", "k")),
+    HelpRow("`g` `G` / `Home` `End`", "first / last row", ("G", "g", "end", "home")),
+    HelpRow("click a header", "sort by it (▲); click again to reverse (▼)", ()),
+)
+TAB = HelpRow("`tab` / `shift+tab`", "next / previous field", ("tab", "shift+tab"))
+SCREEN_KEYS: dict[str, tuple[HelpRow, ...]] = {
+    "catalog": (
+        HelpRow("`/`", "jump to the search box (filters as you type)", ("slash",)),
+        replace(TAB, what="next / previous filter box (provider, GPU, region, pricing)"),
+        HelpRow("`enter`, `escape`", "back to the table", ("enter", "escape")),
+        HelpRow("`s`", "sort by on-demand, spot, $/GPU-h, TFLOP/s per $ in turn", ("s",)),
+        *TABLE_ROWS,
+    ),
+    "estimate": (
+        HelpRow(
+            "`enter` / `ctrl+r`",
+            "run the estimate (on a row: its arithmetic)",
+            ("enter", "ctrl+r"),
+        ),
+        TAB,
+        HelpRow("`t`", "switch between the chart and the explanation", ("t",)),
+        HelpRow("`f`", "hide / show the form (below 110 columns it hides for results)", ("f",)),
+        HelpRow("`escape`", "back to the table", ("escape",)),
+        *TABLE_ROWS,
+    ),
+    "fleet": (
+        HelpRow("`r`", "refresh in the background", ("r",)),
+        HelpRow("`/`", "filter rows (instance, type, region, verdict)", ("slash",)),
+        HelpRow("`x`", "stop the selected idle instance (plan first, then confirm)", ("x",)),
+        HelpRow("`l`", "switch DRY RUN / LIVE", ("l",)),
+        HelpRow("`y` / `n`", "confirm / cancel in the dialog", ("y", "n")),
+        HelpRow("`a`", "switch between the idle view and the audit view", ("a",)),
+        *TABLE_ROWS,
+    ),
+    "policies": (HelpRow("`r`", "re-check the files", ("r",)), *TABLE_ROWS[:2]),
+}
+"""Each screen's keys: the help screen is drawn from these, and tests press every key."""
+GLOBAL_KEYS = (
+    HelpRow("`1` `2` `3` `4`", "Catalog, Estimate, Fleet, Policies", ("1", "2", "3", "4")),
+    HelpRow("`?`", "this help", ("question_mark",)),
+    HelpRow("`!`", "problems so far (failed providers, webhooks, stops)", ("exclamation_mark",)),
+    HelpRow("`q`", "quit (`ctrl+q` from a text field)", ("q", "ctrl+q")),
+)
+"""Keys that work on every screen (and are listed under each screen's own)."""
+SCREEN_NOTES = {
+    "catalog": """
 The region box takes names (`us-east-1`) and groups (`europe`, `us`, `asia`...).
 Narrow columns are dropped by priority: prices and region stay, the instance name goes
 first; the detail panel below always names the selected instance.
 """,
-    "estimate": """\
-## Estimate
-
-| key | what |
-|---|---|
-| `enter` / `ctrl+r` | run the estimate (on a row: its arithmetic) |
-| `tab` / `shift+tab` | next / previous field |
-| `t` | switch between the chart and the explanation |
-| `f` | hide / show the form (below 110 columns it hides for results) |
-| `escape` | back to the table |
-"""
-    + TABLE_KEYS
-    + """
+    "estimate": """
 Numbers take suffixes: params `7B`, tokens `2T`, budget `20k`. The deadline needs a
 unit: `36h`, `14d`, `2w`. A bad field is marked red and named in the status line; the
 old results are cleared. The policy field takes a path or a file name in the policies
 folder (`--policies`).
 """,
-    "fleet": """\
-## Fleet
-
-| key | what |
-|---|---|
-| `r` | refresh in the background |
-| `/` | filter rows (instance, type, region, verdict) |
-| `x` | stop the selected idle instance (plan first, then confirm) |
-| `l` | switch DRY RUN / LIVE |
-| `y` / `n` | confirm / cancel in the dialog |
-| `a` | switch between the idle view and the audit view |
-"""
-    + TABLE_KEYS
-    + """
+    "fleet": """
 **Audit view** (`a`): the policy's instances over its `audit.period_days` (7 by default),
 sorted by dollars at stake per month. Each bar is the dollars paid: busy (green, work
 weighted by utilisation), waiting (yellow, a live process while GPUs wait), idle (red,
@@ -73,30 +89,21 @@ time (what the cheapest fitting offer would have saved). Below: the selected row
 figures and its advice with the evidence. `r` re-reads the audit; stops are made from
 the idle view.
 """,
-    "policies": """\
-## Policies
-
-| key | what |
-|---|---|
-| `r` | re-check the files |
-"""
-    + TABLE_KEYS,
 }
-GLOBAL_HELP = """\
-## Everywhere
+TITLES = {"catalog": "Catalog", "estimate": "Estimate", "fleet": "Fleet", "policies": "Policies"}
 
-| key | what |
-|---|---|
-| `1` `2` `3` `4` | Catalog, Estimate, Fleet, Policies |
-| `?` | this help |
-| `!` | problems so far (failed providers, webhooks, stops) |
-| `q` | quit (`ctrl+q` from a text field) |
-"""
+
+def key_table(title: str, rows: tuple[HelpRow, ...]) -> str:
+    """A Markdown table of keys under a heading."""
+    lines = [f"## {title}", "", "| key | what |", "|---|---|"]
+    lines += [f"| {row.shown} | {row.what} |" for row in rows]
+    return "\n".join(lines) + "\n"
 
 
 def help_text(mode: str) -> str:
     """This screen's keys first, then the keys that work everywhere."""
-    return SCREEN_HELP.get(mode, "") + "\n" + GLOBAL_HELP
+    own = key_table(TITLES[mode], SCREEN_KEYS[mode]) if mode in SCREEN_KEYS else ""
+    return own + SCREEN_NOTES.get(mode, "") + "\n" + key_table("Everywhere", GLOBAL_KEYS)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -129,6 +136,8 @@ class HelpScreen(ModalScreen[None]):
 class TooSmallScreen(ModalScreen[None]):
     """Covers the app while the terminal is too small; gone when it is large enough."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit_app", "Quit")]
+
     DEFAULT_CSS = """
     TooSmallScreen { align: center middle; }
     TooSmallScreen Static { width: auto; text-style: bold; }
@@ -141,3 +150,7 @@ class TooSmallScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         width, height = self.minimum
         yield Static(f"Terminal too small: gpuplan needs {width}x{height}.\nEnlarge it, or q.")
+
+    def action_quit_app(self) -> None:
+        """The ``q`` the notice offers (the app's own ``q`` is off while a dialog is up)."""
+        self.app.exit()

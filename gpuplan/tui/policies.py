@@ -12,15 +12,16 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from gpuplan.core.errors import DataError, GpuplanError
 from gpuplan.core.policy import Policy
 from gpuplan.tui.bars import budget_bar
 from gpuplan.tui.context import TuiContext
+from gpuplan.tui.keys import RoutedScreen, command
+from gpuplan.tui.table import NavTable
 
 POLICY_SUFFIXES = (".yaml", ".yml")
 
@@ -93,11 +94,11 @@ def problem_line(problem: DataError | GpuplanError) -> str:
     return f"{where}: {field}{problem.detail}"
 
 
-class PoliciesScreen(Screen[None]):
+class PoliciesScreen(RoutedScreen):
     """Files on the left; the selected one's verdict, budget burn and source on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("r", "rescan", "Re-check"),
+        command("r", "rescan", "Re-check"),
     ]
 
     DEFAULT_CSS = """
@@ -115,8 +116,7 @@ class PoliciesScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
-            table: DataTable[str] = DataTable(id="files", cursor_type="row")
-            yield table
+            yield NavTable(id="files", cursor_type="row")
             with VerticalScroll(id="right"):
                 yield Static(id="verdict")
                 yield Static(id="budget")

@@ -75,11 +75,19 @@ def fit_text(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def header(label: str, sorted_here: bool, reverse: bool) -> Text:
-    """A column header, with ▲ (ascending) or ▼ (descending) when the table sorts by it."""
+def header(label: str, sorted_here: bool, reverse: bool, width: int | None = None) -> Text:
+    """A column header, with ▲ (ascending) or ▼ (descending) when the table sorts by it.
+
+    Widths never depend on the sort (a click that widened its column moved the others,
+    and the next click at the same spot sorted another column): where the arrow does not
+    fit in ``width``, the sorted header is only underlined (the status line says which).
+    """
     if not sorted_here:
         return Text(label)
-    return Text(f"{label}{DOWN if reverse else UP}", style="bold")
+    arrow = DOWN if reverse else UP
+    if width is not None and len(label) + len(arrow) > width:
+        return Text(label, style="bold underline")
+    return Text(f"{label}{arrow}", style="bold")
 
 
 class NavTable(DataTable[str | Text]):

@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.app import App
+from textual.keys import _character_to_key
 from textual.pilot import Pilot
 
 from gpuplan.tui.context import TuiContext
@@ -78,3 +80,22 @@ def drive(
             await script(pilot)
 
     asyncio.run(main())
+
+
+async def burst(pilot: Pilot[None], keys: str | list[str]) -> None:
+    """Send ``keys`` as a terminal does when they are typed faster than the app draws:
+    all queued at once, none handled before the last arrives; then let the app settle.
+
+    ``pilot.press`` waits for the app to go idle after every key, which hides the races
+    a person typing at full speed (or pasting) runs into.
+    """
+    driver = pilot.app._driver
+    assert driver is not None
+    for key in keys:
+        name = _character_to_key(key) if len(key) == 1 and not key.isalnum() else key
+        event = events.Key(name, key if len(key) == 1 else None)
+        event.set_sender(pilot.app)
+        driver.send_message(event)
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()

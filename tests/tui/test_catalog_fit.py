@@ -87,7 +87,7 @@ def test_header_click_sorts_both_ways_with_an_arrow(bundled: TuiContext) -> None
         await pilot.pause()
 
     def spot() -> list[float]:
-        return [float(c.replace(",", "")) for c in cells(app, "spot") if c != "-"]
+        return [float(c.replace(",", "").rstrip("!")) for c in cells(app, "spot") if c != "-"]
 
     async def script(pilot: Pilot[None]) -> None:
         await click(pilot, "spot")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
@@ -115,8 +117,6 @@ def test_help_opens_and_closes_and_q_quits(tui_context: TuiContext) -> None:
 
 def test_broken_catalog_is_an_error_line(tui_context: TuiContext) -> None:
     assert tui_context.catalog_dir is not None
-    from pathlib import Path
-
     (Path(tui_context.catalog_dir) / "aws.csv").write_text("nonsense\n1,2\n", encoding="utf-8")
     app = GpuplanApp(tui_context)
 
@@ -128,6 +128,7 @@ def test_broken_catalog_is_an_error_line(tui_context: TuiContext) -> None:
 
 
 def test_click_a_header_to_sort_with_the_mouse(tui_context: TuiContext) -> None:
+    """Two clicks on the same spot: ascending, then descending, the columns unmoved."""
     app = GpuplanApp(tui_context)
 
     async def script(pilot: Pilot[None]) -> None:
@@ -135,9 +136,48 @@ def test_click_a_header_to_sort_with_the_mouse(tui_context: TuiContext) -> None:
         columns = table.ordered_columns
         target = next(i for i, c in enumerate(columns) if c.key.value == "tflops")
         x = sum(c.get_render_width(table) for c in columns[:target]) + 2
-        assert await pilot.click("#offers", offset=(x, 0))
-        assert "sort: TF/s/$▲" in shown(app, "#status")
-        values = [float(c.replace(",", "")) for c in column(app, "tflops") if c != "-"]
-        assert values == sorted(values)
+        widths = [c.get_render_width(table) for c in columns]
+        for arrow, descending in (("▲", False), ("▼", True)):
+            assert await pilot.click("#offers", offset=(x, 0))
+            await pilot.pause()
+            assert f"sort: TF/s/${arrow}" in shown(app, "#status")
+            values = [float(c.replace(",", "")) for c in column(app, "tflops") if c != "-"]
+            assert values == sorted(values, reverse=descending)
+            assert [c.get_render_width(table) for c in table.ordered_columns] == widths
 
     drive(app, script)
+
+
+def test_spot_outlier_is_flagged_with_its_reason(tmp_path: Path) -> None:
+    """p4d spot at $2.47/h in one region against $6-13 in four others: flagged with `!`
+    in the spot column (and $/GPU-h when pricing is spot), the reason in the detail."""
+    from tests.conftest import write_catalog
+    from tests.tui.conftest import fixed_clock
+
+    def p4d(region: str, spot: str) -> str:
+        return (f"p4d.24xlarge,{region},A100-40GB,8,40,96,1152,NVLink,400,32.77,{spot},"
+                f"{region}-az1,,,2026-12-01,test")  # fmt: skip
+
+    prices = {"us-east-1": "2.47", "us-west-2": "6.04", "eu-west-1": "8.00",
+              "ap-northeast-1": "9.10", "eu-central-1": "13.34"}  # fmt: skip
+    catalog = write_catalog(tmp_path / "pricing", aws=[p4d(r, p) for r, p in prices.items()])
+    context = TuiContext(catalog_dir=str(catalog), policies_dir=tmp_path, clock=fixed_clock)
+    app = GpuplanApp(context)
+
+    async def script(pilot: Pilot[None]) -> None:
+        app.screen.query_one("#search", Input).value = "p4d"
+        await pilot.pause(DEBOUNCE_S + 0.2)
+        spot = dict(zip(column(app, "region"), column(app, "spot"), strict=True))
+        assert spot["us-east-1"] == "2.47!"
+        assert [r for r, s in spot.items() if s.endswith("!")] == ["us-east-1"]
+        row = column(app, "region").index("us-east-1")
+        app.screen.query_one("#offers", DataTable).move_cursor(row=row)
+        await pilot.pause()
+        detail = shown(app, "#detail")
+        assert "! spot $2.47/h in us-east-1 (us-east-1-az1) is under half the median" in detail
+        app.screen.query_one("#pricing").value = "spot"  # type: ignore[attr-defined]
+        await pilot.pause(DEBOUNCE_S + 0.2)
+        per_gpu = dict(zip(column(app, "region"), column(app, "per_gpu"), strict=True))
+        assert per_gpu["us-east-1"] == "0.31!" and not per_gpu["us-west-2"].endswith("!")
+
+    drive(app, script, size=(120, 40))

@@ -39,7 +39,7 @@ def test_run_an_estimate_and_select_a_row(tui_context: TuiContext) -> None:
         assert table.row_count == len(screen.result.options) > 1
         assert table.has_focus
         assert "feasible options" in shown(app, "#status")
-        stars = [str(c) for c in table.get_column("pareto")]
+        stars = [str(c).strip() for c in table.get_column("mark")]
         assert stars.count("★") == sum(o.pareto for o in screen.result.options) >= 1
         # Rank by cost: the cost column never goes down.
         costs = [o.cost_usd for o in screen.result.options if o.cost_usd is not None]
@@ -114,7 +114,7 @@ def test_policy_field_leaves_out_what_the_policy_forbids(
     drive(app, script)
 
 
-def test_at_80x24_the_results_show_every_price_column_and_the_region(
+def test_at_80x24_the_results_show_cost_range_region_and_pricing(
     tui_context: TuiContext,
 ) -> None:
     """The form makes room when results come; ``f`` brings it back with the focus."""
@@ -127,14 +127,41 @@ def test_at_80x24_the_results_show_every_price_column_and_the_region(
         await run_estimate(app, pilot)
         table = screen.query_one("#options", DataTable)
         keys = [str(k.value) for k in table.columns]
-        assert {"cost", "hourly", "region", "pricing"} <= set(keys), keys
+        assert {"cost", "hours_range", "region", "pricing"} <= set(keys), keys
         assert not form.display and table.has_focus
         await pilot.press("f")
         assert form.display
         assert app.focused is screen.query_one("#params", Input)
-        assert "hourly" not in [str(k.value) for k in table.columns]  # 80 columns: too narrow
+        assert "pricing" not in [str(k.value) for k in table.columns]  # 80 columns: too narrow
         await pilot.press("tab")  # typing works again in the form
         await pilot.press("f")  # a letter typed in a field is text, not the binding
         assert form.display
 
     drive(app, script, size=(80, 24))
+
+
+def test_click_a_header_to_sort_the_options(tui_context: TuiContext) -> None:
+    """Cost ascending, then descending at the same spot; Explain follows the row."""
+    app = GpuplanApp(tui_context, start="estimate")
+
+    async def script(pilot: Pilot[None]) -> None:
+        await run_estimate(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, EstimateScreen) and screen.result is not None
+        table = screen.query_one("#options", DataTable)
+        columns = table.ordered_columns
+        index = next(i for i, c in enumerate(columns) if c.key.value == "hours")
+        x = sum(c.get_render_width(table) for c in columns[:index]) + 2
+        widths = [c.get_render_width(table) for c in columns]
+        for descending in (False, True):
+            assert await pilot.click("#options", offset=(x, 0))
+            await pilot.pause()
+            ranks = [int(str(k.value)) for k in table.rows]
+            hours = [screen.result.options[r].hours or 0.0 for r in ranks]
+            assert hours == sorted(hours, reverse=descending)
+            assert [c.get_render_width(table) for c in table.ordered_columns] == widths
+        await pilot.press("G")
+        last = screen.result.options[int(str(list(table.rows)[-1].value))]
+        assert shown(app, "#explain").startswith(f"{fmt.count(last.gpus)}x {last.gpu}")
+
+    drive(app, script)

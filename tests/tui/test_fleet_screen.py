@@ -8,6 +8,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
 from gpuplan.core.catalog import Catalog
+from gpuplan.core.idle import IdleVerdict
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.base import LifecycleProvider
@@ -183,16 +184,22 @@ def test_filter_and_sort_the_fleet(tui_context: TuiContext) -> None:
         screen.query_one("#filter", Input).value = ""
         await pilot.pause()
         table = screen.query_one("#instances", DataTable)
+        # The header's place is measured once: a click must not move the columns, so the
+        # second click at the same spot reverses the same column.
+        columns = table.ordered_columns
+        index = next(i for i, c in enumerate(columns) if c.key.value == "verdict")
+        x = sum(c.get_render_width(table) for c in columns[:index]) + 2
+        widths = [c.get_render_width(table) for c in columns]
         for expected in (["busy", "idle", "unknown"], ["unknown", "idle", "busy"]):
-            columns = table.ordered_columns
-            index = next(i for i, c in enumerate(columns) if c.key.value == "verdict")
-            x = sum(c.get_render_width(table) for c in columns[:index]) + 2
             assert await pilot.click("#instances", offset=(x, 0))
             await pilot.pause()
             assert cells(screen, "verdict") == expected
+            assert [c.get_render_width(table) for c in table.ordered_columns] == widths
+            arrow = "▲" if expected[0] == "busy" else "▼"
+            assert f"sort: verdict{arrow}" in str(screen.query_one("#status", Static).render())
         await pilot.press("G")  # the cursor row is what x acts on, in the shown order
         selected = screen.selected()
-        assert selected is not None and selected.decision.verdict.value == "busy"
+        assert selected is not None and selected.decision.verdict is IdleVerdict.BUSY
 
     drive(app, script)
 
