@@ -81,6 +81,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     setup.add_argument("--recompute", help="none, selective, full (default: lightest that fits)")
     setup.add_argument("--micro-batch", help="sequences per GPU per step (default 1)")
     setup.add_argument("--global-batch", help="sequences per optimizer step")
+    setup.add_argument(
+        "--method",
+        help="pretrain (default), full (full fine-tuning), lora (frozen bf16 base + "
+        "adapters), qlora (frozen 4-bit base + adapters)",
+    )
+    setup.add_argument("--lora-rank", help="adapter rank for lora/qlora (default 16)")
     _choices(p)
     out = p.add_argument_group("output")
     out.add_argument(
@@ -206,6 +212,8 @@ _SCALARS = (
     "recompute",
     "micro_batch",
     "global_batch",
+    "method",
+    "lora_rank",
     "gpus",
     "mfu",
     "utilization",

@@ -1,0 +1,331 @@
+"""Fit and validate the steady-state MFU model on the framework benchmark anchors.
+
+Run: python scripts/fit_steady_state.py
+
+Reads tests/core/planner/anchors/throughput_anchors.csv (each row a framework's published
+tokens/s per GPU, with its verbatim quote and source). For every dense row on a GPU of
+the spec table at bf16 or fp8 (fp8, mxfp8; fp4 rows are left out: the planner has no fp4
+path) the measured MFU is ``tokens/s x model FLOPs per token / dense bf16 peak`` with the
+planner's own FLOPs (6N + 12 L H Q S, shape inferred from the parameters as the CLI
+does). The model's prediction is :func:`gpuplan.core.planner.efficiency.estimate_mfu` on
+that GPU, count and precision. The free constants (base, width half-point, memory
+traffic share, fp8 speedup) are fitted by least absolute log error on a small grid; the
+headline figures leave each *framework* (Megatron-Bridge/NeMo, llm-foundry, torchtitan)
+out whole, fit on the others and score the one left out.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuplan.core.gpus import GpuSpec
+from gpuplan.core.kinds import Precision
+from gpuplan.core.planner import calibration as cal
+from gpuplan.core.planner.efficiency import Cluster, JobShape, estimate_mfu
+from gpuplan.core.planner.workload import infer_shape
+from gpuplan.loaders.catalog import load_gpus
+
+ROOT = Path(__file__).resolve().parent.parent
+ANCHORS = ROOT / "tests/core/planner/anchors/throughput_anchors.csv"
+BASES = tuple(0.40 + 0.02 * k for k in range(21))
+WIDTH_HALVES = (0.0, 128.0, 256.0, 384.0, 512.0, 640.0, 768.0, 1024.0, 1536.0)
+TRAFFIC = (0.2,)
+"""Not fitted here: within one framework the memory-traffic share is confounded with the
+framework's maturity on each generation (llm-foundry's 2023 H100 rows keep 0.40 of peak
+against 0.55 on A100). It is set from the cross-generation pairs instead (see
+``cross_report``): 0.2 puts A100 -> H100 at 2.9x (the issue's measurements: 2.9-3.7x;
+llm-foundry's 2023 tables: 2.2-2.5x) and H100 -> B200 at 2.2x (Megatron-Bridge: 2.1x)."""
+MOE_NAMES = ("oss", "qwen3", "nemotron_3", "nemotron v3", "kimi", "deepseek", "llama 4", "mixtral")
+"""Mixture-of-experts models the table lists without active parameters: not dense anchors."""
+DEFAULT_SEQ = 8192
+"""Rows without a sequence length: torchtitan's Llama 3 configs train at 8192."""
+
+
+@dataclass(frozen=True)
+class Anchor:
+    source: str
+    framework: str
+    model: str
+    spec: GpuSpec
+    gpus: int
+    precision: Precision
+    hidden: int
+    layers: int
+    seq_len: int
+    measured: float
+    """MFU against the dense bf16 peak, with the planner's FLOPs."""
+    quote: str
+
+    @property
+    def family(self) -> str:
+        """The framework a row comes from: the unit left out whole."""
+        for key in ("mbridge", "nemo", "llm-foundry", "torchtitan"):
+            if self.source.startswith(key):
+                return "megatron" if key in ("mbridge", "nemo") else key
+        return self.source
+
+
+def precision_of(text: str) -> Precision | None:
+    text = text.strip().lower()
+    if text == "bf16":
+        return Precision.BF16
+    if text.startswith(("fp8", "mxfp8")):
+        return Precision.FP8
+    return None
+
+
+def load_anchors(path: Path = ANCHORS) -> list[Anchor]:
+    gpus = load_gpus()
+    out = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            precision = precision_of(row["precision"])
+            if precision is None or not row["params"] or row["active_params"]:
+                continue
+            if any(name in row["model"].lower() for name in MOE_NAMES):
+                continue
+            if not row["tokens_per_s_per_gpu"] or not row["gpus"]:
+                continue
+            try:
+                spec = gpus.resolve(row["gpu"])
+            except Exception:  # a GPU the table lacks: not an anchor
+                continue
+            params = float(row["params"])
+            seq = int(row["seq_len"] or DEFAULT_SEQ)
+            shape = infer_shape(
+                params,
+                seq_len=seq,
+                layers=int(row["layers"]) if row["layers"] else None,
+                hidden=int(row["hidden"]) if row["hidden"] else None,
+            )
+            flops = 6 * params + 12 * shape.layers * shape.hidden * seq
+            peak = spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16) or 1.0
+            measured = float(row["tokens_per_s_per_gpu"]) * flops / (peak * 1e12)
+            out.append(
+                Anchor(
+                    row["source_id"],
+                    row["framework"],
+                    row["model"],
+                    spec,
+                    int(float(row["gpus"])),
+                    precision,
+                    shape.hidden,
+                    shape.layers,
+                    seq,
+                    measured,
+                    row["quote"],
+                )
+            )
+    return out
+
+
+Fit = tuple[float, float, float, float]
+"""(STEADY_BASE, WIDTH_HALF, MEMORY_TRAFFIC, FP8_SPEEDUP)."""
+
+
+def shipped() -> Fit:
+    return (cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_SPEEDUP)
+
+
+def cluster_of(anchor: Anchor) -> Cluster:
+    per_node = 72.0 if anchor.spec.name.startswith("GB") else 8.0
+    per_node = min(per_node, float(anchor.gpus))
+    return Cluster(float(anchor.gpus), per_node, max(1, math.ceil(anchor.gpus / per_node)))
+
+
+def predict(anchor: Anchor, fit: Fit) -> float:
+    """Predicted MFU against the dense bf16 peak under ``fit``."""
+    base, half, traffic, fp8 = fit
+    saved = (cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_SPEEDUP)
+    import gpuplan.core.planner.efficiency as eff
+
+    try:
+        cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_SPEEDUP = fit
+        eff.FP8_SPEEDUP = fp8
+        est = estimate_mfu(
+            anchor.spec,
+            anchor.precision,
+            None,
+            cluster_of(anchor),
+            job=_job(anchor, half, traffic, base),
+        )
+    finally:
+        cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_SPEEDUP = saved
+        eff.FP8_SPEEDUP = saved[3]
+    peak = anchor.spec.peak_tflops(anchor.precision) or 1.0
+    bf16 = anchor.spec.peak_tflops(Precision.BF16) or peak
+    return est.mfu * peak / bf16
+
+
+def _job(anchor: Anchor, half: float, traffic: float, base: float) -> JobShape:
+    del half, traffic, base  # read through calibration at call time
+    return JobShape(hidden=anchor.hidden, layers=anchor.layers)
+
+
+def fp8_speedup(anchors: list[Anchor]) -> float:
+    """Median fp8 / bf16 throughput of rows from one table that differ only in precision
+    (same source, model, GPU, count): the framework cancels out."""
+    groups: dict[tuple[str, str, str, int, int], list[float]] = {}
+    for a in anchors:
+        if a.precision is Precision.BF16:
+            groups.setdefault((a.source, a.model, a.spec.name, a.gpus, a.seq_len), []).append(
+                a.measured
+            )
+    ratios = [
+        a.measured / statistics.median(groups[key])
+        for a in anchors
+        if a.precision is Precision.FP8
+        and (key := (a.source, a.model, a.spec.name, a.gpus, a.seq_len)) in groups
+    ]
+    return statistics.median(ratios) if ratios else cal.FP8_SPEEDUP
+
+
+def fit(anchors: list[Anchor]) -> Fit:
+    """fp8 speedup from paired rows; then a grid over width and traffic with the base the
+    median ratio, least absolute log error over every row."""
+    speed = round(fp8_speedup(anchors), 2)
+    best: tuple[float, Fit] | None = None
+    for half, traffic in itertools.product(WIDTH_HALVES, TRAFFIC):
+        unit: Fit = (1.0, half, traffic, speed)
+        logs = [math.log(a.measured / predict(a, unit)) for a in anchors]
+        base = math.exp(statistics.median(logs))
+        loss = sum(abs(x - math.log(base)) for x in logs)
+        if best is None or loss < best[0]:
+            best = (loss, (round(base, 3), half, traffic, speed))
+    assert best is not None
+    return best[1]
+
+
+def scale_out_slope(anchors: list[Anchor]) -> float:
+    """Median MFU lost per doubling of nodes, over rows of one table that differ only in
+    GPU count (the smallest against the largest count, each above one node)."""
+    groups: dict[tuple[str, str, str, Precision, int], dict[int, float]] = {}
+    for a in anchors:
+        key = (a.source, a.model, a.spec.name, a.precision, a.seq_len)
+        best = groups.setdefault(key, {})
+        best[a.gpus] = max(best.get(a.gpus, 0.0), a.measured)
+    slopes = []
+    for counts in groups.values():
+        low, high = min(counts), max(counts)
+        if high <= 8 or low == high:
+            continue
+        doublings = math.log2(high / max(low, 8))
+        slopes.append((counts[low] / counts[high] - 1) / doublings)
+    return statistics.median(slopes)
+
+
+@dataclass(frozen=True)
+class Scored:
+    anchor: Anchor
+    predicted: float
+
+    @property
+    def ratio(self) -> float:
+        return self.predicted / self.anchor.measured
+
+
+def leave_family_out(anchors: list[Anchor]) -> tuple[list[Scored], dict[str, Fit]]:
+    families = sorted({a.family for a in anchors})
+    scored, fits = [], {}
+    for family in families:
+        rest = [a for a in anchors if a.family != family]
+        held = fit(rest)
+        fits[family] = held
+        scored += [Scored(a, predict(a, held)) for a in anchors if a.family == family]
+    return scored, fits
+
+
+def errors(scored: list[Scored]) -> tuple[float, float]:
+    ratios = [s.ratio for s in scored]
+    return (
+        statistics.median(abs(r - 1) for r in ratios),
+        max(max(r, 1 / r) for r in ratios),
+    )
+
+
+def main() -> int:
+    anchors = load_anchors()
+    full = fit(anchors)
+    print(f"{len(anchors)} dense bf16/fp8 anchors; families: "
+          f"{sorted({a.family for a in anchors})}")  # fmt: skip
+    scored, fits = leave_family_out(anchors)
+    median, worst = errors(scored)
+    print(f"leave-framework-out: median error {median:.1%}, worst {worst:.2f}x")
+    for family, held in fits.items():
+        part = [s for s in scored if s.anchor.family == family]
+        m, w = errors(part)
+        print(f"  {family}: fit without it {held}; on it median {m:.1%}, worst {w:.2f}x")
+    inside = [Scored(a, predict(a, full)) for a in anchors]
+    m, w = errors(inside)
+    print(f"in sample: median error {m:.1%}, worst {w:.2f}x")
+    print(cross_report(full))
+    print(f"scale-out: {scale_out_slope(anchors):.4f} per doubling of nodes "
+          f"(shipped {cal.INTER_EXPOSED_PER_DOUBLING})")  # fmt: skip
+    print(f"fit on all: STEADY_BASE {full[0]}, WIDTH_HALF {full[1]}, "
+          f"MEMORY_TRAFFIC {full[2]}, FP8_SPEEDUP {full[3]}; shipped {shipped()}")  # fmt: skip
+    return 0
+
+
+CROSS = ROOT / "tests/core/planner/anchors/cross_generation.csv"
+
+
+@dataclass(frozen=True)
+class CrossRow:
+    source: str
+    model: str
+    gpus: int
+    a: GpuSpec
+    b: GpuSpec
+    precision: Precision
+    measured: float
+    """Throughput of b over a at the same GPU count (time ratio a over b)."""
+
+
+def load_cross(path: Path = CROSS) -> list[CrossRow]:
+    gpus = load_gpus()
+    out = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            pa, pb = precision_of(row["precision_a"]), precision_of(row["precision_b"])
+            if pa is None or pa is not pb or not row["ratio_b_over_a"]:
+                continue
+            if "tokens" not in row["metric"] and "tflops" not in row["metric"].lower():
+                continue
+            try:
+                a, b = gpus.resolve(row["gpu_a"]), gpus.resolve(row["gpu_b"])
+            except Exception:  # a GPU the table lacks
+                continue
+            count = int(float(row["gpus"])) if row["gpus"] else 8
+            out.append(
+                CrossRow(
+                    row["source_id"], row["model"], count, a, b, pa, float(row["ratio_b_over_a"])
+                )
+            )
+    return out
+
+
+def predicted_ratio(row: CrossRow, fit: Fit) -> float:
+    def rate(spec: GpuSpec) -> float:
+        anchor = Anchor(
+            row.source, "", row.model, spec, row.gpus, row.precision, 4096, 32, 4096, 1.0, ""
+        )
+        return predict(anchor, fit) * (spec.peak_tflops(Precision.BF16) or 1.0)
+
+    return rate(row.b) / rate(row.a)
+
+
+def cross_report(fit: Fit) -> str:
+    rows = load_cross()
+    ratios = [predicted_ratio(r, fit) / r.measured for r in rows]
+    median = statistics.median(abs(x - 1) for x in ratios)
+    worst = max(max(x, 1 / x) for x in ratios)
+    return f"cross-generation ({len(rows)} pairs): median error {median:.1%}, worst {worst:.2f}x"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
