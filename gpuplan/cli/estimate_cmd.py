@@ -21,6 +21,7 @@ from gpuplan.core.errors import InputError
 
 if TYPE_CHECKING:
     from gpuplan.core.planner.options import PlanResult
+    from gpuplan.usecases.estimate import EstimateArgs
 
 CSV_COLUMNS = (
     "rank",
@@ -93,6 +94,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--top", help="show N rows (default 10, all for one GPU at one count); JSON lists the same"
     )
     out.add_argument("--all", action="store_true", help="JSON/CSV: every feasible option")
+    out.add_argument(
+        "--compare-gpus",
+        action="store_true",
+        help="the same job on A100-80GB, H100, H200, B200, MI300X (or the --gpu list) at one "
+        "count (--gpus, default 8): time, cost and why",
+    )
     out.add_argument("--show-infeasible", action="store_true", help="list left-out options")
     out.add_argument(
         "--explain", nargs="?", const="1", metavar="N", help="print the arithmetic of option N"
@@ -151,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
         region=split_list(args.region),
         pricing=split_list(args.pricing),
     )
+    if args.compare_gpus:
+        return _compare(args, values)
     job_keys: set[str] = set()
     if args.job:
         job = read_job_file(args.job)
@@ -188,6 +197,23 @@ def run(args: argparse.Namespace) -> int:
         _print_reasons(result)
         return 1
     return 0
+
+
+def _compare(args: argparse.Namespace, values: EstimateArgs) -> int:
+    """``--compare-gpus``: one GPU count, one row per GPU."""
+    from gpuplan.cli.estimate_compare import print_comparison
+    from gpuplan.core.planner.compare import COMPARED_GPUS, DEFAULT_COMPARE_COUNT
+    from gpuplan.usecases.estimate import estimate
+
+    if values.gpus is not None and ("," in values.gpus or "-" in values.gpus):
+        raise InputError("--compare-gpus: give one GPU count (--gpus 64), not a list or range")
+    catalog = load_catalog_for(args, fast=True)
+    names = tuple(values.gpu) or COMPARED_GPUS
+    values = replace(values, gpu=list(names), gpus=values.gpus or DEFAULT_COMPARE_COUNT)
+    result = estimate(catalog, values, today=date.today())
+    gpus = tuple(catalog.gpus.resolve_many(list(names)))
+    print_comparison(result, gpus, _fx(args.currency, args.fx), as_json=args.json)
+    return 0 if result.options else 1
 
 
 _SCALARS = (
