@@ -32,7 +32,8 @@ INTER_EXPOSED_PER_DOUBLING = 0.005
 over the anchor tables' rows that differ only in GPU count (21 pairs: llm-foundry 8 to 512
 GPUs, torchtitan 8 to 128, NeMo 128 to 512; they scale almost flat)."""
 A2A_EXPOSED = 0.5
-"""Share of the expert all-to-all time not overlapped with compute."""
+"""Share of the expert all-to-all time not overlapped with compute: fitted on the MoE anchor
+rows whose all-to-all crosses the fabric (multi-node HGX: DeepSeek-V3, Qwen3)."""
 ARCH_CDNA3 = 0.7
 """MI300X (ROCm) steady state relative to the NVIDIA base at the same share of peak."""
 QLORA_FACTOR = 0.7

@@ -88,3 +88,9 @@ def test_generation_ratios_match_the_cross_generation_pairs(fit_script: ModuleTy
     assert a100_h100 and 1.0 < statistics.median(a100_h100) < 1.4
     everything = [fit_script.predicted_ratio(r, shipped) / r.measured for r in rows]
     assert statistics.median(abs(x - 1) for x in everything) <= 0.18
+
+
+def test_all_to_all_share_is_fitted_where_it_crosses_the_fabric(fit_script: ModuleType) -> None:
+    rows = [a for a in fit_script.load_moe_anchors() if fit_script.crosses_fabric(a)]
+    assert len({a.model for a in rows}) >= 2
+    assert fit_script.fit_all_to_all(rows) == cal.A2A_EXPOSED
