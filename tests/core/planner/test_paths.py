@@ -90,3 +90,22 @@ def test_explain_prints_each_step(catalog: Catalog) -> None:
         assert needle in text, needle
     text = "\n".join(explain(result, reserved))
     assert "commitment = term x" in text and "whole 3-year term is charged" in text
+
+
+def test_a_measurement_moves_to_another_generation_through_the_model(
+    catalog: Catalog, gpu_table: GpuTable
+) -> None:
+    """--throughput on H100 planned on B200: the steady-state model's ratio, which is within
+    15% of Megatron-Bridge's measured H100 -> B200 ratio (2.21x; anchors/cross_generation)."""
+    measured = Throughput(3000.0, gpu_table.get("H100"))
+
+    def hours(gpu: str) -> float:
+        request = PlanRequest(workload=SEVEN_B, gpus=(gpu,), counts=(8.0,), throughput=measured)
+        options = plan(catalog, request).options  # B200 is unsold here: one unpriced option
+        option = next(o for o in options if o.pricing in ("on_demand", None))
+        assert option.hours is not None
+        return option.hours
+
+    ratio = hours("H100") / hours("B200")
+    assert ratio == pytest.approx(2.21, rel=0.15)
+    assert ratio != pytest.approx(2250 / 989.4, rel=0.001)  # not the bare peak ratio
