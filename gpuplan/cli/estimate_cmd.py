@@ -18,6 +18,7 @@ from gpuplan.cli.common import (
     split_list,
 )
 from gpuplan.core.errors import InputError
+from gpuplan.core.planner.calibration import GOODPUT as DEFAULT_GOODPUT
 
 if TYPE_CHECKING:
     from gpuplan.core.planner.options import PlanResult
@@ -122,7 +123,11 @@ def _choices(p: argparse.ArgumentParser) -> None:
     c.add_argument("--region", action="append", help="region (repeatable, comma list)")
     c.add_argument("--pricing", action="append", help="on_demand, spot, reserved_1y, reserved_3y")
     c.add_argument("--mfu", help="override the MFU model, a fraction such as 0.4")
-    c.add_argument("--utilization", help="expected goodput, a fraction (default 0.9)")
+    c.add_argument(
+        "--utilization",
+        help="expected goodput, a fraction (default: the fit on published runs, "
+        f"{DEFAULT_GOODPUT:.2f})",
+    )
     c.add_argument("--checkpoint-every", help="checkpoint interval for spot (default 1h)")
     c.add_argument("--deadline", help="wall-clock limit, e.g. 36h or 14d")
     c.add_argument("--budget", help="USD limit")
