@@ -220,8 +220,11 @@ def suggestions(
             f"on {count:g} GPUs: micro-batch {micro} x {steps} accumulation steps "
             f"for the global batch of {global_batch}"
         )
-    if workload.setup.optimizer is Optimizer.ADAMW:
+    method = workload.setup.method
+    if workload.setup.optimizer is Optimizer.ADAMW and not method.frozen_base:
         out.append("8-bit Adam (--optimizer 8bit-adam: 10 instead of 16 B/param)")
+    if method is Method.LORA:
+        out.append("a 4-bit base (--method qlora: 0.52 instead of 2 B per frozen parameter)")
     if need is None:
         out.append("a GPU with more memory")
     one_node = need is None or (need > gpus and gpus <= 8)

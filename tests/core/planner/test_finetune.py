@@ -182,3 +182,12 @@ def test_lora_rank_needs_an_adapter_method_and_a_sane_value() -> None:
                  "--gpus", "1", "--lora-rank", "256")[1]["options"][0]  # fmt: skip
     assert large["memory"]["optimizer_gb"] > small["memory"]["optimizer_gb"]
     assert large["hours"] > small["hours"]
+
+
+def test_what_would_fit_speaks_of_the_frozen_base() -> None:
+    code, out = _run("--method", "lora", "--params", "34B", "--tokens", "100M", "--gpu", "L4",
+                     "--gpus", "1")  # fmt: skip
+    assert code == 1
+    tips = {t for o in out["infeasible"] for t in o.get("suggestions", [])}
+    assert any("--method qlora" in t for t in tips)
+    assert not any("8-bit Adam" in t for t in tips)  # adapters' states are not the problem
