@@ -30,13 +30,13 @@ from gpuplan.core.planner.ranking import Objective, plan
 from gpuplan.core.planner.spot import DEFAULT_CHECKPOINT_HOURS
 from gpuplan.core.planner.timing import Throughput
 from gpuplan.core.planner.workload import (
-    DEFAULT_LORA_RANK,
     Method,
     Optimizer,
     Recompute,
     TrainingSetup,
     Workload,
     infer_shape,
+    lora_rank,
 )
 from gpuplan.usecases.catalog import parse_pricing, parse_provider
 
@@ -221,10 +221,6 @@ def _check_regions(catalog: Catalog, regions: frozenset[str]) -> None:
         raise InputError(f"--region {region}: no catalog offer is in this region ({hint})")
 
 
-MAX_LORA_RANK = 1024
-"""Ranks above ~256 buy nothing over full fine-tuning (Hu et al. 2021 use 1-64)."""
-
-
 def build_workload(args: EstimateArgs) -> Workload:
     params = _amount(args.params, "--params")
     active = _amount(args.active_params, "--active-params")
@@ -246,6 +242,7 @@ def build_workload(args: EstimateArgs) -> Workload:
             heads=_int(args.heads, "--heads"),
             vocab=_int(args.vocab, "--vocab"),
         )
+    method = _enum(Method, args.method, "--method", Method.PRETRAIN)
     setup = TrainingSetup(
         precision=_enum(Precision, args.precision, "--precision", Precision.BF16),
         optimizer=_optimizer(args.optimizer),
@@ -253,16 +250,9 @@ def build_workload(args: EstimateArgs) -> Workload:
         recompute=_enum(Recompute, args.recompute, "--recompute", None),
         micro_batch=_int(args.micro_batch, "--micro-batch") or 1,
         global_batch=_int(args.global_batch, "--global-batch"),
-        method=_enum(Method, args.method, "--method", Method.PRETRAIN),
-        lora_rank=_int(args.lora_rank, "--lora-rank") or DEFAULT_LORA_RANK,
+        method=method,
+        lora_rank=lora_rank(method, _int(args.lora_rank, "--lora-rank")),
     )
-    if args.lora_rank is not None and not setup.method.frozen_base:
-        raise InputError(
-            f"--lora-rank contradicts --method {setup.method.value}: "
-            "adapters exist with --method lora or qlora"
-        )
-    if not 1 <= setup.lora_rank <= MAX_LORA_RANK:
-        raise InputError(f"--lora-rank: expected 1 to {MAX_LORA_RANK}, got {args.lora_rank!r}")
     if setup.global_batch is not None and setup.micro_batch > setup.global_batch:
         raise InputError(
             f"--micro-batch {setup.micro_batch} contradicts --global-batch "

@@ -67,6 +67,22 @@ class Method(StrEnum):
 
 DEFAULT_LORA_RANK = 16
 """The rank most LoRA/QLoRA recipes use (Hugging Face PEFT examples, torchtune, Unsloth)."""
+MAX_LORA_RANK = 1024
+"""Ranks above ~256 buy nothing over full fine-tuning (Hu et al. 2021 use 1-64)."""
+
+
+def lora_rank(method: Method, given: int | None) -> int:
+    """The adapter rank: ``given`` checked against ``method``, or the default."""
+    if given is None:
+        return DEFAULT_LORA_RANK
+    if not method.frozen_base:
+        raise InputError(
+            f"--lora-rank contradicts --method {method.value}: "
+            "adapters exist with --method lora or qlora"
+        )
+    if not 1 <= given <= MAX_LORA_RANK:
+        raise InputError(f"--lora-rank: expected 1 to {MAX_LORA_RANK}, got {given}")
+    return given
 
 
 class Recompute(StrEnum):
