@@ -90,6 +90,25 @@ def test_generation_ratios_match_the_cross_generation_pairs(fit_script: ModuleTy
     assert statistics.median(abs(x - 1) for x in everything) <= 0.18
 
 
+def test_fair_cross_generation_subset_is_decided_by_the_rows(fit_script: ModuleType) -> None:
+    """The fair pairs (dense, same precision recipe, newest Megatron-Bridge release) are
+    chosen from what the rows say, never by their error; on them the model is off by a
+    median 20.7%, worst 1.64x (85 pairs): the issue's targets (15%, 1.35x) are not met,
+    mostly llm-foundry's A100-80GB -> H100 (measured 1.8-2.8x, predicted 2.96x) and
+    GB200 -> GB300 (measured 1.12-1.41x, the spec table gives both the same peak)."""
+    rows = fit_script.load_cross()
+    fair = [r for r in rows if not r.unfair]
+    assert len(rows) == 405 and len(fair) == 85
+    assert not any(fit_script.is_moe(r.model) for r in fair)
+    recipe = [r for r in rows if r.unfair == fit_script.UNFAIR_RECIPE]
+    assert recipe and all(r.source == "llm-foundry" for r in recipe)
+    assert {r.a.name for r in recipe} == {"A100-40GB", "A100-80GB"}
+    shipped = fit_script.shipped()
+    ratios = [fit_script.predicted_ratio(r, shipped) / r.measured for r in fair]
+    assert 0.19 <= statistics.median(abs(x - 1) for x in ratios) <= 0.22
+    assert max(max(x, 1 / x) for x in ratios) <= 1.65
+
+
 def test_all_to_all_share_is_fitted_where_it_crosses_the_fabric(fit_script: ModuleType) -> None:
     spec = importlib.util.spec_from_file_location(
         "fit_all_to_all", ROOT / "scripts/fit_all_to_all.py"
