@@ -18,9 +18,11 @@ from gpuplan.cli.common import (
     split_list,
 )
 from gpuplan.core.errors import InputError
+from gpuplan.core.planner.calibration import GOODPUT as DEFAULT_GOODPUT
 
 if TYPE_CHECKING:
     from gpuplan.core.planner.options import PlanResult
+    from gpuplan.usecases.estimate import EstimateArgs
 
 CSV_COLUMNS = (
     "rank",
@@ -81,12 +83,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     setup.add_argument("--recompute", help="none, selective, full (default: lightest that fits)")
     setup.add_argument("--micro-batch", help="sequences per GPU per step (default 1)")
     setup.add_argument("--global-batch", help="sequences per optimizer step")
+    setup.add_argument(
+        "--method",
+        help="pretrain (default), full (full fine-tuning), lora (frozen bf16 base + "
+        "adapters), qlora (frozen 4-bit base + adapters)",
+    )
+    setup.add_argument("--lora-rank", help="adapter rank for lora/qlora (default 16)")
     _choices(p)
     out = p.add_argument_group("output")
     out.add_argument(
         "--top", help="show N rows (default 10, all for one GPU at one count); JSON lists the same"
     )
     out.add_argument("--all", action="store_true", help="JSON/CSV: every feasible option")
+    out.add_argument(
+        "--compare-gpus",
+        action="store_true",
+        help="the same job on A100-80GB, H100, H200, B200, MI300X (or the --gpu list) at one "
+        "count (--gpus, default 8): time, cost and why",
+    )
     out.add_argument("--show-infeasible", action="store_true", help="list left-out options")
     out.add_argument(
         "--explain", nargs="?", const="1", metavar="N", help="print the arithmetic of option N"
@@ -109,7 +123,11 @@ def _choices(p: argparse.ArgumentParser) -> None:
     c.add_argument("--region", action="append", help="region (repeatable, comma list)")
     c.add_argument("--pricing", action="append", help="on_demand, spot, reserved_1y, reserved_3y")
     c.add_argument("--mfu", help="override the MFU model, a fraction such as 0.4")
-    c.add_argument("--utilization", help="expected goodput, a fraction (default 0.9)")
+    c.add_argument(
+        "--utilization",
+        help="expected goodput, a fraction (default: the fit on published runs, "
+        f"{DEFAULT_GOODPUT:.2f})",
+    )
     c.add_argument("--checkpoint-every", help="checkpoint interval for spot (default 1h)")
     c.add_argument("--deadline", help="wall-clock limit, e.g. 36h or 14d")
     c.add_argument("--budget", help="USD limit")
@@ -145,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
         region=split_list(args.region),
         pricing=split_list(args.pricing),
     )
+    if args.compare_gpus:
+        return _compare(args, values)
     job_keys: set[str] = set()
     if args.job:
         job = read_job_file(args.job)
@@ -184,6 +204,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare(args: argparse.Namespace, values: EstimateArgs) -> int:
+    """``--compare-gpus``: one GPU count, one row per GPU."""
+    from gpuplan.cli.estimate_compare import print_comparison
+    from gpuplan.core.planner.compare import COMPARED_GPUS, DEFAULT_COMPARE_COUNT
+    from gpuplan.usecases.estimate import estimate
+
+    if values.gpus is not None and ("," in values.gpus or "-" in values.gpus):
+        raise InputError("--compare-gpus: give one GPU count (--gpus 64), not a list or range")
+    catalog = load_catalog_for(args, fast=True)
+    names = tuple(values.gpu) or COMPARED_GPUS
+    values = replace(values, gpu=list(names), gpus=values.gpus or DEFAULT_COMPARE_COUNT)
+    result = estimate(catalog, values, today=date.today())
+    gpus = tuple(catalog.gpus.resolve_many(list(names)))
+    print_comparison(result, gpus, _fx(args.currency, args.fx), as_json=args.json)
+    return 0 if result.options else 1
+
+
 _SCALARS = (
     "params",
     "active_params",
@@ -206,6 +243,8 @@ _SCALARS = (
     "recompute",
     "micro_batch",
     "global_batch",
+    "method",
+    "lora_rank",
     "gpus",
     "mfu",
     "utilization",

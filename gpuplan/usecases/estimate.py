@@ -30,11 +30,13 @@ from gpuplan.core.planner.ranking import Objective, plan
 from gpuplan.core.planner.spot import DEFAULT_CHECKPOINT_HOURS
 from gpuplan.core.planner.timing import Throughput
 from gpuplan.core.planner.workload import (
+    Method,
     Optimizer,
     Recompute,
     TrainingSetup,
     Workload,
     infer_shape,
+    lora_rank,
 )
 from gpuplan.usecases.catalog import parse_pricing, parse_provider
 
@@ -64,6 +66,8 @@ class EstimateArgs:
     recompute: str | None = None
     micro_batch: str | None = None
     global_batch: str | None = None
+    method: str | None = None
+    lora_rank: str | None = None
     gpu: list[str] = field(default_factory=list)
     gpus: str | None = None
     provider: list[str] = field(default_factory=list)
@@ -238,6 +242,7 @@ def build_workload(args: EstimateArgs) -> Workload:
             heads=_int(args.heads, "--heads"),
             vocab=_int(args.vocab, "--vocab"),
         )
+    method = _enum(Method, args.method, "--method", Method.PRETRAIN)
     setup = TrainingSetup(
         precision=_enum(Precision, args.precision, "--precision", Precision.BF16),
         optimizer=_optimizer(args.optimizer),
@@ -245,6 +250,8 @@ def build_workload(args: EstimateArgs) -> Workload:
         recompute=_enum(Recompute, args.recompute, "--recompute", None),
         micro_batch=_int(args.micro_batch, "--micro-batch") or 1,
         global_batch=_int(args.global_batch, "--global-batch"),
+        method=method,
+        lora_rank=lora_rank(method, _int(args.lora_rank, "--lora-rank")),
     )
     if setup.global_batch is not None and setup.micro_batch > setup.global_batch:
         raise InputError(

@@ -1,14 +1,17 @@
-"""The MFU model: what fraction of a GPU's dense peak a training job really gets.
+"""The steady-state MFU model: what fraction of a GPU's dense peak a running job keeps.
 
-MFU (model FLOPs utilisation, Chowdhery et al. 2022) is not one constant. Here it is a
-product of factors, each named with its source so ``--explain`` can print it:
+MFU (model FLOPs utilisation, Chowdhery et al. 2022) once the job runs, as a product of
+named factors so ``--explain`` can print them:
 
-    mfu = base(generation) x precision x model scale x in-node link x scale-out
-          x expert all-to-all x recomputation
+    mfu = base x architecture x model width x precision x in-node link x scale-out
+          x expert all-to-all x recomputation x qlora dequantisation
 
-Bases are end-to-end shares fitted to published GPU-hours with leave-one-out
-cross-validation (:mod:`gpuplan.core.planner.calibration`, docs/estimating.md), used with
-the default goodput (:mod:`gpuplan.core.planner.options`).
+The base and width constants are fitted to framework benchmark tables that run the same
+software on several GPU generations (tests/core/planner/anchors/throughput_anchors.csv;
+:mod:`gpuplan.core.planner.calibration`), so the model is peak-proportional across
+generations: an H100 is ~3.2x an A100 because its dense peak is, not because of a constant
+learned from lab totals. What real runs lose beyond steady state (restarts, evaluation,
+checkpoints, ramp-up) is goodput, applied per option (:mod:`gpuplan.core.planner.options`).
 """
 
 from __future__ import annotations
@@ -19,62 +22,37 @@ from typing import TYPE_CHECKING
 
 from gpuplan.core.kinds import Precision
 from gpuplan.core.planner import calibration as cal
+from gpuplan.core.planner import comm
+from gpuplan.core.planner.workload import Method
 
 if TYPE_CHECKING:
     from gpuplan.core.gpus import GpuSpec
 
-_SHARE = cal.END_TO_END_SHARE
-
-# End-to-end bf16/fp16 MFU share by architecture (prefix match): fitted for A100 and Hopper
-# (gpuplan.core.planner.calibration); the others are assumed steady-state figures scaled
-# by the share the fitted ones keep end to end.
-_BASES: tuple[tuple[str, float, str], ...] = (
-    (
-        "Ampere (GA100)",
-        cal.BASE_A100,
-        "A100: fitted to end-to-end GPU-hours of public runs (LLaMA, Llama 2, OPT, BLOOM, "
-        "GLM, Falcon, MPT, Pythia, StarCoder, StableLM, Phi, TinyLlama; cross-validated)",
-    ),
-    (
-        "Hopper",
-        cal.BASE_HOPPER,
-        "Hopper: fitted to end-to-end GPU-hours of public runs (Llama 3/3.1/4, DeepSeek, "
-        "Nemotron-4, Phi-3/4, Granite, Olmo 3, SmolLM3; cross-validated)",
-    ),
-    (
-        "Blackwell",
-        0.42 * _SHARE,
-        f"assumed 0.42 steady state x {_SHARE:g} end to end; no public run",
-    ),
-    ("Ampere (GA102)", 0.45 * _SHARE, f"assumed 0.45 x {_SHARE:g} end to end: PCIe Ampere"),
-    ("Ada", 0.40 * _SHARE, f"assumed 0.40 x {_SHARE:g} end to end: PCIe Ada; no public run"),
-    ("Volta", 0.40 * _SHARE, f"assumed 0.40 x {_SHARE:g} end to end: Megatron-era V100 runs"),
-    ("CDNA", 0.35 * _SHARE, f"assumed 0.35 x {_SHARE:g} end to end: MI300X below Hopper"),
-    ("Turing", 0.30 * _SHARE, f"assumed 0.30 x {_SHARE:g} end to end: T4 is an inference part"),
-    ("Pascal", 0.30 * _SHARE, f"assumed 0.30 x {_SHARE:g} end to end: no tensor cores"),
+# What an architecture keeps of the NVIDIA datacenter base (prefix match, first wins).
+_ARCHITECTURES: tuple[tuple[str, float, str], ...] = (
+    ("Hopper", 1.0, "NVIDIA datacenter tensor cores (the anchors' reference)"),
+    ("Blackwell", 1.0, "NVIDIA datacenter tensor cores (the anchors' reference)"),
+    ("Ampere (GA100)", 1.0, "NVIDIA datacenter tensor cores (the anchors' reference)"),
+    ("Volta", 1.0, "NVIDIA datacenter tensor cores (Megatron-LM V100 runs)"),
+    ("CDNA 3", cal.ARCH_CDNA3, "ROCm software stack: MI300X tables reach less of the peak"),
+    ("CDNA 2", cal.ARCH_CDNA3, "ROCm software stack, as MI300X (assumed)"),
+    ("Ampere (GA102)", 0.8, "PCIe inference part, power-limited clocks (assumed)"),
+    ("Ada", 0.7, "PCIe inference part, power-limited clocks (L4: 72 W) (assumed)"),
+    ("Turing", 0.6, "T4: inference part, 70 W (assumed)"),
+    ("Pascal", 0.5, "no tensor cores (assumed)"),
 )
-_DEFAULT_BASE = (0.35 * _SHARE, "assumed: GPU generation without a published-run prior")
+_DEFAULT_ARCH = (0.7, "GPU generation without a benchmark table (assumed)")
 
-FP8_SPEEDUP = 1.3
-"""FP8 buys ~1.3x over bf16 end to end, not 2x (DOMAIN notes; llm-foundry FP8 tables)."""
+FP8_SPEEDUP = cal.FP8_SPEEDUP
+"""Steady-state throughput of fp8 over bf16 (NeMo tables: 1.2-1.5x, not 2x)."""
 _PRECISION_FACTOR = {
     Precision.TF32: (0.9, "TF32 tensor cores: large GEMMs near bf16 efficiency (assumed)"),
     Precision.FP32: (0.7, "FP32 on CUDA cores: no tensor cores, lower reachable share (assumed)"),
 }
-SCALE_OUT_SLOPE = 0.0
-"""MFU lost per doubling of nodes on a fast fabric: none end to end. LLaMA on 256 nodes is
-among the most efficient A100 runs in the table; a fitted slope made cross-validation worse."""
-SLOW_FABRIC_SLOPE = 0.02
-"""Per doubling of nodes when the instance network gives under 25 Gbit/s per GPU."""
-SLOW_FABRIC_GBPS_PER_GPU = 25.0
-"""Falcon-180B trained well on AWS p4d (50 Gbit/s per GPU); GCP a2's 12.5 is far below."""
-ALL_TO_ALL_PER_EXPERT = 0.05
-"""Expert parallelism: each token goes to ``top_k`` experts and back (dispatch and combine
-all-to-all, GShard, Lepikhin et al. 2020). Time share per routed expert, assumed so that
-DeepSeek-V3 (top-8, overlapped by DualPipe, DeepSeek-V3 report Sec 3.2.1) and Llama 4
-(top-1 + shared expert) land within the table's spread: factor 1 / (1 + 0.05 k)."""
-FULL_RECOMPUTE_FACTOR = 0.75
-"""Full recomputation repeats the forward pass: 8ND hardware FLOPs for 6ND model FLOPs."""
+FORWARD_FLOPS_PER_PARAM = 2.0
+"""What full recomputation repeats: one more forward pass."""
+QLORA_FACTOR = cal.QLORA_FACTOR
+"""QLoRA dequantises every NF4 weight block in the forward and backward passes."""
 
 
 @dataclass(frozen=True)
@@ -104,10 +82,27 @@ class MfuEstimate:
 
 
 def base_mfu(spec: GpuSpec) -> tuple[float, str]:
-    for prefix, value, why in _BASES:
+    """Steady-state bf16 MFU of a large dense model on ``spec``: base x architecture."""
+    value, why = architecture_factor(spec)
+    return cal.STEADY_BASE * value, f"steady-state base {cal.STEADY_BASE:g} x {value:g}: {why}"
+
+
+def architecture_factor(spec: GpuSpec) -> tuple[float, str]:
+    for prefix, value, why in _ARCHITECTURES:
         if spec.architecture.startswith(prefix):
             return value, why
-    return _DEFAULT_BASE
+    return _DEFAULT_ARCH
+
+
+@dataclass(frozen=True)
+class JobShape:
+    """What the communication and width factors need to know about the model."""
+
+    hidden: int | None = None
+    layers: int | None = None
+    flops_per_token: float | None = None
+    """Model FLOPs per token (the all-to-all is weighed against them)."""
+    method: Method = Method.PRETRAIN
 
 
 def estimate_mfu(
@@ -119,39 +114,153 @@ def estimate_mfu(
     moe_top_k: int | None = None,
     full_recompute: bool = False,
     override: float | None = None,
+    job: JobShape | None = None,
 ) -> MfuEstimate:
-    """MFU for ``spec`` at ``precision`` on ``cluster``; ``override`` replaces the model."""
+    """Steady-state MFU for ``spec`` at ``precision`` on ``cluster``; ``override`` replaces it.
+
+    ``params`` only matters when ``job`` gives no width: the width is then inferred from it.
+    """
     if override is not None:
         return MfuEstimate(
             override, (Factor("--mfu", override, "given on the command line"),), True
         )
-    value, why = base_mfu(spec)
-    factors = [Factor("base (end to end)", value, why)]
+    job = job or JobShape()
+    arch, why = architecture_factor(spec)
+    factors = [
+        Factor("base (steady state)", cal.STEADY_BASE, BASE_WHY),
+        Factor("architecture", arch, why),
+    ]
+    hidden = job.hidden if job.hidden is not None else _width_of(params)
+    if hidden is not None:
+        factors.append(width_factor(hidden))
+    factors.append(memory_traffic_factor(spec))
     factors.append(_precision_factor(spec, precision))
-    if params is not None:
-        factors.append(_scale_factor(spec, params))
-    factors.append(_link_factor(spec, cluster))
-    factors.append(_scale_out_factor(cluster))
+    link = comm.links(spec, cluster.gpus_per_node, cluster.network_gbps)
+    factors.append(_link_factor(spec, cluster, link))
+    factors.append(_scale_out_factor(cluster, link))
     if moe_top_k is not None:
-        factors.append(all_to_all_factor(moe_top_k))
+        dense = math.prod(f.value for f in factors)
+        factors.append(_a2a_factor(spec, precision, cluster, link, job, moe_top_k, dense))
     if full_recompute:
-        factors.append(Factor("full recomputation", FULL_RECOMPUTE_FACTOR, RECOMPUTE_WHY))
+        factors.append(recompute_factor(job.method))
+    if job.method is Method.QLORA:
+        factors.append(Factor("qlora dequantisation", QLORA_FACTOR, QLORA_WHY))
     kept = tuple(f for f in factors if f.value != 1.0 or f.name.startswith("base"))
     return MfuEstimate(math.prod(f.value for f in kept), kept)
 
 
-def all_to_all_factor(top_k: int) -> Factor:
-    """Expert-parallel all-to-all: 1 / (1 + 0.05 x routed experts per token)."""
-    value = 1.0 / (1.0 + ALL_TO_ALL_PER_EXPERT * top_k)
+BASE_WHY = (
+    "fitted to framework benchmark tables on A100, H100, B200 (anchors/throughput_anchors.csv)"
+)
+QLORA_WHY = "NF4 weights dequantised to bf16 in every forward and backward pass (assumed)"
+
+
+def width_factor(hidden: int, *, half: float | None = None) -> Factor:
+    """``h / (h + WIDTH_HALF)``: narrower models run smaller, less efficient matrix products."""
+    half = cal.WIDTH_HALF if half is None else half
+    value = hidden / (hidden + half)
+    return Factor("model width", value, f"hidden {hidden}: h / (h + {half:g}) (fitted)")
+
+
+def memory_traffic_factor(spec: GpuSpec, *, share: float | None = None) -> Factor:
+    """``1 / (1 + share x (peak / bandwidth) / 300)``: the memory-bound kernels of a step
+    (norms, activations, softmax, the optimizer step) take time in proportion to bytes, so a
+    GPU whose peak grew faster than its bandwidth keeps less of it; 300 FLOP/byte is the
+    H100's bf16 ratio (989 TFLOP/s over 3.35 TB/s)."""
+    share = cal.MEMORY_TRAFFIC if share is None else share
+    peak = spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16) or 0.0
+    ratio = peak / spec.memory_bandwidth_tbs if spec.memory_bandwidth_tbs else 0.0
+    value = 1.0 / (1.0 + share * ratio / 300.0)
     return Factor(
-        "expert all-to-all",
+        "memory traffic",
         value,
-        f"top-{top_k} routing: dispatch + combine all-to-all, "
-        f"{ALL_TO_ALL_PER_EXPERT:g} per routed expert (GShard; DeepSeek-V3 Sec 3.2.1)",
+        f"{ratio:.0f} FLOP per byte of memory bandwidth (bf16 peak / {spec.memory_bandwidth_tbs:g}"
+        f" TB/s): memory-bound kernels take {share * ratio / 300.0:.0%} of compute time (fitted)",
     )
 
 
-RECOMPUTE_WHY = "the forward pass runs twice: 6ND model FLOPs cost 8ND (Korthikanti et al. 2022)"
+def _width_of(params: float | None) -> int | None:
+    if params is None:
+        return None
+    from gpuplan.core.planner.workload import infer_shape
+
+    return infer_shape(params).hidden
+
+
+def recompute_factor(method: Method) -> Factor:
+    """Model FLOPs / hardware FLOPs when the forward pass runs twice."""
+    model = 4.0 if method.frozen_base else 6.0
+    value = model / (model + FORWARD_FLOPS_PER_PARAM)
+    return Factor(
+        "full recomputation",
+        value,
+        f"the forward pass runs twice: {model:g}N model FLOPs cost "
+        f"{model + FORWARD_FLOPS_PER_PARAM:g}N (Korthikanti et al. 2022)",
+    )
+
+
+def all_to_all_factor(top_k: int) -> Factor:
+    """The expert all-to-all on 64 H100 (8 nodes) of a 4096-wide, 32-layer MoE: for
+    callers that know no placement."""
+    from gpuplan.core.planner.workload import infer_shape
+
+    shape = infer_shape(7e9)
+    job = JobShape(shape.hidden, shape.layers, 6 * 7e9)
+    spec_link = comm.Links(comm.REFERENCE_LINK_GBS, comm.REFERENCE_FABRIC_GBIT)
+    exposed = comm.all_to_all_exposed(
+        top_k=top_k,
+        hidden=shape.hidden,
+        layers=shape.layers,
+        bytes_per_value=2.0,
+        seconds_per_token=(job.flops_per_token or 1.0) / (989.4e12 * 0.5),
+        gpus=64,
+        gpus_per_node=8,
+        link=spec_link,
+    )
+    return Factor("expert all-to-all", 1 / (1 + exposed), f"top-{top_k}")
+
+
+def _a2a_factor(
+    spec: GpuSpec,
+    precision: Precision,
+    cluster: Cluster,
+    link: comm.Links,
+    job: JobShape,
+    top_k: int,
+    dense_mfu: float,
+) -> Factor:
+    peak = _peak(spec, precision)
+    hidden = job.hidden or 4096
+    layers = job.layers or 32
+    per_token = job.flops_per_token or 6 * 12.0 * layers * hidden * hidden
+    seconds = per_token / (peak * 1e12 * dense_mfu)
+    # fp8 dispatch, bf16 combine (DeepSeek-V3 Sec 3.3); bf16 both ways otherwise.
+    width = 1.5 if precision is Precision.FP8 else 2.0
+    exposed = comm.all_to_all_exposed(
+        top_k=top_k,
+        hidden=hidden,
+        layers=layers,
+        bytes_per_value=width,
+        seconds_per_token=seconds,
+        gpus=cluster.gpus,
+        gpus_per_node=cluster.gpus_per_node,
+        link=link,
+    )
+    return Factor(
+        "expert all-to-all",
+        1.0 / (1.0 + exposed),
+        f"top-{top_k} dispatch + combine, forward and backward, over "
+        f"{link.fabric_gbit:g} Gbit/s per GPU across nodes / {link.link_gbs:g} GB/s in node: "
+        f"{exposed:.0%} of compute exposed ({cal.A2A_EXPOSED:g} not overlapped)",
+    )
+
+
+def _peak(spec: GpuSpec, precision: Precision) -> float:
+    for candidate in (precision, Precision.BF16, Precision.FP16, Precision.FP32):
+        peak = spec.peak_tflops(candidate)
+        if peak:
+            return peak
+    return 1.0
 
 
 def _precision_factor(spec: GpuSpec, precision: Precision) -> Factor:
@@ -159,76 +268,34 @@ def _precision_factor(spec: GpuSpec, precision: Precision) -> Factor:
         bf16 = spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16)
         fp8 = spec.peak_tflops(Precision.FP8)
         if bf16 and fp8:
-            value = FP8_SPEEDUP * bf16 / fp8
-            return Factor("fp8", value, f"fp8 runs ~{FP8_SPEEDUP}x bf16, not {fp8 / bf16:.1f}x")
+            value = cal.FP8_SPEEDUP * bf16 / fp8
+            return Factor(
+                "fp8", value, f"fp8 runs ~{cal.FP8_SPEEDUP:g}x bf16, not {fp8 / bf16:.1f}x"
+            )
     if precision in _PRECISION_FACTOR:
         value, why = _PRECISION_FACTOR[precision]
         return Factor(precision.value, value, why)
-    return Factor(precision.value, 1.0, "the bases are bf16/fp16")
+    return Factor(precision.value, 1.0, "the base is bf16/fp16")
 
 
-def scale_reference(
-    peak_tflops: float,
-    *,
-    reference: float = cal.SCALE_REFERENCE_PARAMS,
-    exponent: float = cal.SCALE_PEAK_EXPONENT,
-) -> float:
-    """Parameters above which a model fills a GPU of this bf16 peak end to end."""
-    return float(reference * (peak_tflops / 312.0) ** exponent)
-
-
-def model_scale(
-    params: float,
-    peak_tflops: float,
-    *,
-    slope: float = cal.SCALE_SLOPE,
-    reference: float = cal.SCALE_REFERENCE_PARAMS,
-    exponent: float = cal.SCALE_PEAK_EXPONENT,
-) -> float:
-    """``min(1, (N / N_ref) ** slope)``, floor 0.5; the free constants are parameters so
-    scripts/bench_accuracy.py can refit them."""
-    ref = scale_reference(peak_tflops, reference=reference, exponent=exponent)
-    return 1.0 if params >= ref else max(0.5, (params / ref) ** slope)
-
-
-def _scale_factor(spec: GpuSpec, params: float) -> Factor:
-    """Model scale (total parameters) against a reference that grows with the GPU's peak."""
-    peak = spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16) or 312.0
-    reference = scale_reference(peak)
-    if params >= reference:
-        return Factor("model scale", 1.0, "large enough to fill the GPU end to end")
-    value = model_scale(params, peak)
+def _link_factor(spec: GpuSpec, cluster: Cluster, link: comm.Links) -> Factor:
+    exposed = comm.intra_exposed(cluster.gpus, cluster.gpus_per_node, link)
+    if exposed == 0.0:
+        return Factor("in-node link", 1.0, "one GPU per node")
     return Factor(
-        "model scale",
-        value,
-        f"(N / {reference / 1e9:,.0f}B)^{cal.SCALE_SLOPE:g}: smaller models keep less of a "
-        "fast GPU busy end to end (fitted)",
+        "in-node link",
+        1.0 / (1.0 + exposed),
+        f"{spec.interconnect} at {link.link_gbs:g} GB/s: {exposed:.0%} of compute exposed",
     )
 
 
-def _link_factor(spec: GpuSpec, cluster: Cluster) -> Factor:
-    if min(cluster.gpus, cluster.gpus_per_node) <= 1:
-        return Factor("in-node link", 1.0, "one GPU per node")
-    if spec.interconnect_gbs is None:
-        return Factor("in-node link", 0.85, f"{spec.interconnect}: gradients cross PCIe")
-    if spec.interconnect_gbs < 600:
-        return Factor(
-            "in-node link", 0.95, f"{spec.interconnect} at {spec.interconnect_gbs:g} GB/s"
-        )
-    return Factor("in-node link", 1.0, f"{spec.interconnect}")
-
-
-def _scale_out_factor(cluster: Cluster) -> Factor:
-    if cluster.nodes <= 1:
+def _scale_out_factor(cluster: Cluster, link: comm.Links) -> Factor:
+    exposed = comm.inter_exposed(cluster.nodes, link)
+    if exposed == 0.0:
         return Factor("scale-out", 1.0, "one node")
-    slope, fabric = SCALE_OUT_SLOPE, "fast fabric assumed"
-    if cluster.network_gbps is not None and cluster.gpus_per_node > 0:
-        per_gpu = cluster.network_gbps / cluster.gpus_per_node
-        fabric = f"{per_gpu:g} Gbit/s per GPU"
-        if per_gpu < SLOW_FABRIC_GBPS_PER_GPU:
-            slope = SLOW_FABRIC_SLOPE
-    doublings = math.log2(cluster.nodes)
-    value = max(0.5, 1.0 - slope * doublings)
     return Factor(
-        "scale-out", value, f"{cluster.nodes} nodes: -{slope:.1%} per doubling ({fabric})"
+        "scale-out",
+        1.0 / (1.0 + exposed),
+        f"{cluster.nodes} nodes at {link.fabric_gbit:g} Gbit/s per GPU: "
+        f"{exposed:.0%} of compute exposed",
     )

@@ -29,7 +29,7 @@ def explain(result: PlanResult, option: Option) -> list[str]:
     wall = compute.compute_hours / result.goodput
     lines.append(
         f"wall time = {compute.compute_hours:,.1f} h / goodput {result.goodput:.2f} = {wall:,.1f} h"
-        " (restarts, evaluation, checkpoint stalls)"
+        " (restarts, evaluation, checkpoints, ramp-up: fitted on published runs)"
     )
     if option.spot is not None and option.hours is not None:
         s = option.spot
@@ -70,7 +70,8 @@ def _flops_lines(workload: Workload, flops: Flops) -> list[str]:
         return [f"FLOPs = samples x FLOPs per sample = {flops.total:.3e}"]
     n = workload.compute_params or 0.0
     tokens = workload.tokens or 0.0
-    lines = [f"FLOPs dense = 6 x {n:.3g} params x {tokens:.3g} tokens = {flops.dense:.3e}"]
+    formula = _dense_formula(workload, n)
+    lines = [f"FLOPs dense = {formula} x {tokens:.3g} tokens = {flops.dense:.3e}"]
     shape = workload.shape
     if shape is not None:
         guessed = f" (inferred: {', '.join(sorted(shape.inferred))})" if shape.inferred else ""
@@ -80,6 +81,20 @@ def _flops_lines(workload: Workload, flops: Flops) -> list[str]:
         )
     lines.append(f"FLOPs total = {flops.total:.3e} (PaLM model FLOPs, no recomputation)")
     return lines
+
+
+def _dense_formula(workload: Workload, n: float) -> str:
+    """``6 x N`` per token, or ``4 x N + 6 x adapters`` when the base is frozen."""
+    setup = workload.setup
+    if setup.method.frozen_base and workload.shape is not None:
+        from gpuplan.core.planner.workload import adapter_params
+
+        adapters = adapter_params(workload.shape, setup.lora_rank)
+        return (
+            f"(4 x {n:.3g} frozen params + 6 x {adapters:.3g} rank-{setup.lora_rank} "
+            "adapter params)"
+        )
+    return f"6 x {n:.3g} params"
 
 
 def _cost_lines(option: Option) -> list[str]:
@@ -124,8 +139,9 @@ def assumption_lines(result: PlanResult) -> list[str]:
     lines = []
     if result.flops.per_token_dense:
         shape = w.shape
+        dense = "4ND + adapters" if w.setup.method.frozen_base else "6ND"
         lines.append(
-            f"FLOPs {result.flops.total:.3g} = 6ND ({result.flops.dense:.3g}) + attention "
+            f"FLOPs {result.flops.total:.3g} = {dense} ({result.flops.dense:.3g}) + attention "
             f"12·L·H·Q·S·D ({result.flops.attention:.3g}); "
             + (
                 f"shape inferred from params: {', '.join(sorted(shape.inferred))}"
@@ -134,13 +150,14 @@ def assumption_lines(result: PlanResult) -> list[str]:
             )
         )
     lines.append(
-        "MFU: end-to-end share per GPU generation fitted to published GPU-hours "
-        "(leave-one-out), x precision (fp8 ~1.3x bf16), model scale, in-node link, slow-fabric "
-        "scale-out, expert all-to-all (docs/estimating.md); --mfu overrides"
+        "MFU: steady state fitted to framework benchmark tables (Megatron/NeMo, llm-foundry, "
+        "torchtitan) on A100/H100/B200: peak-proportional across generations, x model width, "
+        "memory traffic, precision, in-node link, scale-out, expert all-to-all "
+        "(docs/estimating.md); --mfu overrides"
     )
     lines.append(
-        f"goodput {result.goodput:.0%}: restarts, evaluation, checkpoint stalls "
-        "(--utilization sets it)"
+        f"goodput {result.goodput:.0%}: steady-state / published GPU-hours of public runs "
+        "(restarts, evaluation, checkpoints, ramp-up; --utilization sets it)"
     )
     lines.append(
         f"spot: interruptions {RATE_SOURCE}; each loses half a checkpoint interval + "

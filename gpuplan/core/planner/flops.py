@@ -4,6 +4,10 @@ Dense part ``6 N D`` (Kaplan et al. 2020: 2 FLOPs per parameter per token forwar
 4 backward) with ``N`` the active parameters for mixture-of-experts; attention part
 ``12 L H Q S`` per token (Chowdhery et al. 2022, PaLM, Appendix B: the model-FLOPs
 definition). Recomputation is not counted: it is work the hardware does, not the model.
+
+LoRA / QLoRA (a frozen base): the frozen weights get no weight gradients, so a token costs
+``2N`` forward plus ``2N`` for the activation gradients, ``4 N`` in all, plus ``6`` per
+adapter parameter; attention has no weights and costs the same as in pretraining.
 """
 
 from __future__ import annotations
@@ -11,7 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuplan.core.errors import InputError
-from gpuplan.core.planner.workload import Shape, Workload
+from gpuplan.core.planner.workload import Shape, Workload, adapter_params
+
+FROZEN_FLOPS_PER_PARAM = 4.0
+"""Forward 2 + activation gradients 2; no weight gradients (Hu et al. 2021, LoRA)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,9 @@ def training_flops(workload: Workload) -> Flops:
             "say how much work: --params and --tokens (or --samples with --flops-per-sample)"
         )
     dense_per_token = 6.0 * n
+    if workload.setup.method.frozen_base:
+        adapters = adapter_params(workload.shape, workload.setup.lora_rank) if workload.shape else 0
+        dense_per_token = FROZEN_FLOPS_PER_PARAM * n + 6.0 * adapters
     attn_per_token = attention_flops_per_token(workload.shape) if workload.shape else 0.0
     return Flops(
         dense=dense_per_token * workload.tokens,

@@ -9,6 +9,12 @@ recomputation drops the ``5 a s / h`` term; full recomputation keeps ``2 s b h``
 layer plus one layer's working set; tensor parallelism with sequence parallelism
 divides both by ``t``. fp32 logits ``4 s b V``. Overhead: CUDA/NCCL context plus
 fragmentation. Sizes are GiB (2^30 bytes), as ``nvidia-smi`` counts them.
+
+LoRA / QLoRA (a frozen base): the base weights are kept in bf16 (2 B/param) or 4-bit NF4
+with double-quantised block constants (4.127 bits = 0.516 B/param, Dettmers et al. 2023,
+QLoRA Sec 3), with no gradients or optimizer state; the adapters carry the full 16 B/param
+of mixed-precision Adam. Activations are those of full training: the backward pass still
+runs through every frozen layer.
 """
 
 from __future__ import annotations
@@ -17,11 +23,21 @@ import math
 from dataclasses import dataclass
 
 from gpuplan.core.kinds import Precision
-from gpuplan.core.planner.workload import Optimizer, Recompute, Shape, Workload
+from gpuplan.core.planner.workload import (
+    Method,
+    Optimizer,
+    Recompute,
+    Shape,
+    Workload,
+    adapter_params,
+)
 
 GIB = float(2**30)
 CONTEXT_BYTES = 1.0 * GIB
 """CUDA context, NCCL buffers, cuBLAS workspace (DOMAIN notes: 1-2 GB)."""
+NF4_BYTES = 4.127 / 8
+"""4-bit NormalFloat weights plus double-quantised block constants (QLoRA Sec 3: 0.127
+bits per parameter for the constants)."""
 FRAGMENTATION = 0.05
 """Allocator fragmentation on top of what is live (DOMAIN notes: up to ~10%)."""
 
@@ -102,9 +118,14 @@ def estimate_memory(
     wb, gb, ob = bytes_per_param(setup.precision, setup.optimizer)
     tp = plan.tensor_parallel
     dp = max(1.0, gpus / tp)
-    weights = n * wb / tp / (dp if plan.zero >= 3 else 1.0)
-    grads = n * gb / tp / (dp if plan.zero >= 2 else 1.0)
-    optim = n * ob / tp / (dp if plan.zero >= 1 else 1.0)
+    weights_n, trained = n * wb, n
+    if setup.method.frozen_base:
+        base = NF4_BYTES if setup.method is Method.QLORA else 2.0
+        trained = adapter_params(shape, setup.lora_rank)
+        weights_n = n * base + trained * wb
+    weights = weights_n / tp / (dp if plan.zero >= 3 else 1.0)
+    grads = trained * gb / tp / (dp if plan.zero >= 2 else 1.0)
+    optim = trained * ob / tp / (dp if plan.zero >= 1 else 1.0)
     acts = activation_bytes(shape, plan.micro_batch, plan.recompute, tp, setup.flash_attention)
     logits = 4.0 * shape.seq_len * plan.micro_batch * shape.vocab / tp
     return MemoryEstimate(plan, weights, grads, optim, acts, logits, capacity_gib * GIB)
@@ -199,10 +220,16 @@ def suggestions(
             f"on {count:g} GPUs: micro-batch {micro} x {steps} accumulation steps "
             f"for the global batch of {global_batch}"
         )
-    if workload.setup.optimizer is Optimizer.ADAMW:
+    method = workload.setup.method
+    if workload.setup.optimizer is Optimizer.ADAMW and not method.frozen_base:
         out.append("8-bit Adam (--optimizer 8bit-adam: 10 instead of 16 B/param)")
+    if method is Method.LORA:
+        out.append("a 4-bit base (--method qlora: 0.52 instead of 2 B per frozen parameter)")
     if need is None:
-        out.append("a GPU with more memory, or parameter-efficient fine-tuning")
+        out.append("a GPU with more memory")
+    one_node = need is None or (need > gpus and gpus <= 8)
+    if one_node and not workload.setup.method.frozen_base:
+        out.append("if this is fine-tuning: --method lora (bf16 base) or qlora (4-bit base)")
     return out
 
 

@@ -3,8 +3,8 @@
 An option is k instances of one type whose GPUs add up to the requested count (12 H100
 on 8-GPU instances is rejected with that reason), in one region, under one pricing
 model. A GPU no catalog sells still gets one unpriced option (``provider`` None),
-priced only with ``price_per_gpu_hour``. Wall time: FLOPs / (GPUs x dense peak x MFU),
-divided by goodput, times the spot overhead where it applies.
+priced only with ``price_per_gpu_hour``. Wall time: FLOPs / (GPUs x dense peak x steady-state
+MFU), divided by goodput, times the spot overhead where it applies.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.kinds import PricingModel, Provider
+from gpuplan.core.planner import calibration as cal
 from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.efficiency import Factor
 from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS, early_reasons, finish, who
@@ -45,9 +46,9 @@ __all__ = [
 
 DEFAULT_COUNTS = tuple(float(2**k) for k in range(11))
 """Without ``--gpus``: 1, 2, 4 ... 1024 GPUs."""
-DEFAULT_GOODPUT = 0.9
-"""Llama 3 paper Sec 3.3.4: >90% effective training time at 16K GPUs; model cards sit
-0-25% above steady state (DOMAIN notes)."""
+DEFAULT_GOODPUT = cal.GOODPUT
+"""Steady-state / published GPU-hours, median over the public runs (fitted, calibration.py):
+what runs lose to restarts, evaluation, checkpoints, data stalls and ramp-up."""
 UNSOLD_GPUS_PER_NODE = 8
 
 

@@ -13,6 +13,7 @@ from gpuplan.core.kinds import Precision
 from gpuplan.core.planner.efficiency import (
     Cluster,
     Factor,
+    JobShape,
     MfuEstimate,
     estimate_mfu,
 )
@@ -102,9 +103,20 @@ def compute_for(
             moe_top_k=workload.routed_experts,
             full_recompute=full,
             override=mfu_override,
+            job=job_shape(workload, flops),
         )
     seconds = flops.total / (count * peak * 1e12 * mfu.mfu)
     return Compute(mfu, peak, used, seconds / 3600.0, memory, tuple(notes), tuple(tips))
+
+
+def job_shape(workload: Workload, flops: Flops) -> JobShape:
+    shape = workload.shape
+    return JobShape(
+        hidden=shape.hidden if shape else None,
+        layers=shape.layers if shape else None,
+        flops_per_token=(flops.per_token_dense + flops.per_token_attention) or None,
+        method=workload.setup.method,
+    )
 
 
 def _memory(
@@ -144,7 +156,12 @@ def _from_throughput(
     cluster: Cluster,
     measured: Throughput,
 ) -> MfuEstimate:
-    """MFU implied by the measurement, moved to ``spec`` and ``cluster``."""
+    """MFU implied by the measurement, moved to ``spec`` and ``cluster`` through the
+    steady-state model: the measured MFU times model(target) / model(measured setup).
+
+    The measurement is taken to come from one node of the measured GPU (a short run):
+    ``min(8, GPUs)`` GPUs. Below 15% of peak the run is memory-bound: the rate scales with
+    memory bandwidth instead, and only the communication factors move."""
     per_unit = flops.per_token_dense + flops.per_token_attention
     if measured.unit == "samples" and workload.flops_per_sample:
         per_unit = workload.flops_per_sample
@@ -152,19 +169,42 @@ def _from_throughput(
     ref_peak, _ = peak_for(ref, precision)
     measured_mfu = measured.per_gpu_per_second * per_unit / (ref_peak * 1e12)
     peak, _ = peak_for(spec, precision)
+    local = min(cluster.gpus, 8.0)
+    ref_cluster = Cluster(local, min(local, max(cluster.gpus_per_node, 1.0)), 1, None)
+    job = job_shape(workload, flops)
+    top_k = workload.routed_experts
+    params = workload.params
+    target = estimate_mfu(spec, precision, params, cluster, moe_top_k=top_k, job=job)
+    at_ref = estimate_mfu(ref, precision, params, ref_cluster, moe_top_k=top_k, job=job)
     if measured_mfu >= MEMORY_BOUND_MFU:
+        ratio = target.mfu / at_ref.mfu
         moved = measured_mfu
-        why = f"compute-bound ({measured_mfu:.0%} of {ref.name} peak): same MFU"
+        why = (
+            f"compute-bound ({measured_mfu:.0%} of {ref.name} peak on {local:g} GPUs): "
+            "moved by the steady-state model"
+        )
     else:
         rate = measured.per_gpu_per_second * spec.memory_bandwidth_tbs / ref.memory_bandwidth_tbs
         moved = rate * per_unit / (peak * 1e12)
+        ratio = _comm(target) / _comm(at_ref)
         why = f"memory-bound ({measured_mfu:.0%} of {ref.name} peak): scaled by bandwidth"
-    scale = estimate_mfu(spec, precision, None, cluster)
-    link = [f for f in scale.factors if f.name in ("in-node link", "scale-out")]
-    value = moved
-    for f in link:
-        value *= f.value
     first = Factor(
         f"measured {measured.per_gpu_per_second:g} {measured.unit}/s/GPU on {ref.name}", moved, why
     )
-    return MfuEstimate(value, (first, *link))
+    transfer = Factor(
+        "transfer",
+        ratio,
+        f"steady-state model on {spec.name} x {cluster.gpus:g} over {ref.name} x {local:g}",
+    )
+    return MfuEstimate(moved * ratio, (first, transfer))
+
+
+_COMM = ("in-node link", "scale-out", "expert all-to-all")
+
+
+def _comm(estimate: MfuEstimate) -> float:
+    value = 1.0
+    for f in estimate.factors:
+        if f.name in _COMM:
+            value *= f.value
+    return value

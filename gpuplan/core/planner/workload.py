@@ -49,6 +49,42 @@ class Optimizer(StrEnum):
     ADAM_8BIT = "8bit-adam"
 
 
+class Method(StrEnum):
+    """What is trained: every weight from scratch or from a checkpoint, or adapters only."""
+
+    PRETRAIN = "pretrain"
+    FULL = "full"
+    """Full fine-tuning: every weight trained, as pretraining (a shorter run)."""
+    LORA = "lora"
+    """Low-rank adapters on a frozen bf16 base (Hu et al. 2021)."""
+    QLORA = "qlora"
+    """Low-rank adapters on a frozen 4-bit NF4 base (Dettmers et al. 2023)."""
+
+    @property
+    def frozen_base(self) -> bool:
+        return self in (Method.LORA, Method.QLORA)
+
+
+DEFAULT_LORA_RANK = 16
+"""The rank most LoRA/QLoRA recipes use (Hugging Face PEFT examples, torchtune, Unsloth)."""
+MAX_LORA_RANK = 1024
+"""Ranks above ~256 buy nothing over full fine-tuning (Hu et al. 2021 use 1-64)."""
+
+
+def lora_rank(method: Method, given: int | None) -> int:
+    """The adapter rank: ``given`` checked against ``method``, or the default."""
+    if given is None:
+        return DEFAULT_LORA_RANK
+    if not method.frozen_base:
+        raise InputError(
+            f"--lora-rank contradicts --method {method.value}: "
+            "adapters exist with --method lora or qlora"
+        )
+    if not 1 <= given <= MAX_LORA_RANK:
+        raise InputError(f"--lora-rank: expected 1 to {MAX_LORA_RANK}, got {given}")
+    return given
+
+
 class Recompute(StrEnum):
     NONE = "none"
     SELECTIVE = "selective"
@@ -83,6 +119,8 @@ class TrainingSetup:
     global_batch: int | None = None
     """Sequences per optimizer step, across all GPUs."""
     flash_attention: bool = True
+    method: Method = Method.PRETRAIN
+    lora_rank: int = DEFAULT_LORA_RANK
 
 
 @dataclass(frozen=True)
@@ -120,6 +158,16 @@ class Workload:
         if not self.is_moe and self.top_k is None:
             return None
         return self.top_k if self.top_k is not None else DEFAULT_TOP_K
+
+
+def adapter_params(shape: Shape, rank: int) -> float:
+    """LoRA parameters with adapters on every linear layer of a Llama-style block.
+
+    Per layer ``r x (in + out)`` for q, k, v, o (``h x h`` each, grouped-query k/v counted
+    as full) and the three MLP matrices (``h x 8h/3``): ``r L (8h + 3 (h + 8h/3)) = 19 r L h``.
+    Llama-2-7B at rank 16: 39.8M (PEFT reports 40.0M for all linear layers).
+    """
+    return 19.0 * rank * shape.layers * shape.hidden
 
 
 def infer_shape(

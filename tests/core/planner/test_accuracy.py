@@ -1,10 +1,11 @@
-"""Accuracy on published runs, cross-validated: scripts/bench_accuracy.py's sanity.
+"""Accuracy on published runs, whole sources held out: scripts/bench_accuracy.py's sanity.
 
 Each row of ``published_runs.csv`` is estimated exactly as an outside check runs
 ``gpuplan estimate ... --json`` (median ``gpu_hours`` over the options with exactly N
-GPUs). The headline is leave-one-out: a run is estimated by constants fitted on the
-others. These tests check that the held-out machinery really holds the run out, that the
-shipped constants are the full-table fit, and guard the held-out figures from regressing.
+GPUs). The only constant fitted on these runs is the goodput; the headline leaves a whole
+lab out at a time. These tests check that the held-out machinery really holds the lab out,
+that the shipped goodput and band are the full-table fit, that every MoE run passes its
+README flags, and guard the held-out figures from regressing.
 """
 
 from __future__ import annotations
@@ -121,31 +122,35 @@ def test_cli_json_gives_the_same_median_as_the_use_case() -> None:
     assert via_cli == pytest.approx(via_use_case)
 
 
-def test_a_held_out_run_does_not_see_its_own_figure(bench: ModuleType, runs: list[Any]) -> None:
+def test_a_held_out_lab_does_not_see_its_own_figures(bench: ModuleType, runs: list[Any]) -> None:
     before = bench.cross_validate(runs)
-    moved = [replace(runs[0], published=runs[0].published * 10), *runs[1:]]
+    lab = runs[0].source
+    moved = [replace(r, published=r.published * 10) if r.source == lab else r for r in runs]
     after = bench.cross_validate(moved)
-    assert after[0].estimate == pytest.approx(before[0].estimate)
-    # ... while an in-sample fit would move towards the changed figure.
+    for b, a in zip(before, after, strict=True):
+        if b.run.source == lab:
+            assert a.estimate == pytest.approx(b.estimate), b.run.name
+    # ... while an in-sample fit would move towards the changed figures.
     assert bench.fit(moved) != bench.fit(runs)
 
 
-def test_shipped_constants_are_the_full_table_fit(bench: ModuleType, runs: list[Any]) -> None:
-    full = bench.fit(runs)
-    assert full[0] == pytest.approx(cal.BASE_A100, rel=0.01)
-    assert full[1] == pytest.approx(cal.BASE_HOPPER, rel=0.01)
-    assert (full[2], full[3], full[4]) == (
-        cal.SCALE_SLOPE,
-        cal.SCALE_REFERENCE_PARAMS,
-        cal.SCALE_PEAK_EXPONENT,
-    )
+def test_sources_are_labs_and_every_run_has_one(runs: list[Any]) -> None:
+    labs = {r.source for r in runs}
+    assert len(labs) >= 15
+    assert all(r.source != r.name for r in runs), [r.name for r in runs if r.source == r.name]
+
+
+def test_shipped_goodput_and_band_are_the_full_table_fit(
+    bench: ModuleType, runs: list[Any]
+) -> None:
+    assert bench.fit(runs) == pytest.approx(cal.GOODPUT, abs=0.005)
     held = bench.cross_validate(runs)
     low, high = bench.band([h.run.published / h.estimate for h in held])
     assert (low, high) == (
         pytest.approx(cal.RESIDUAL_LOW, abs=0.01),
         pytest.approx(cal.RESIDUAL_HIGH, abs=0.01),
     )
-    # The table footer's "~79% of published runs" is the held-out coverage, not a typed guess.
+    # The table footer's "~78% of published runs" is the held-out coverage, not a typed guess.
     assert sum(h.inside for h in held) / len(held) == pytest.approx(cal.RANGE_COVERAGE, abs=0.005)
 
 
@@ -157,19 +162,55 @@ def test_held_out_figures_stay_within_the_targets(bench: ModuleType, runs: list[
     widths = [h.high / h.low for h in held]
     lines = [f"{h.run.name:22} {h.ratio:5.2f} {'in' if h.inside else 'OUT'}" for h in held]
     report = "\n".join(lines)
-    # Regression guards on the cross-validated figures published in docs/estimating.md
-    # (58 runs: 17.3%, 79% inside at 2.05x, worst 1.95x). They are not the issue's targets
-    # (12%, 80%, 2.0x, 1.6x), which these runs do not reach; see docs/estimating.md Sec 11.
-    assert statistics.median(errors) <= 0.18, report
-    assert inside >= 0.77, report
+    # Regression guards on the leave-source-out figures in docs/estimating.md (58 runs,
+    # 17 labs: 18.3%, worst 2.12x (Granite-3.0-3B-A800M), 76% inside at 2.04x: the 80%
+    # target is not met; the finite-sample (conformal) order statistics would hold 84% at
+    # 2.52x, over the 2.1x one).
+    assert statistics.median(errors) <= 0.19, report
+    assert inside >= 0.75, report
     assert statistics.median(widths) <= 2.1, report
-    # OPT-175B (0.51) and Phi-1.5 (0.52) are the worst; nothing else beyond 1.8x either way.
-    worst = sorted(max(r, 1 / r) for r in ratios)
-    assert worst[-1] <= 2.0, report
-    assert worst[-3] <= 1.8, report
+    assert max(max(r, 1 / r) for r in ratios) <= 2.15, report
+    # The central estimate beats 6ND at 40% of the dense bf16 peak on the same runs.
+    naive = [abs(bench.naive(h.run) / h.run.published - 1) for h in held]
+    assert statistics.median(errors) < statistics.median(naive), report
 
 
 def test_the_cli_range_holds_the_central_figure(runs: list[Any]) -> None:
     for run in runs:
         assert run.low < run.median < run.high, run.name
         assert run.high / run.low == pytest.approx(cal.RESIDUAL_HIGH / cal.RESIDUAL_LOW, rel=0.02)
+
+
+def test_every_moe_run_passes_the_readme_flags(bench: ModuleType, runs: list[Any]) -> None:
+    """--experts and --top-k reach the CLI for every MoE row, and the all-to-all shows."""
+    moe = [r for r in _rows() if r["active_params"] and not r["left_out"]]
+    assert len(moe) >= 8
+    for row in moe:
+        argv = bench.argv_of(row)
+        assert "--active-params" in argv, row["model"]
+        if row["experts"]:
+            assert argv[argv.index("--experts") + 1] == row["experts"], row["model"]
+        if row["top_k"]:
+            assert argv[argv.index("--top-k") + 1] == row["top_k"], row["model"]
+        buffer = io.StringIO()
+        with redirect_stdout(buffer):
+            assert main(argv) == 0
+        option = json.loads(buffer.getvalue())["options"][0]
+        assert 0 < option["mfu_factors"]["expert all-to-all"] < 1, row["model"]
+
+
+def test_goodput_by_a_run_property_does_not_beat_one_goodput(
+    bench: ModuleType, runs: list[Any]
+) -> None:
+    """Goodput by GPU count or by run length, fitted without each run's lab, scores worse
+    on the published runs than the one shipped goodput (20.7% and 22.6% against 18.3%):
+    why neither ships (benchmarks/results/accuracy.md, "Alternatives checked")."""
+    shipped = statistics.median(abs(h.ratio - 1) for h in bench.cross_validate(runs))
+    for name, feature in bench.FEATURES[1:]:
+        held = [
+            bench._by(
+                bench.fit_slope([o for o in runs if o.source != r.source], feature), feature, r
+            )
+            for r in runs
+        ]
+        assert statistics.median(abs(x - 1) for x in held) > shipped, name

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
+from gpuplan.core.planner.options import DEFAULT_GOODPUT
 
 OPTION_KEYS = {
     "gpu", "gpus", "nodes", "provider", "instance_type", "region", "pricing", "hours",
@@ -120,7 +121,8 @@ def test_table_explain_and_currency(capsys: pytest.CaptureFixture[str], catalog_
         "--explain", "--currency", "EUR", "--fx", "0.5", "--catalog-dir", str(catalog_dir),
     )  # fmt: skip
     assert code == 0
-    for needle in ("GPU-h", "cost EUR", "Pareto", "Assumptions:", "goodput 90%", "spot:",
+    goodput = f"goodput {DEFAULT_GOODPUT:.0%}"
+    for needle in ("GPU-h", "cost EUR", "Pareto", "Assumptions:", goodput, "spot:",
                    "reserved:", "Idle: at 60% utilisation", "Option 1:", "MFU = ",
                    "compute time = ", "FLOPs dense = 6 x"):  # fmt: skip
         assert needle in out, needle

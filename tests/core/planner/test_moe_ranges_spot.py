@@ -82,7 +82,7 @@ def test_range_is_the_calibrated_band_and_explain_says_where_it_comes_from(
     out = capsys.readouterr().out
     assert "wall time (range)" in out
     assert f"range = x{RESIDUAL_LOW:g} to x{RESIDUAL_HIGH:g}" in out
-    assert "leave-one-out residuals" in out
+    assert "held-out residuals" in out and "each source left out whole" in out
 
 
 def test_deadline_met_only_at_the_low_end_is_said(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,108 @@
+"""Communication: what the interconnect costs a training step, as an MFU factor.
+
+Three kinds of traffic, each a share of compute time left exposed (not hidden behind
+compute), turned into a factor ``1 / (1 + exposed)``:
+
+- in-node: gradient reduce-scatter / all-gather and tensor-parallel traffic over NVLink
+  (or PCIe): ``INTRA_EXPOSED x (900 GB/s / link)``, one node of NVLink 4 as reference;
+- scale-out: data-parallel traffic across nodes grows with the ring/tree depth,
+  ``INTER_EXPOSED_PER_DOUBLING x log2(nodes) x min(4, 400 / Gbit/s per GPU)``;
+- expert all-to-all (mixture-of-experts): each token is sent to ``top_k`` experts and
+  back, forward and backward (four all-to-alls of ``top_k x hidden`` values per MoE layer,
+  GShard, Lepikhin et al. 2020); the time they take against the time the token's compute
+  takes, times the share not overlapped (``A2A_EXPOSED``; DeepSeek-V3 report Sec 3.2.1:
+  computation to communication about 1:1 before DualPipe).
+
+Bandwidths come from the spec table (NVLink per GPU) and the catalog (instance network
+per GPU); a GPU no catalog sells gets its generation's usual fabric (``FABRIC_GBIT``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpuplan.core.planner import calibration as cal
+
+if TYPE_CHECKING:
+    from gpuplan.core.gpus import GpuSpec
+
+REFERENCE_LINK_GBS = 900.0
+"""NVLink 4 (H100 SXM), GB/s bidirectional per GPU: the in-node reference."""
+PCIE_GBS = 64.0
+"""PCIe Gen4 x16, GB/s bidirectional: parts without NVLink."""
+REFERENCE_FABRIC_GBIT = 400.0
+"""400 Gbit/s InfiniBand/EFA per GPU (DGX H100, p5): the scale-out reference."""
+FABRIC_GBIT: tuple[tuple[str, float], ...] = (
+    ("Blackwell", 400.0),
+    ("Hopper", 400.0),
+    ("CDNA 3", 400.0),
+    ("Ampere (GA100)", 200.0),
+    ("CDNA 2", 200.0),
+    ("Volta", 100.0),
+)
+"""Usual per-GPU fabric of a cluster of these GPUs when the catalog does not say (DGX/HGX
+reference designs: 8 x 400G for H100/B200, 8 x 200G for A100, 4 x 100G... for V100)."""
+DEFAULT_FABRIC_GBIT = 50.0
+"""PCIe inference parts: cloud instances give them 25-100 Gbit/s per instance."""
+MAX_SLOWDOWN = 4.0
+"""A fabric below a quarter of the reference is not slower still in this model: jobs on it
+use fewer, larger steps (gradient accumulation) to hide it."""
+EP_SPAN = 64
+"""GPUs an expert-parallel group spans at most (DeepSeek-V3: 64-way EP over 8 nodes)."""
+
+
+@dataclass(frozen=True)
+class Links:
+    """Bandwidths one GPU of a placement sees."""
+
+    link_gbs: float
+    """In-node GPU-to-GPU, GB/s bidirectional."""
+    fabric_gbit: float
+    """Scale-out per GPU, Gbit/s."""
+
+
+def links(spec: GpuSpec, gpus_per_node: float, network_gbps: float | None) -> Links:
+    link = spec.interconnect_gbs if spec.interconnect_gbs is not None else PCIE_GBS
+    if network_gbps is not None and gpus_per_node > 0:
+        fabric = network_gbps / max(1.0, gpus_per_node)
+    else:
+        fabric = next(
+            (g for prefix, g in FABRIC_GBIT if spec.architecture.startswith(prefix)),
+            DEFAULT_FABRIC_GBIT,
+        )
+    return Links(link, fabric)
+
+
+def intra_exposed(gpus: float, gpus_per_node: float, link: Links) -> float:
+    if min(gpus, gpus_per_node) <= 1:
+        return 0.0
+    return cal.INTRA_EXPOSED * REFERENCE_LINK_GBS / link.link_gbs
+
+
+def inter_exposed(nodes: int, link: Links) -> float:
+    if nodes <= 1:
+        return 0.0
+    slowdown = min(MAX_SLOWDOWN, REFERENCE_FABRIC_GBIT / max(link.fabric_gbit, 1e-9))
+    return cal.INTER_EXPOSED_PER_DOUBLING * math.log2(nodes) * slowdown
+
+
+def all_to_all_exposed(
+    *,
+    top_k: int,
+    hidden: int,
+    layers: int,
+    bytes_per_value: float,
+    seconds_per_token: float,
+    gpus: float,
+    gpus_per_node: float,
+    link: Links,
+) -> float:
+    """Exposed share of the expert all-to-all against compute, per token on one GPU."""
+    values = 4.0 * top_k * hidden * layers  # dispatch + combine, forward and backward
+    span = min(gpus, float(EP_SPAN))
+    remote = 0.0 if span <= gpus_per_node else 1.0 - gpus_per_node / span
+    local_s = values * bytes_per_value * (1.0 - remote) / (link.link_gbs / 2 * 1e9)
+    remote_s = values * bytes_per_value * remote / (link.fabric_gbit / 8 * 1e9)
+    return cal.A2A_EXPOSED * (local_s + remote_s) / max(seconds_per_token, 1e-30)
