@@ -7,6 +7,7 @@ Each stand-in is a context manager that gets the session's scratch folder (HOME 
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +18,12 @@ from gpuplan.core.offers import Provider
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.loaders.paths import bundled_pricing_dir
 from gpuplan.providers.pricing.azure import ENDPOINT_ENV
-from tests.providers.pricing.azure_fake import AzureRetailFake, azure_items, serve
+from tests.providers.pricing.azure_fake import (
+    PROXY_VARIABLES,
+    AzureRetailFake,
+    azure_items,
+    serve,
+)
 
 MOVED = "Standard_ND96isr_H100_v5"
 """The Azure type whose on-demand price the fake Retail Prices API raises by 10%."""
@@ -35,7 +41,10 @@ def azure_retail_prices(scratch: Path) -> Iterator[dict[str, str]]:
         for o in offers
     ]
     with serve(AzureRetailFake(azure_items(upstream), page_size=1000)) as fake:
-        yield {ENDPOINT_ENV: fake.endpoint}
+        # The fake answers at the API's own host through an HTTP proxy on loopback
+        # (serve sets HTTP_PROXY here); the example's process needs the same variables.
+        proxy = {name: os.environ[name] for name in PROXY_VARIABLES if name in os.environ}
+        yield {ENDPOINT_ENV: fake.endpoint, **proxy}
 
 
 @contextmanager
