@@ -32,6 +32,25 @@ def existing_dir(text: str) -> str:
     return text
 
 
+def target_dir(text: str) -> str:
+    """An argparse type: a folder to write into; it may be missing (it is created), but
+    an empty name, a file, or a path that cannot be resolved (a symlink loop) is refused."""
+    import os
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty name")
+    try:
+        os.stat(text)
+    except FileNotFoundError:
+        return text
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or "not a usable path"
+        raise argparse.ArgumentTypeError(f"{text!r}: {reason}") from None
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} exists and is not a folder")
+    return text
+
+
 def wait_seconds(text: str) -> float:
     """An argparse type: seconds to wait, finite, from 0 to a day (nan, inf, -1 refused)."""
     try:

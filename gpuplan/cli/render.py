@@ -15,6 +15,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any, TextIO
 
+from gpuplan.core.wording import escape_control
 from gpuplan.core.wording import plural as plural
 
 Cell = str | int | float | Decimal | None
@@ -85,7 +86,10 @@ def render_table(
     *,
     align_right: Sequence[bool] | None = None,
 ) -> str:
-    """An aligned table with a header rule; numeric columns right-aligned."""
+    """An aligned table with a header rule; numeric columns right-aligned. Cells are
+    escaped (:func:`escape_control`) before they are measured, so a control character in
+    a name neither reaches the terminal nor breaks the alignment."""
+    rows = [[escape_control(c) for c in row] for row in rows]
     right = list(align_right) if align_right else [False] * len(headers)
     widths = [len(h) for h in headers]
     for row in rows:
