@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from gpuplan.cli import catalog_refresh_cmd
 from gpuplan.cli.common import (
     add_catalog_dir,
     add_output_format,
+    check_provider_regions,
     load_catalog_for,
     parse_money,
     split_list,
@@ -83,7 +84,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--max-age",
         metavar="AGE",
-        help="only offers whose price is at most this old, e.g. 30d, 6w (days when bare)",
+        help="only offers whose price is at most this old: a duration with its unit, "
+        "e.g. 30d, 6w (a bare number is refused)",
     )
     p.add_argument(
         "--sort",
@@ -105,18 +107,20 @@ def run(args: argparse.Namespace) -> int:
     acted = catalog_refresh_cmd.dispatch(args)
     if acted is not None:
         return acted
-    from gpuplan.usecases.catalog import find_offers, offer_record, parse_max_age, parse_pricing
+    from gpuplan.core.planner.quantities import parse_duration
+    from gpuplan.usecases.catalog import find_offers, offer_record, parse_pricing
 
     pricing = parse_pricing(args.pricing) if args.pricing else None
     max_hourly: Decimal | None = (
         parse_money(args.max_hourly, "--max-hourly") if args.max_hourly else None
     )
-    max_age = parse_max_age(args.max_age) if args.max_age else None
+    max_age = timedelta(hours=parse_duration(args.max_age, "--max-age")) if args.max_age else None
     today = date.today()
     from gpuplan.core.regions import expand_regions
 
     catalog = load_catalog_for(args)
     region_words = split_list(args.region)
+    check_provider_regions(split_list(args.provider), region_words, catalog)
     regions = expand_regions(region_words, catalog_regions(catalog))
     offers = find_offers(
         catalog,
@@ -231,7 +235,7 @@ def catalog_regions(catalog: Catalog) -> dict[Provider, set[str]]:
 def gpu_count(text: str) -> float:
     """``--gpus``/``--min-gpus``: a positive finite count (0.5 for fractional sizes)."""
     try:
-        value = float(text)
+        value = float(text) if text.isascii() else math.nan
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a GPU count such as 8, got {text!r}") from None
     if not math.isfinite(value) or value <= 0 or value > 100_000:
@@ -244,6 +248,8 @@ def gpu_count(text: str) -> float:
 def top_count(text: str) -> int:
     """``--top``: a whole number of rows, at least 1."""
     try:
+        if not text.isascii() or len(text) > 7:
+            raise ValueError(text)
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(

@@ -47,6 +47,20 @@ class _Parser(argparse.ArgumentParser):
         # runs outside the guarded streams).
         self.exit(2, f"gpuplan: error: {shown(message)}\n(see '{self.prog} --help')\n")
 
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> object:
+        # One rule for every string flag and argument of every command: a blank value
+        # (``--gpu ''``, ``--provider ' , '``) is bad input, never "no filter".
+        # A command or a remainder is checked by the parser that reads it.
+        sub = isinstance(action, argparse._SubParsersAction) or action.nargs == argparse.REMAINDER
+        for text in [] if sub else arg_strings:
+            if isinstance(text, str) and not text.strip(" ,\t\n"):
+                name = "/".join(action.option_strings) or action.metavar or action.dest
+                self.error(f"argument {name}: expected a value, got {text!r}")
+            if action.type in (int, float) and not text.isascii():
+                name = "/".join(action.option_strings) or action.dest
+                self.error(f"argument {name}: numbers are written with ASCII digits, got {text!r}")
+        return super()._get_values(action, arg_strings)
+
     def format_usage(self) -> str:
         return shown(super().format_usage())
 
