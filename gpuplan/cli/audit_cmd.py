@@ -11,6 +11,7 @@ from gpuplan.cli.common import (
     add_catalog_dir,
     add_concurrency,
     add_db,
+    add_wide,
     concurrency_for,
     load_catalog_for,
 )
@@ -55,6 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON")
     out.add_argument("--csv", action="store_true", help="print CSV (one row per instance)")
+    add_wide(p)
     add_concurrency(p)
     add_catalog_dir(p)
     add_db(p)

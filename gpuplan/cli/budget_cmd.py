@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_concurrency, add_db, print_notices
+from gpuplan.cli.common import add_concurrency, add_db, add_wide, print_notices
 from gpuplan.cli.render import format_cell, print_json, render_table
 from gpuplan.core.wording import plural
 
@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_wide(p)
     add_concurrency(p)
     add_db(p)
     p.set_defaults(handler=run)

@@ -25,6 +25,7 @@ from gpuplan.cli.render import (
     print_csv,
     print_json,
     render_table,
+    wrap,
 )
 
 if TYPE_CHECKING:
@@ -103,6 +104,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     catalog_refresh_cmd.register(p)
 
 
+DROP_ORDER = (9, 7, 6, 10, 0, 4)
+"""Columns left out, in this order, to fit the terminal: TFLOP/s per dollar, the 3-year and
+1-year prices, the price date, the provider (the instance name tells it), the on-demand
+instance price (its per-GPU figure stays)."""
+
+
 def run(args: argparse.Namespace) -> int:
     acted = catalog_refresh_cmd.dispatch(args)
     if acted is not None:
@@ -165,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         "spot $/h",
         "1y $/h",
         "3y $/h",
-        f"$/GPU-h ({shown.value})",
+        "$/GPU-h",
         "TFLOP/s/$",
         "as of",
     ]
@@ -190,9 +197,13 @@ def run(args: argparse.Namespace) -> int:
             ]
         )
     right = [False] * 4 + [True] * 6 + [False]
-    print(render_table(headers, rows, align_right=right))
-    note = "" if pricing else " ($/GPU-h at on-demand; offers sold any way listed)"
-    print("\n" + freshness_footer(offers, today, matched) + note + ".")
+    print(render_table(headers, rows, align_right=right, drop=DROP_ORDER))
+    note = (
+        f" ($/GPU-h at {shown.value})"
+        if pricing
+        else " ($/GPU-h at on-demand; offers sold any way listed)"
+    )
+    print("\n" + wrap(freshness_footer(offers, today, matched) + note + "."))
     return 0
 
 

@@ -178,6 +178,18 @@ def add_output_format(parser: argparse.ArgumentParser, *, csv: bool = True) -> N
     group.add_argument("--json", action="store_true", help="print JSON")
     if csv:
         group.add_argument("--csv", action="store_true", help="print CSV")
+    add_wide(parser)
+
+
+def add_wide(parser: argparse.ArgumentParser) -> None:
+    """``--wide``: tables keep every column instead of fitting the terminal."""
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="tables show every column; by default a table fits the terminal (COLUMNS, else "
+        "the terminal's width; a pipe or file gets every column), leaving out the least "
+        "important columns first",
+    )
 
 
 def load_catalog_for(args: argparse.Namespace, *, fast: bool = False) -> Catalog:

@@ -7,7 +7,7 @@ import argparse
 
 from gpuplan.cli.catalog_cmd import as_of_text, catalog_regions
 from gpuplan.cli.common import load_catalog_for, split_list
-from gpuplan.cli.render import format_cell, plural, print_csv, print_json, render_table
+from gpuplan.cli.render import format_cell, plural, print_csv, print_json, render_table, wrap
 from gpuplan.core.cheapest import SHOWN, Cheapest, GpuPrices, cheapest_by_gpu
 from gpuplan.core.regions import expand_regions
 
@@ -77,9 +77,14 @@ def run_prices(args: argparse.Namespace) -> int:
         table.append(cells)
     lead = 3 if args.per_cloud else 2
     right = [False] * (lead - 1) + [True, True, False, True, False]
-    print(render_table(headers, table, align_right=right))
+    # Left out first to fit the terminal: the offer count, where on-demand is cheapest.
+    drop = (lead - 1, lead + 1)
+    print(render_table(headers, table, align_right=right, drop=drop, wrap_last=True))
     print(
-        f"\n{plural(len(rows), 'line')}; USD per GPU-hour, the lowest list price in the catalog "
-        f"for each GPU; list prices as of {as_of_text(offers)}."
+        "\n"
+        + wrap(
+            f"{plural(len(rows), 'line')}; USD per GPU-hour, the lowest list price in the "
+            f"catalog for each GPU; list prices as of {as_of_text(offers)}."
+        )
     )
     return 0

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from gpuplan import __version__
 from gpuplan.cli.common import Handler
 from gpuplan.cli.output import guarded_output
+from gpuplan.cli.render import set_wide
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.wording import shown
 
@@ -112,6 +113,7 @@ def _run(words: list[str]) -> int:
     parser = build_parser(_command(words))
     args = parser.parse_args(words)
     handler: Handler = args.handler
+    set_wide(bool(getattr(args, "wide", False)))
     try:
         return handler(args)
     except GpuplanError as exc:

@@ -14,7 +14,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.cli.common import add_db, add_group_by
+from gpuplan.cli.common import add_db, add_group_by, add_wide
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "reserved instances in its regions as doubtful (one read-only call per region)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_wide(p)
     add_db(p)
     p.set_defaults(handler=run)
 

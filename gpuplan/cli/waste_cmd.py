@@ -13,7 +13,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.cli.common import add_db, add_group_by
+from gpuplan.cli.common import add_db, add_group_by, add_wide
 from gpuplan.cli.render import format_cell, print_json, render_table
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--since", default="7d", help="report period: 7d, 24h, 2026-12-01 (7d)")
     add_group_by(p)
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_wide(p)
     add_db(p)
     p.set_defaults(handler=run)
 

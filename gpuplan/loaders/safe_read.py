@@ -112,20 +112,33 @@ def _read_at_most(fd: int, limit: int, shown: str, what: str) -> bytes:
             raise DataError(shown, f"too large for a {what} (the limit is {_size_text(limit)})")
 
 
+MAX_YAML_DEPTH = 32
+"""Nesting an input file may have (PyYAML's parser slows down with depth: 5,000 levels
+took seconds before it failed)."""
+
+
 def load_yaml_tree(text: str, shown: str, *, what: str = "file") -> object:
     """``text`` as plain YAML data (``yaml.safe_load``), refusing anchors and aliases.
 
     An input file has no use for ``&anchor``/``*alias``, and they are how a 1 KiB file
     becomes a billion-element structure ("billion laughs"): refused with one line before
-    anything is built. ``yaml.YAMLError`` passes through for the caller to word.
+    anything is built; so is nesting deeper than :data:`MAX_YAML_DEPTH`. ``yaml.YAMLError``
+    passes through for the caller to word.
     """
     import yaml
 
+    depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1 if event.start_mark is not None else None
+        where = f" (line {line})" if line else ""
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-            line = event.start_mark.line + 1 if event.start_mark is not None else None
-            where = f" (line {line})" if line else ""
             raise DataError(shown, f"YAML anchors and aliases are not allowed in a {what}{where}")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise DataError(shown, f"nested deeper than {MAX_YAML_DEPTH} levels{where}")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
     return yaml.safe_load(text)
 
 
