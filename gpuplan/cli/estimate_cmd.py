@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuplan.cli.common import (
     add_catalog_dir,
@@ -17,6 +18,7 @@ from gpuplan.cli.common import (
     add_output_format,
     check_provider_regions,
     load_catalog_for,
+    print_notices,
     split_list,
 )
 from gpuplan.core.errors import InputError
@@ -72,9 +74,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     work.add_argument("--job", metavar="FILE", help="YAML/JSON job file (keys as the flags)")
     work.add_argument("--params", help="parameters, e.g. 7B or 7e9 (at least 1M)")
     work.add_argument("--active-params", help="active parameters per token (mixture-of-experts)")
-    work.add_argument(
-        "--tokens", help="training tokens, e.g. 2T (at least 1M and at least --params)"
-    )
+    work.add_argument("--tokens", help="training tokens, e.g. 2T (at least 1M)")
     work.add_argument("--samples", help="samples (non-transformer work)")
     work.add_argument("--flops-per-sample", help="training FLOPs per sample (fwd+bwd)")
     work.add_argument("--throughput", help="measured tokens (or samples)/s per GPU")
@@ -213,7 +213,15 @@ def run(args: argparse.Namespace) -> int:
     if explain_rank is not None:
         render.print_explain(result, explain_rank)
     if not result.options:
-        _print_reasons(result)
+
+        def fits(change: Mapping[str, Any]) -> bool:
+            try:
+                changed = replace(values, **change)
+                return bool(estimate(catalog, changed, constraints, today=date.today()).options)
+            except InputError:
+                return False
+
+        _print_reasons(result, constraints.label if constraints else None, fits)
         return 1
     return 0
 
@@ -253,14 +261,15 @@ _SCALARS = (
 
 
 def _check_plausible(values: EstimateArgs) -> None:
-    """Values each plausible alone but absurd together (10 tokens for 7B parameters)."""
-    from gpuplan.core.planner.quantities import check_tokens_per_param, parse_amount
+    """Values each plausible alone but unusual together: said on stderr."""
+    from gpuplan.core.planner.quantities import parse_amount, tokens_per_param_notice
 
     if values.params is not None and values.tokens is not None:
-        check_tokens_per_param(
+        notice = tokens_per_param_notice(
             parse_amount(str(values.tokens), "--tokens"),
             parse_amount(str(values.params), "--params"),
         )
+        print_notices([notice] if notice else [])
 
 
 def _default_top(result: PlanResult) -> int:
@@ -271,7 +280,10 @@ def _default_top(result: PlanResult) -> int:
     return 10
 
 
-def _print_reasons(result: PlanResult) -> None:
+def _print_reasons(
+    result: PlanResult, label: str | None, fits: Callable[[Mapping[str, Any]], bool]
+) -> None:
+    from gpuplan.cli.estimate_tips import true_tips
     from gpuplan.core.planner.records import reason_counts
 
     reasons = reason_counts(result)
@@ -280,11 +292,17 @@ def _print_reasons(result: PlanResult) -> None:
     print("gpuplan: nothing feasible; reasons:", file=sys.stderr)
     for reason, count in list(reasons.items())[:15]:
         print(f"  {reason}" + (f" ({count} options)" if count > 1 else ""), file=sys.stderr)
-    tips = dict.fromkeys(t for o in result.infeasible if o.compute for t in o.compute.suggestions)
+    tips, dropped = true_tips(result, label, fits)
     if tips:
         print("what would fit:", file=sys.stderr)
         for tip in tips:
             print(f"  {tip}", file=sys.stderr)
+    if dropped:
+        within = " within the policy" if label else ""
+        print(
+            f"({plural(dropped, 'other change')} checked would still not fit{within})",
+            file=sys.stderr,
+        )
 
 
 MAX_FX = Decimal(1_000_000)

@@ -34,6 +34,11 @@ def plural(n: int, noun: str, many: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else (many or noun + 's')}"
 
 
+def counted(n: float, noun: str, many: str | None = None) -> str:
+    """:func:`plural` for counts that may be fractional: ``1 GPU``, ``0.5 GPU``, ``8 GPUs``."""
+    return f"{n:g} {noun if n <= 1 else (many or noun + 's')}"
+
+
 def escape_control(text: str) -> str:
     """``text`` with every control character but newline and tab written as an escape."""
     return _CONTROL.sub(_escape_one, text)

@@ -116,15 +116,18 @@ def _suffixed(value: float) -> str:
     return f"{value:g}"
 
 
-def check_tokens_per_param(tokens: float, params: float) -> None:
-    """Fewer training tokens than parameters is no training run (pre-training uses ~20
-    per parameter): InputError naming both, with the plausible range."""
-    if tokens < params:
-        raise InputError(
-            f"--tokens {tokens:.3g} is fewer than --params {params:.3g}: implausible for "
-            f"training (expected at least one token per parameter, typically ~20, e.g. "
-            f"--params 7B --tokens 140B)"
-        )
+def tokens_per_param_notice(tokens: float, params: float) -> str | None:
+    """A notice when there are fewer training tokens than parameters: no pre-training run
+    is that short (they use ~20 per parameter, e.g. --params 7B --tokens 140B), while a
+    fine-tune may be, so it is said rather than refused (the MFU model is fitted to
+    pre-training runs). Absurdly few tokens are refused by :data:`MINIMUMS`."""
+    if tokens >= params:
+        return None
+    return (
+        f"--tokens {_suffixed(tokens)} is fewer than --params {_suffixed(params)}: a "
+        "fine-tune, not a pre-training run (those use ~20 tokens per parameter); the "
+        "throughput model is fitted to pre-training"
+    )
 
 
 def parse_fraction(text: str, flag: str) -> float:

@@ -154,7 +154,11 @@ def cases(root: Path) -> list[Case]:
         Case("max-age bare number", ("catalog", "--max-age", "30")),
         Case("snooze bare number", ("snooze", "i-0fuzz", "--policy", good, "--for", "60")),
         Case("tokens below params", ("estimate", "--params", "7B", "--tokens", "10")),
-        Case("tokens below params 70B", ("estimate", "--params", "70B", "--tokens", "7B")),
+        Case(
+            "tokens below params: a notice",
+            ("estimate", "--params", "70B", "--tokens", "7B", "--top", "1"),
+            (0, 1),
+        ),
         Case("params half", ("estimate", "--params", "0.5", "--tokens", "1T")),
         Case("explain beyond table", (*est, "--explain", "99999")),
         Case(
