@@ -49,6 +49,7 @@ CSV_COLUMNS = (
     "reserved_3y_hourly",
     "as_of",
     "source",
+    "spot_outlier",
 )
 
 
@@ -148,6 +149,9 @@ def run(args: argparse.Namespace) -> int:
     if args.top is not None:
         offers = offers[: args.top]
     records = [offer_record(o, catalog) for o in offers]
+    flagged = spot_flags(catalog)
+    for record, offer in zip(records, offers, strict=True):
+        record["spot_outlier"] = flagged.get(_key(offer))
     if args.source:
         for record, offer in zip(records, offers, strict=True):
             record["origin"] = offer.origin
@@ -188,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
                 o.region,
                 f"{count}x {o.gpu}" + _memory_note(o, catalog),
                 format_cell(o.on_demand_hourly, money=True),
-                format_cell(o.spot_hourly, money=True),
+                format_cell(o.spot_hourly, money=True) + ("!" if _key(o) in flagged else ""),
                 format_cell(o.reserved_1y_hourly, money=True),
                 format_cell(o.reserved_3y_hourly, money=True),
                 format_cell(o.price_per_gpu_hour(shown), money=True),
@@ -204,7 +208,26 @@ def run(args: argparse.Namespace) -> int:
         else " ($/GPU-h at on-demand; offers sold any way listed)"
     )
     print("\n" + wrap(freshness_footer(offers, today, matched) + note + "."))
+    if any(_key(o) in flagged for o in offers):
+        print(wrap(SPOT_FLAG_LEGEND))
     return 0
+
+
+SPOT_FLAG_LEGEND = (
+    "! = one zone's spot price under half the same instance's spot price in the other "
+    "regions (their median): a dip or a small pool; estimate ranks it at that median."
+)
+
+
+def spot_flags(catalog: Catalog) -> dict[tuple[str, str, str], str]:
+    """Why each flagged offer's spot price is not one to count on (spot_realism)."""
+    from gpuplan.core.planner.spot_realism import spot_outliers
+
+    return spot_outliers(catalog.offers)
+
+
+def _key(offer: Offer) -> tuple[str, str, str]:
+    return (offer.provider.value, offer.instance_type, offer.region)
 
 
 def freshness_footer(offers: Sequence[Offer], today: date, matched: int | None = None) -> str:

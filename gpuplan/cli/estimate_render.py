@@ -173,7 +173,13 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
             )
         )
         if any(o.spot_outlier for o, _ in groups[:top]):
-            print(wrap("spot! = spot price under half the same instance's price in other regions."))
+            print(
+                wrap(
+                    "spot! = one zone's spot price under half the same instance's spot price "
+                    "in the other regions; shown as listed, ranked at their median "
+                    "(docs/estimating.md, spot realism)."
+                )
+            )
         _fastest_line(result, fx)
     else:
         print("No feasible option.")

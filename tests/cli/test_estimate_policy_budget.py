@@ -80,3 +80,26 @@ def test_one_gpu_is_singular(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["estimate", "--params", "7B", "--tokens", "20B", "--gpu", "L4", "--gpus", "1"]
     _, _, err = _run(argv, capsys)
     assert "1 GPU is not a whole number" in err and "1 GPUs" not in err
+
+
+def test_a_single_zone_spot_dip_is_flagged_and_ranked_at_the_median(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["estimate", "--params", "7B", "--tokens", "1T", "--json", "--all", "--top", "5000"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 0
+    options = json.loads(out)["options"]
+    first = options[0]
+    assert not first["spot_outlier"], first  # p4d spot at $2.47/h in one zone is not first
+    flagged = [o for o in options if o["spot_outlier"]]
+    assert any(o["cost_usd"] < first["cost_usd"] for o in flagged)  # listed price kept
+
+
+def test_catalog_and_gpu_prices_flag_the_spot_dip(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = _run(["catalog", "--gpu", "A100-40GB", "--provider", "aws", "--wide"], capsys)
+    row = next(line for line in out.splitlines() if "us-east-1" in line)
+    assert "!" in row and "! = one zone's spot price" in out
+    _, out, _ = _run(["gpus", "--prices", "--gpu", "A100-40GB", "--wide"], capsys)
+    assert "(spot!)" in out
+    _, out, _ = _run(["gpus", "--prices", "--gpu", "A100-40GB", "--json"], capsys)
+    assert json.loads(out)[0]["spot_outlier"]
