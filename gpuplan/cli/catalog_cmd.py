@@ -27,6 +27,7 @@ from gpuplan.cli.render import (
     render_table,
     wrap,
 )
+from gpuplan.core.kinds import PricingModel
 
 if TYPE_CHECKING:
     # Type names only: the models (and pydantic) load in the handler, not at start-up.
@@ -74,8 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--pricing",
-        help="on_demand, spot, reserved_1y, reserved_3y, capacity_block, flex_start, "
-        "dws_calendar: keep only offers sold that way, "
+        help=", ".join(m.value for m in PricingModel) + ": keep only offers sold that way, "
         "and sort and price $/GPU-h by it. Default: every offer, whatever it is sold as, "
         "with $/GPU-h and sorting at the on-demand price (offers without one last)",
     )
