@@ -28,6 +28,8 @@ from gpuplan.core.planner.workload import Optimizer, Recompute
 from gpuplan.core.wording import plural
 
 if TYPE_CHECKING:
+    from gpuplan.core.catalog import Catalog
+    from gpuplan.core.planner.constraints import PlanConstraints
     from gpuplan.core.planner.options import PlanResult
     from gpuplan.usecases.estimate import EstimateArgs
 
@@ -199,11 +201,7 @@ def run(args: argparse.Namespace) -> int:
     if note is not None:
         result = replace(result, notes=(*result.notes, note))
     top = top or _default_top(result)
-    if explain_rank is not None and result.options and explain_rank > len(result.options):
-        raise InputError(
-            f"--explain {explain_rank}: the table has {plural(len(result.options), 'option')}; "
-            f"expected 1 to {len(result.options):,}"
-        )
+    _check_explain(explain_rank, result)
     if args.json:
         render.print_plan_json(result, top, fx, every=args.all, left_out=args.show_infeasible)
     elif args.csv:
@@ -213,17 +211,34 @@ def run(args: argparse.Namespace) -> int:
     if explain_rank is not None:
         render.print_explain(result, explain_rank)
     if not result.options:
-
-        def fits(change: Mapping[str, Any]) -> bool:
-            try:
-                changed = replace(values, **change)
-                return bool(estimate(catalog, changed, constraints, today=date.today()).options)
-            except InputError:
-                return False
-
+        fits = _planner_with(catalog, values, constraints)
         _print_reasons(result, constraints.label if constraints else None, fits)
         return 1
     return 0
+
+
+def _check_explain(rank: int | None, result: PlanResult) -> None:
+    if rank is not None and result.options and rank > len(result.options):
+        raise InputError(
+            f"--explain {rank}: the table has {plural(len(result.options), 'option')}; "
+            f"expected 1 to {len(result.options):,}"
+        )
+
+
+def _planner_with(
+    catalog: Catalog, values: EstimateArgs, constraints: PlanConstraints | None
+) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether the plan with one change has a feasible option (to check a tip)."""
+    from gpuplan.usecases.estimate import estimate
+
+    def fits(change: Mapping[str, Any]) -> bool:
+        try:
+            changed = replace(values, **change)
+            return bool(estimate(catalog, changed, constraints, today=date.today()).options)
+        except InputError:
+            return False
+
+    return fits
 
 
 _SCALARS = (
