@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from gpuplan.core.wording import redact_secrets  # noqa: E402
 from tests.e2e.fuzz import corpus, issue_cases  # noqa: E402
 from tests.e2e.fuzz.test_hostile_files import DB_COMMANDS, FILE_KINDS, FILE_OPTIONS  # noqa: E402
 from tests.e2e.fuzz.test_numbers import CASES, MUST_REFUSE, PREFIX, VALUES  # noqa: E402
@@ -113,7 +114,7 @@ def main() -> int:
             verdict = run(argv, allowed, env, args.limit_s)
             tally[verdict] += 1
             if verdict != "ok":
-                shown = " ".join(ascii(a)[1:-1][:60] for a in argv)
+                shown = " ".join(redact_secrets(ascii(a)[1:-1])[:60] for a in argv)
                 print(f"{verdict}: gpuplan {shown}", file=sys.stderr)
                 failures.append(f"{verdict}: `gpuplan {shown}`")
         seconds = time.monotonic() - started
