@@ -160,7 +160,8 @@ def render_table(
     last = keep[-1]
     free = widths[last]
     if wrap_last and limit is not None:
-        free = max(MIN_FREE_TEXT, len(headers[last]), limit - _needed(keep[:-1], widths) - 2)
+        room = max(MIN_FREE_TEXT, len(headers[last]), limit - _needed(keep[:-1], widths) - 2)
+        free = min(widths[last], room)
 
     def lines(row: Sequence[str]) -> list[str]:
         parts = [

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.cli.common import add_db, add_group_by, add_wide
-from gpuplan.cli.render import format_cell, print_json, render_table
+from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 
 if TYPE_CHECKING:
     from gpuplan.core.savings import Line
@@ -82,9 +82,9 @@ def run(args: argparse.Namespace) -> int:
     print()
     rows = [_cells(r, key) for r in [*sums, overall]]
     print(render_table((key, *headers), rows, align_right=[False, *right]))
-    print(f"\nEstimated savings, {COMPUTE_ONLY}. Doubtful: the type has active reserved "
-          "instances in that region (checked only with --policy). Totals per group over "
-          "every month, dollars descending.")  # fmt: skip
+    print("\n" + wrap(f"Estimated savings, {COMPUTE_ONLY}. Doubtful: the type has active "
+          "reserved instances in that region (checked only with --policy). Totals per group "
+          "over every month, dollars descending."))  # fmt: skip
     return 1 if problems else 0
 
 

@@ -1,5 +1,6 @@
 """Tables fit the terminal (issue 26 item 5): with ``COLUMNS=80`` every line of
-estimate, catalog, gpus, gpus --prices, fleet and stop-idle fits 80 columns, the least
+estimate, catalog, gpus, gpus --prices, fleet, stop-idle, budget, audit, savings and
+waste fits 80 columns, the least
 important columns go first (named in a closing line), no number or name is cut, and
 ``--wide`` shows every column. A pipe without ``COLUMNS`` gets every column."""
 
@@ -43,6 +44,11 @@ COMMANDS = [
     ["gpus", "--prices", "--per-cloud"],
     ["fleet", "--policy", "POLICY"],
     ["stop-idle", "--policy", "POLICY"],
+    ["budget", "--policy", "POLICY"],
+    ["audit", "--policy", "POLICY"],
+    ["savings"],
+    ["waste"],
+    ["fleet", "--report", "--policy", "POLICY"],
 ]
 
 
@@ -54,6 +60,8 @@ def test_every_line_fits_columns(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = [str(offline) if a == "POLICY" else a for a in argv]
+    assert main(["stop-idle", "--policy", str(offline), "--apply"]) in (0, 1)  # ledger rows
+    capsys.readouterr()
     monkeypatch.setenv("COLUMNS", "80")
     narrow = _out(argv, capsys)
     assert max(len(line) for line in narrow.splitlines()) <= 80, narrow
