@@ -70,7 +70,9 @@ def cases(root: Path) -> list[Case]:
     return out
 
 
-def run(argv: list[str], allowed: tuple[int, ...], env: dict[str, str], limit_s: float) -> str:
+def run(
+    argv: list[str], allowed: tuple[int, ...], env: dict[str, str], limit_s: float, cwd: Path
+) -> str:
     """``ok``, ``traceback``, ``hang``, ``exit``, ``secret`` or ``control``."""
     try:
         done = subprocess.run(
@@ -81,7 +83,7 @@ def run(argv: list[str], allowed: tuple[int, ...], env: dict[str, str], limit_s:
             errors="replace",
             env=env,
             timeout=limit_s,
-            cwd=ROOT,
+            cwd=cwd,  # the temporary folder: a case that writes a file by mistake litters it
         )
     except subprocess.TimeoutExpired:
         return "hang"
@@ -111,7 +113,7 @@ def main() -> int:
         failures: list[str] = []
         started = time.monotonic()
         for argv, allowed in all_cases:
-            verdict = run(argv, allowed, env, args.limit_s)
+            verdict = run(argv, allowed, env, args.limit_s, root)
             tally[verdict] += 1
             if verdict != "ok":
                 shown = " ".join(redact_secrets(ascii(a)[1:-1])[:60] for a in argv)
