@@ -11,6 +11,7 @@ from gpuplan.cli.common import (
     add_catalog_dir,
     add_concurrency,
     add_db,
+    add_wide,
     concurrency_for,
     load_catalog_for,
 )
@@ -55,6 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON")
     out.add_argument("--csv", action="store_true", help="print CSV (one row per instance)")
+    add_wide(p)
     add_concurrency(p)
     add_catalog_dir(p)
     add_db(p)
@@ -142,7 +144,10 @@ def _print(records: list[dict[str, object]], groups: list[GroupAudit]) -> None:
          ", ".join(str(a["kind"]) for a in r["advice"]) or "-"]  # type: ignore[attr-defined]
         for r in records
     ]  # fmt: skip
-    print(render_table(headers, rows, align_right=[False, False, *[True] * 6, False]))
+    # Left out first to fit the terminal: oversized $, waiting $, busy $, type.
+    drop = (6, 4, 3, 1)
+    right = [False, False, *[True] * 6, False]
+    print(render_table(headers, rows, align_right=right, drop=drop, wrap_last=True))
     print()
     gh = ["group", "instances", "paid $", "busy $", "waiting $", "idle $", "oversized $",
           "$/month at stake"]  # fmt: skip
@@ -151,7 +156,7 @@ def _print(records: list[dict[str, object]], groups: list[GroupAudit]) -> None:
                                                         g.oversized, g.at_stake_per_month))]
         for g in groups
     ]  # fmt: skip
-    print(render_table(gh, grows, align_right=[False, *[True] * 7]))
+    print(render_table(gh, grows, align_right=[False, *[True] * 7], drop=(6, 4, 3)))
     for r in records:
         for a in r["advice"]:  # type: ignore[attr-defined]
             print(f"\n{r['instance_id']}: {a['action']}\n  evidence: {a['evidence']}\n"

@@ -8,8 +8,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_concurrency, add_db, print_notices
-from gpuplan.cli.render import format_cell, print_json, render_table
+from gpuplan.cli.common import add_concurrency, add_db, add_wide, print_notices
+from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 from gpuplan.core.wording import plural
 
 
@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_wide(p)
     add_concurrency(p)
     add_db(p)
     p.set_defaults(handler=run)
@@ -85,11 +86,12 @@ def _print_table(record: dict[str, Any]) -> None:
         for i in record["instances"]
     ]
     right = [False] * 6 + [True] * 3 + [False]
-    print(render_table(HEADERS, rows, align_right=right))
+    # Left out first to fit the terminal: provider, state, type, region; the note wraps.
+    print(render_table(HEADERS, rows, align_right=right, drop=(0, 4, 3, 1), wrap_last=True))
     print(f"\nPolicy {record['policy']}, {record['month']} (estimate):")
     for line in _summary(record):
-        print(f"  {line}")
-    print("Cannot see: " + "; ".join(record["cannot_see"]) + ".")
+        print(wrap(f"  {line}", indent="    "))
+    print(wrap("Cannot see: " + "; ".join(record["cannot_see"]) + "."))
 
 
 def _summary(record: dict[str, Any]) -> list[str]:

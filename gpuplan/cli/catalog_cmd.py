@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from gpuplan.cli import catalog_refresh_cmd
 from gpuplan.cli.common import (
     add_catalog_dir,
     add_output_format,
+    check_provider_regions,
     load_catalog_for,
     parse_money,
     split_list,
@@ -24,7 +25,9 @@ from gpuplan.cli.render import (
     print_csv,
     print_json,
     render_table,
+    wrap,
 )
+from gpuplan.core.kinds import PricingModel
 
 if TYPE_CHECKING:
     # Type names only: the models (and pydantic) load in the handler, not at start-up.
@@ -47,6 +50,7 @@ CSV_COLUMNS = (
     "reserved_3y_hourly",
     "as_of",
     "source",
+    "spot_outlier",
 )
 
 
@@ -71,8 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--pricing",
-        help="on_demand, spot, reserved_1y, reserved_3y, capacity_block, flex_start, "
-        "dws_calendar: keep only offers sold that way, "
+        help=", ".join(m.value for m in PricingModel) + ": keep only offers sold that way, "
         "and sort and price $/GPU-h by it. Default: every offer, whatever it is sold as, "
         "with $/GPU-h and sorting at the on-demand price (offers without one last)",
     )
@@ -83,7 +86,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--max-age",
         metavar="AGE",
-        help="only offers whose price is at most this old, e.g. 30d, 6w (days when bare)",
+        help="only offers whose price is at most this old: a duration with its unit, "
+        "e.g. 30d, 6w (a bare number is refused)",
     )
     p.add_argument(
         "--sort",
@@ -101,22 +105,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     catalog_refresh_cmd.register(p)
 
 
+DROP_ORDER = (9, 7, 6, 10, 0, 4)
+"""Columns left out, in this order, to fit the terminal: TFLOP/s per dollar, the 3-year and
+1-year prices, the price date, the provider (the instance name tells it), the on-demand
+instance price (its per-GPU figure stays)."""
+
+
 def run(args: argparse.Namespace) -> int:
     acted = catalog_refresh_cmd.dispatch(args)
     if acted is not None:
         return acted
-    from gpuplan.usecases.catalog import find_offers, offer_record, parse_max_age, parse_pricing
+    from gpuplan.core.planner.quantities import parse_duration
+    from gpuplan.usecases.catalog import find_offers, offer_record, parse_pricing
 
     pricing = parse_pricing(args.pricing) if args.pricing else None
     max_hourly: Decimal | None = (
         parse_money(args.max_hourly, "--max-hourly") if args.max_hourly else None
     )
-    max_age = parse_max_age(args.max_age) if args.max_age else None
+    max_age = timedelta(hours=parse_duration(args.max_age, "--max-age")) if args.max_age else None
     today = date.today()
     from gpuplan.core.regions import expand_regions
 
     catalog = load_catalog_for(args)
     region_words = split_list(args.region)
+    check_provider_regions(split_list(args.provider), region_words, catalog)
     regions = expand_regions(region_words, catalog_regions(catalog))
     offers = find_offers(
         catalog,
@@ -137,6 +149,9 @@ def run(args: argparse.Namespace) -> int:
     if args.top is not None:
         offers = offers[: args.top]
     records = [offer_record(o, catalog) for o in offers]
+    flagged = spot_flags(catalog)
+    for record, offer in zip(records, offers, strict=True):
+        record["spot_outlier"] = flagged.get(_key(offer))
     if args.source:
         for record, offer in zip(records, offers, strict=True):
             record["origin"] = offer.origin
@@ -161,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         "spot $/h",
         "1y $/h",
         "3y $/h",
-        f"$/GPU-h ({shown.value})",
+        "$/GPU-h",
         "TFLOP/s/$",
         "as of",
     ]
@@ -177,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
                 o.region,
                 f"{count}x {o.gpu}" + _memory_note(o, catalog),
                 format_cell(o.on_demand_hourly, money=True),
-                format_cell(o.spot_hourly, money=True),
+                format_cell(o.spot_hourly, money=True) + ("!" if _key(o) in flagged else ""),
                 format_cell(o.reserved_1y_hourly, money=True),
                 format_cell(o.reserved_3y_hourly, money=True),
                 format_cell(o.price_per_gpu_hour(shown), money=True),
@@ -186,10 +201,33 @@ def run(args: argparse.Namespace) -> int:
             ]
         )
     right = [False] * 4 + [True] * 6 + [False]
-    print(render_table(headers, rows, align_right=right))
-    note = "" if pricing else " ($/GPU-h at on-demand; offers sold any way listed)"
-    print("\n" + freshness_footer(offers, today, matched) + note + ".")
+    print(render_table(headers, rows, align_right=right, drop=DROP_ORDER))
+    note = (
+        f" ($/GPU-h at {shown.value})"
+        if pricing
+        else " ($/GPU-h at on-demand; offers sold any way listed)"
+    )
+    print("\n" + wrap(freshness_footer(offers, today, matched) + note + "."))
+    if any(_key(o) in flagged for o in offers):
+        print(wrap(SPOT_FLAG_LEGEND))
     return 0
+
+
+SPOT_FLAG_LEGEND = (
+    "! = one zone's spot price under half the same instance's spot price in the other "
+    "regions (their median): a dip or a small pool; estimate ranks it at that median."
+)
+
+
+def spot_flags(catalog: Catalog) -> dict[tuple[str, str, str], str]:
+    """Why each flagged offer's spot price is not one to count on (spot_realism)."""
+    from gpuplan.core.planner.spot_realism import spot_outliers
+
+    return spot_outliers(catalog.offers)
+
+
+def _key(offer: Offer) -> tuple[str, str, str]:
+    return (offer.provider.value, offer.instance_type, offer.region)
 
 
 def freshness_footer(offers: Sequence[Offer], today: date, matched: int | None = None) -> str:
@@ -231,7 +269,7 @@ def catalog_regions(catalog: Catalog) -> dict[Provider, set[str]]:
 def gpu_count(text: str) -> float:
     """``--gpus``/``--min-gpus``: a positive finite count (0.5 for fractional sizes)."""
     try:
-        value = float(text)
+        value = float(text) if text.isascii() else math.nan
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a GPU count such as 8, got {text!r}") from None
     if not math.isfinite(value) or value <= 0 or value > 100_000:
@@ -244,6 +282,8 @@ def gpu_count(text: str) -> float:
 def top_count(text: str) -> int:
     """``--top``: a whole number of rows, at least 1."""
     try:
+        if not text.isascii() or len(text) > 7:
+            raise ValueError(text)
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(

@@ -14,7 +14,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from gpuplan.cli.common import print_notices, split_list
+from gpuplan.cli.common import print_notices, split_list, target_dir
 from gpuplan.cli.render import print_json
 from gpuplan.core.errors import InputError
 from gpuplan.core.wording import plural
@@ -127,6 +127,7 @@ def _add_target_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--catalog-dir",
         metavar="DIR",
+        type=target_dir,
         help="user catalog directory to read and write (default: $GPUPLAN_CATALOG_DIR, "
         "else the XDG data dir, e.g. ~/.local/share/gpuplan/catalog)",
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -32,10 +33,29 @@ def existing_dir(text: str) -> str:
     return text
 
 
+def target_dir(text: str) -> str:
+    """An argparse type: a folder to write into; it may be missing (it is created), but
+    an empty name, a file, or a path that cannot be resolved (a symlink loop) is refused."""
+    import os
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty name")
+    try:
+        os.stat(text)
+    except FileNotFoundError:
+        return text
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or "not a usable path"
+        raise argparse.ArgumentTypeError(f"{text!r}: {reason}") from None
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} exists and is not a folder")
+    return text
+
+
 def wait_seconds(text: str) -> float:
     """An argparse type: seconds to wait, finite, from 0 to a day (nan, inf, -1 refused)."""
     try:
-        value = float(text)
+        value = float(text) if text.isascii() else math.nan
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not 0 <= value <= MAX_WAIT_S:  # also false for nan
@@ -158,6 +178,18 @@ def add_output_format(parser: argparse.ArgumentParser, *, csv: bool = True) -> N
     group.add_argument("--json", action="store_true", help="print JSON")
     if csv:
         group.add_argument("--csv", action="store_true", help="print CSV")
+    add_wide(parser)
+
+
+def add_wide(parser: argparse.ArgumentParser) -> None:
+    """``--wide``: tables keep every column instead of fitting the terminal."""
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="tables show every column; by default a table fits the terminal (COLUMNS, else "
+        "the terminal's width; a pipe or file gets every column), leaving out the least "
+        "important columns first",
+    )
 
 
 def load_catalog_for(args: argparse.Namespace, *, fast: bool = False) -> Catalog:
@@ -191,6 +223,26 @@ def scope_progress(
     return report
 
 
+def check_provider_regions(
+    providers: Iterable[str], regions: Iterable[str], catalog: Catalog
+) -> None:
+    """InputError (exit 2) for a region that only another cloud has: ``--provider aws
+    --region eastus`` names a mismatch instead of listing 0 offers."""
+    wanted = {p.strip().lower() for p in providers}
+    if not wanted:
+        return
+    owners: dict[str, set[str]] = {}
+    for offer in catalog.offers:
+        owners.setdefault(offer.region.lower(), set()).add(offer.provider.value)
+    for region in regions:
+        found = owners.get(region.strip().lower())
+        if found and not found & wanted:
+            raise InputError(
+                f"--region {region} belongs to {', '.join(sorted(found))}, not to "
+                f"--provider {', '.join(sorted(wanted))}; drop one or match them"
+            )
+
+
 def print_notices(notices: Iterable[str]) -> None:
     for notice in notices:
         print(f"gpuplan: notice: {notice}", file=sys.stderr)
@@ -206,7 +258,7 @@ def split_list(values: Iterable[str] | None) -> list[str]:
 
 def parse_money(text: str, flag: str) -> Decimal:
     try:
-        value = Decimal(text.strip().lstrip("$"))
+        value = Decimal(text.strip().lstrip("$") if text.isascii() else "x")
     except InvalidOperation:
         raise InputError(f"{flag}: expected an amount in USD, got {text!r}") from None
     if not value.is_finite() or not 0 <= value <= MAX_USD:
@@ -232,7 +284,7 @@ def row_limit(text: str) -> int:
 def finite_count(text: str) -> float:
     """An argparse type: a GPU count, finite, from 0 to 100,000 (nan, inf, -1 refused)."""
     try:
-        value = float(text)
+        value = float(text) if text.isascii() else math.nan
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
     if not 0 <= value <= 100_000:  # also false for nan

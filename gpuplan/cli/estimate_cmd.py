@@ -5,22 +5,32 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from gpuplan.cli.common import (
     add_catalog_dir,
     add_db,
     add_output_format,
+    check_provider_regions,
     load_catalog_for,
+    print_notices,
     split_list,
 )
 from gpuplan.core.errors import InputError
+from gpuplan.core.kinds import Precision, PricingModel, Provider
 from gpuplan.core.planner.calibration import GOODPUT as DEFAULT_GOODPUT
+from gpuplan.core.planner.quantities import DURATION_UNITS
+from gpuplan.core.planner.workload import Optimizer, Recompute
+from gpuplan.core.wording import plural
 
 if TYPE_CHECKING:
+    from gpuplan.core.catalog import Catalog
+    from gpuplan.core.planner.constraints import PlanConstraints
     from gpuplan.core.planner.options import PlanResult
     from gpuplan.usecases.estimate import EstimateArgs
 
@@ -59,13 +69,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "estimate",
         help="rank GPU options for a training job by time and cost",
         description="Estimate time and cost of a training job on every GPU the catalog sells. "
-        "Numbers accept suffixes: 7B, 2T, 36h, 14d; --gpus takes 64, 8,16,64 or 8-512.",
+        "Amounts accept suffixes K, M, B, T (7B, 2T); durations need a unit "
+        f"({DURATION_UNITS}: 36h, 14d, 1h30m; a bare number is refused); numbers are ASCII "
+        "digits; --gpus takes 64, 8,16,64 or 8-512.",
     )
     work = p.add_argument_group("work")
     work.add_argument("--job", metavar="FILE", help="YAML/JSON job file (keys as the flags)")
-    work.add_argument("--params", help="parameters, e.g. 7B or 7e9")
+    work.add_argument("--params", help="parameters, e.g. 7B or 7e9 (at least 1M)")
     work.add_argument("--active-params", help="active parameters per token (mixture-of-experts)")
-    work.add_argument("--tokens", help="training tokens, e.g. 2T")
+    work.add_argument("--tokens", help="training tokens, e.g. 2T (at least 1M)")
     work.add_argument("--samples", help="samples (non-transformer work)")
     work.add_argument("--flops-per-sample", help="training FLOPs per sample (fwd+bwd)")
     work.add_argument("--throughput", help="measured tokens (or samples)/s per GPU")
@@ -76,11 +88,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     shape.add_argument("--experts", help="experts per layer (mixture-of-experts)")
     shape.add_argument("--top-k", help="routed experts per token (default 2 for MoE)")
     setup = p.add_argument_group("training setup")
-    setup.add_argument("--precision", help="fp32, tf32, bf16 (default), fp16, fp8")
-    setup.add_argument("--optimizer", help="adamw (default), sgd, adafactor, 8bit-adam")
+    setup.add_argument("--precision", help=_listed(Precision, "bf16"))
+    setup.add_argument("--optimizer", help=_listed(Optimizer, "adamw"))
     setup.add_argument("--zero", help="ZeRO stage 0-3 (default: 3 on several GPUs)")
     setup.add_argument("--fsdp", action="store_true", help="FSDP full sharding (= --zero 3)")
-    setup.add_argument("--recompute", help="none, selective, full (default: lightest that fits)")
+    setup.add_argument(
+        "--recompute", help=_listed(Recompute, None) + " (default: lightest that fits)"
+    )
     setup.add_argument("--micro-batch", help="sequences per GPU per step (default 1)")
     setup.add_argument("--global-batch", help="sequences per optimizer step")
     setup.add_argument(
@@ -118,18 +132,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _choices(p: argparse.ArgumentParser) -> None:
     c = p.add_argument_group("choices")
     c.add_argument("--gpu", action="append", help="GPU name (repeatable, comma list)")
-    c.add_argument("--gpus", help="total GPUs: 64, 8,16,64 or 8-512 (powers of two)")
-    c.add_argument("--provider", action="append", help="aws, gcp, azure")
+    c.add_argument(
+        "--gpus",
+        help="total GPUs: any count (64, 3), a list (8,16,64) or a range (8-512: its powers "
+        "of two); default: powers of two from 1 to 1024",
+    )
+    c.add_argument("--provider", action="append", help=_listed(Provider, None))
     c.add_argument("--region", action="append", help="region (repeatable, comma list)")
-    c.add_argument("--pricing", action="append", help="on_demand, spot, reserved_1y, reserved_3y")
+    c.add_argument("--pricing", action="append", help=_listed(PricingModel, None) + " (repeatable)")
     c.add_argument("--mfu", help="override the MFU model, a fraction such as 0.4")
     c.add_argument(
         "--utilization",
         help="expected goodput, a fraction (default: the fit on published runs, "
         f"{DEFAULT_GOODPUT:.2f})",
     )
-    c.add_argument("--checkpoint-every", help="checkpoint interval for spot (default 1h)")
-    c.add_argument("--deadline", help="wall-clock limit, e.g. 36h or 14d")
+    c.add_argument(
+        "--checkpoint-every", help="checkpoint interval for spot, with its unit (default 1h)"
+    )
+    c.add_argument(
+        "--deadline", help="wall-clock limit with its unit, e.g. 36h or 14d (not a bare 14)"
+    )
     c.add_argument("--budget", help="USD limit")
     c.add_argument("--objective", help="cost (default) or time")
     c.add_argument(
@@ -144,6 +166,12 @@ def _choices(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="reserved capacity stays busy after the job: charge job hours only",
     )
+
+
+def _listed(values: type[StrEnum], default: str | None) -> str:
+    """Help text from the enum the parser resolves against: it never lists fewer."""
+    words = [f"{v.value} (default)" if v.value == default else v.value for v in values]
+    return ", ".join(words)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -174,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
     explain_rank = _positive_int(args.explain, "--explain")
     fx = _fx(args.currency, args.fx)
     catalog = load_catalog_for(args, fast=True)
+    check_provider_regions(values.provider, values.region, catalog)
     constraints, note = None, None
     if args.policy:
         from datetime import UTC, datetime
@@ -184,12 +213,14 @@ def run(args: argparse.Namespace) -> int:
             args.policy, db=args.db, now=datetime.now(UTC), gpus=catalog.gpus
         )
     try:
+        _check_plausible(values)
         result = estimate(catalog, values, constraints, today=date.today())
     except InputError as exc:
         raise job_error(exc, args.job, job_keys) if args.job else exc from None
     if note is not None:
         result = replace(result, notes=(*result.notes, note))
     top = top or _default_top(result)
+    _check_explain(explain_rank, result)
     if args.json:
         render.print_plan_json(result, top, fx, every=args.all, left_out=args.show_infeasible)
     elif args.csv:
@@ -199,7 +230,8 @@ def run(args: argparse.Namespace) -> int:
     if explain_rank is not None:
         render.print_explain(result, explain_rank)
     if not result.options:
-        _print_reasons(result)
+        fits = _planner_with(catalog, values, constraints)
+        _print_reasons(result, constraints.label if constraints else None, fits)
         return 1
     return 0
 
@@ -219,6 +251,30 @@ def _compare(args: argparse.Namespace, values: EstimateArgs) -> int:
     gpus = tuple(catalog.gpus.resolve_many(list(names)))
     print_comparison(result, gpus, _fx(args.currency, args.fx), as_json=args.json)
     return 0 if result.options else 1
+
+
+def _check_explain(rank: int | None, result: PlanResult) -> None:
+    if rank is not None and result.options and rank > len(result.options):
+        raise InputError(
+            f"--explain {rank}: the table has {plural(len(result.options), 'option')}; "
+            f"expected 1 to {len(result.options):,}"
+        )
+
+
+def _planner_with(
+    catalog: Catalog, values: EstimateArgs, constraints: PlanConstraints | None
+) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether the plan with one change has a feasible option (to check a tip)."""
+    from gpuplan.usecases.estimate import estimate
+
+    def fits(change: Mapping[str, Any]) -> bool:
+        try:
+            changed = replace(values, **change)
+            return bool(estimate(catalog, changed, constraints, today=date.today()).options)
+        except InputError:
+            return False
+
+    return fits
 
 
 _SCALARS = (
@@ -257,6 +313,18 @@ _SCALARS = (
 )
 
 
+def _check_plausible(values: EstimateArgs) -> None:
+    """Values each plausible alone but unusual together: said on stderr."""
+    from gpuplan.core.planner.quantities import parse_amount, tokens_per_param_notice
+
+    if values.params is not None and values.tokens is not None:
+        notice = tokens_per_param_notice(
+            parse_amount(str(values.tokens), "--tokens"),
+            parse_amount(str(values.params), "--params"),
+        )
+        print_notices([notice] if notice else [])
+
+
 def _default_top(result: PlanResult) -> int:
     """10 rows; every row when one GPU at one count is asked for (a dozen at most: one per
     provider, instance and pricing model)."""
@@ -265,7 +333,10 @@ def _default_top(result: PlanResult) -> int:
     return 10
 
 
-def _print_reasons(result: PlanResult) -> None:
+def _print_reasons(
+    result: PlanResult, label: str | None, fits: Callable[[Mapping[str, Any]], bool]
+) -> None:
+    from gpuplan.cli.estimate_tips import true_tips
     from gpuplan.core.planner.records import reason_counts
 
     reasons = reason_counts(result)
@@ -274,11 +345,17 @@ def _print_reasons(result: PlanResult) -> None:
     print("gpuplan: nothing feasible; reasons:", file=sys.stderr)
     for reason, count in list(reasons.items())[:15]:
         print(f"  {reason}" + (f" ({count} options)" if count > 1 else ""), file=sys.stderr)
-    tips = dict.fromkeys(t for o in result.infeasible if o.compute for t in o.compute.suggestions)
+    tips, dropped = true_tips(result, label, fits)
     if tips:
         print("what would fit:", file=sys.stderr)
         for tip in tips:
             print(f"  {tip}", file=sys.stderr)
+    if dropped:
+        within = " within the policy" if label else ""
+        print(
+            f"({plural(dropped, 'other change')} checked would still not fit{within})",
+            file=sys.stderr,
+        )
 
 
 MAX_FX = Decimal(1_000_000)
@@ -290,7 +367,8 @@ def _positive_int(text: str | None, flag: str) -> int | None:
     if text is None:
         return None
     raw = text.strip()
-    if not raw.isdigit() or len(raw) > 7 or int(raw) < 1 or int(raw) > MAX_ROWS:
+    ascii_digits = raw.isascii() and raw.isdigit()  # '²'.isdigit() is True, int('²') fails
+    if not ascii_digits or len(raw) > 7 or not 1 <= int(raw) <= MAX_ROWS:
         shown = raw if len(raw) <= 24 else f"{raw[:12]}...({len(raw)} characters)"
         raise InputError(f"{flag}: expected a whole number from 1 to {MAX_ROWS:,}, got {shown!r}")
     return int(raw)
@@ -304,7 +382,7 @@ def _fx(code: str | None, rate: str | None) -> tuple[str, Decimal] | None:
     if not code.isalpha() or len(code) != 3:
         raise InputError(f"--currency: expected a 3-letter code such as EUR, got {code!r}")
     try:
-        value = Decimal(rate)
+        value = Decimal(rate) if rate.isascii() else Decimal("nan")
     except InvalidOperation:
         raise InputError(f"--fx: expected a rate such as 0.92, got {rate!r}") from None
     if not value.is_finite() or value <= 0:

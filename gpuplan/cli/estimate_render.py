@@ -12,7 +12,7 @@ import sys
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.cli.render import format_count, print_csv, render_table, to_jsonable
+from gpuplan.cli.render import format_count, print_csv, render_table, to_jsonable, wrap
 from gpuplan.core.planner.calibration import RANGE_COVERAGE
 from gpuplan.core.planner.explain import assumption_lines, explain
 from gpuplan.core.planner.options import Option, PlanResult
@@ -139,6 +139,12 @@ def _row(rank: int, option: Option, regions: int, fx: Fx) -> list[str]:
     ]
 
 
+DROP_ORDER = (12, 10, 7, 11, 9, 3, 2)
+"""Columns left out, in this order, when the table is wider than the terminal: Pareto
+mark, MFU, GPU-hours, memory, hourly price, provider (the region names it), instance.
+GPU x count, region, pricing, wall time and cost always stay."""
+
+
 def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: bool) -> None:
     code = fx[0] if fx else "USD"
     headers = [
@@ -150,29 +156,40 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
     rows = [_row(i + 1, o, n, fx) for i, (o, n) in enumerate(groups[:top])]
     if rows:
         right = [True, False, False, False, False, False, True, True, True, True, True, True, False]
-        print(render_table(headers, rows, align_right=right))
+        print(render_table(headers, rows, align_right=right, drop=DROP_ORDER))
         hidden = len(groups) - len(rows)
         more = f"; {hidden} more (--top N)" if hidden > 0 else ""
         print(
-            f"\n{plural(len(result.options), 'feasible option')}{more}. P * = Pareto frontier "
-            "(nothing else is both faster and cheaper); (+n) = same option in n more regions."
+            "\n"
+            + wrap(
+                f"{plural(len(result.options), 'feasible option')}{more}. P * = Pareto frontier "
+                "(nothing else is both faster and cheaper); (+n) = same option in n more regions."
+            )
         )
         print(
-            f"Range: where ~{RANGE_COVERAGE:.0%} of published runs fell against a held-out "
-            "estimate (--explain N says more); ranking and deadlines use the central figure."
+            wrap(
+                f"Range: where ~{RANGE_COVERAGE:.0%} of published runs fell against a held-out "
+                "estimate (--explain N says more); ranking and deadlines use the central figure."
+            )
         )
         if any(o.spot_outlier for o, _ in groups[:top]):
-            print("spot! = spot price under half the same instance's price in other regions.")
+            print(
+                wrap(
+                    "spot! = one zone's spot price under half the same instance's spot price "
+                    "in the other regions; shown as listed, ranked at their median "
+                    "(docs/estimating.md, spot realism)."
+                )
+            )
         _fastest_line(result, fx)
     else:
         print("No feasible option.")
     for warning in result.warnings:
-        print(f"Warning: {warning}")
+        print(wrap(f"Warning: {warning}", indent="  "))
     if fx is not None:
         print(f"Money in {fx[0]} at {fx[1]} per USD (display only; the plan is in USD).")
     print("Assumptions:")
     for line in assumption_lines(result):
-        print(f"  - {line}")
+        print(wrap(f"  - {line}", indent="    "))
     _idle_line(result)
     if result.infeasible:
         if show_infeasible:
@@ -188,12 +205,12 @@ def _fastest_line(result: PlanResult, fx: Fx) -> None:
     if fastest is result.options[0] or fastest.hours is None:
         return
     where = f"{fastest.nodes} x {fastest.instance_type}" if fastest.instance_type else "-"
-    print(
+    print(wrap(
         f"Fastest: {fastest.gpu} x {format_count(fastest.gpus)} ({where}, "
         f"{fastest.provider.value if fastest.provider else '-'}, {fastest.pricing or '-'}) in "
         f"{_hours(fastest.hours)} for {_money(fastest.cost_usd, fx)} "
         f"{fx[0] if fx else 'USD'} (--objective time ranks by time)."
-    )
+    ))  # fmt: skip
 
 
 def _idle_line(result: PlanResult) -> None:
@@ -208,10 +225,10 @@ def _idle_line(result: PlanResult) -> None:
         return
     factor = result.goodput / low
     cost = top.cost_usd * Decimal(str(round(factor, 6)))
-    print(
+    print(wrap(
         f"Idle: at {low:.0%} utilisation instead of {result.goodput:.0%}, option 1 takes "
         f"{_hours(top.hours * factor)} and costs ${cost:,.0f} (+${cost - top.cost_usd:,.0f})."
-    )
+    ))  # fmt: skip
 
 
 def _print_infeasible(result: PlanResult) -> None:
@@ -224,7 +241,9 @@ def _print_infeasible(result: PlanResult) -> None:
             o.provider.value if o.provider else "-", o.region or "-", o.pricing or "-",
             _hours(o.hours), "; ".join(o.reasons),
         ])  # fmt: skip
-    print(render_table(headers, rows))
+    # Left out first to fit the terminal: provider, wall time, pricing, instance; the
+    # reasons wrap.
+    print(render_table(headers, rows, drop=(2, 5, 4, 1), wrap_last=True))
     if len(result.infeasible) > 200:
         print(f"... {len(result.infeasible) - 200} more (--json lists all)")
 

@@ -12,8 +12,15 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.cli.common import add_catalog_dir, add_concurrency, add_db, add_group_by, add_shard
-from gpuplan.cli.render import format_cell, format_count, print_json, render_table
+from gpuplan.cli.common import (
+    add_catalog_dir,
+    add_concurrency,
+    add_db,
+    add_group_by,
+    add_shard,
+    add_wide,
+)
+from gpuplan.cli.render import format_cell, format_count, print_json, render_table, wrap
 from gpuplan.core.wording import plural
 
 
@@ -27,6 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--policy", metavar="FILE", help="policy file (YAML); needed without --report")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_wide(p)
     p.add_argument(
         "--report",
         action="store_true",
@@ -95,6 +103,12 @@ HEADERS = ("provider", "region", "instance", "type", "state", "GPUs", "$/h", "ma
            "reason")  # fmt: skip
 
 
+DROP_ORDER = (10, 9, 8, 0, 3, 13, 4, 1)
+"""Left out, in this order, to fit the terminal: CPU %, GPU memory %, mean %, provider,
+instance type, MTD $, state, region. The instance id, GPUs, price, max %, idle minutes,
+verdict and reason (wrapped) stay."""
+
+
 def _print(records: list[dict[str, Any]]) -> None:
     rows = [
         [
@@ -117,8 +131,11 @@ def _print(records: list[dict[str, Any]]) -> None:
         for r in records
     ]
     right = [False] * 5 + [False] + [True] * 6 + [False, True, False]
-    print(render_table(HEADERS, rows, align_right=right))
+    print(render_table(HEADERS, rows, align_right=right, drop=DROP_ORDER, wrap_last=True))
     print(
-        f"\n{plural(len(records), 'GPU instance')}. MTD $: running hours this month x list price "
-        "(an estimate: stopped periods, disks and IPs are not counted)."
+        "\n"
+        + wrap(
+            f"{plural(len(records), 'GPU instance')}. MTD $: running hours this month x list "
+            "price (an estimate: stopped periods, disks and IPs are not counted)."
+        )
     )

@@ -4,12 +4,18 @@ GPU across the clouds, and where, one line each (like ``sky show-gpus``)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from gpuplan.cli.catalog_cmd import as_of_text, catalog_regions
+from gpuplan.cli.catalog_cmd import SPOT_FLAG_LEGEND, as_of_text, catalog_regions, spot_flags
 from gpuplan.cli.common import load_catalog_for, split_list
-from gpuplan.cli.render import format_cell, plural, print_csv, print_json, render_table
+from gpuplan.cli.render import format_cell, plural, print_csv, print_json, render_table, wrap
 from gpuplan.core.cheapest import SHOWN, Cheapest, GpuPrices, cheapest_by_gpu
+from gpuplan.core.kinds import PricingModel
 from gpuplan.core.regions import expand_regions
+
+if TYPE_CHECKING:
+    from gpuplan.core.offers import Offer
 
 CSV_COLUMNS = (
     "gpu",
@@ -19,18 +25,27 @@ CSV_COLUMNS = (
     "on_demand_where",
     "spot_per_gpu_hour",
     "spot_where",
+    "spot_outlier",
 )
 
 
-def where(best: Cheapest | None, with_provider: bool) -> str:
+def where(best: Cheapest | None, with_provider: bool, flagged: Flags | None = None) -> str:
     if best is None:
         return "-"
     o = best.offer
     head = f"{o.provider.value} " if with_provider else ""
-    return f"{head}{o.region} {o.instance_type}"
+    mark = " (spot!)" if flagged and _key(o) in flagged else ""
+    return f"{head}{o.region} {o.instance_type}{mark}"
 
 
-def record(row: GpuPrices) -> dict[str, object]:
+Flags = Mapping[tuple[str, str, str], str]
+
+
+def _key(offer: Offer) -> tuple[str, str, str]:
+    return (offer.provider.value, offer.instance_type, offer.region)
+
+
+def record(row: GpuPrices, flagged: Flags | None = None) -> dict[str, object]:
     out: dict[str, object] = {
         "gpu": row.gpu,
         "provider": row.provider.value if row.provider else None,
@@ -40,6 +55,8 @@ def record(row: GpuPrices) -> dict[str, object]:
         best = row.best.get(pricing)
         out[f"{pricing.value}_per_gpu_hour"] = best.per_gpu_hour if best else None
         out[f"{pricing.value}_where"] = where(best, True) if best else None
+    spot = row.best.get(PricingModel.SPOT)
+    out["spot_outlier"] = (flagged or {}).get(_key(spot.offer)) if spot else None
     return out
 
 
@@ -58,7 +75,8 @@ def run_prices(args: argparse.Namespace) -> int:
     if region_words and not regions:
         offers = []
     rows = cheapest_by_gpu(offers, per_provider=args.per_cloud, order=catalog.gpus.names)
-    records = [record(r) for r in rows]
+    flagged = spot_flags(catalog)
+    records = [record(r, flagged) for r in rows]
     if args.json:
         print_json(records)
         return 0
@@ -73,13 +91,20 @@ def run_prices(args: argparse.Namespace) -> int:
         for pricing in SHOWN:
             best = row.best.get(pricing)
             cells.append(format_cell(best.per_gpu_hour if best else None, money=True))
-            cells.append(where(best, not args.per_cloud))
+            cells.append(where(best, not args.per_cloud, flagged))
         table.append(cells)
     lead = 3 if args.per_cloud else 2
     right = [False] * (lead - 1) + [True, True, False, True, False]
-    print(render_table(headers, table, align_right=right))
+    # Left out first to fit the terminal: the offer count, where on-demand is cheapest.
+    drop = (lead - 1, lead + 1)
+    print(render_table(headers, table, align_right=right, drop=drop, wrap_last=True))
     print(
-        f"\n{plural(len(rows), 'line')}; USD per GPU-hour, the lowest list price in the catalog "
-        f"for each GPU; list prices as of {as_of_text(offers)}."
+        "\n"
+        + wrap(
+            f"{plural(len(rows), 'line')}; USD per GPU-hour, the lowest list price in the "
+            f"catalog for each GPU; list prices as of {as_of_text(offers)}."
+        )
     )
+    if any("(spot!)" in cells[-1] for cells in table):
+        print(wrap(SPOT_FLAG_LEGEND.replace("! =", "spot! =", 1)))
     return 0

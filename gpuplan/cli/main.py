@@ -14,7 +14,10 @@ from collections.abc import Sequence
 
 from gpuplan import __version__
 from gpuplan.cli.common import Handler
+from gpuplan.cli.output import guarded_output
+from gpuplan.cli.render import set_wide
 from gpuplan.core.errors import GpuplanError
+from gpuplan.core.wording import shown
 
 COMMANDS = {
     "catalog": "catalog_cmd",
@@ -41,7 +44,26 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         # One prefix for every error, argparse's or ours: "gpuplan: error: ...".
-        self.exit(2, f"gpuplan: error: {message}\n(see '{self.prog} --help')\n")
+        # Secrets redacted and control characters escaped here too (the TUI's parser
+        # runs outside the guarded streams).
+        self.exit(2, f"gpuplan: error: {shown(message)}\n(see '{self.prog} --help')\n")
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> object:
+        # One rule for every string flag and argument of every command: a blank value
+        # (``--gpu ''``, ``--provider ' , '``) is bad input, never "no filter".
+        # A command or a remainder is checked by the parser that reads it.
+        sub = isinstance(action, argparse._SubParsersAction) or action.nargs == argparse.REMAINDER
+        for text in [] if sub else arg_strings:
+            if isinstance(text, str) and not text.strip(" ,\t\n"):
+                name = "/".join(action.option_strings) or action.metavar or action.dest
+                self.error(f"argument {name}: expected a value, got {text!r}")
+            if action.type in (int, float) and not text.isascii():
+                name = "/".join(action.option_strings) or action.dest
+                self.error(f"argument {name}: numbers are written with ASCII digits, got {text!r}")
+        return super()._get_values(action, arg_strings)
+
+    def format_usage(self) -> str:
+        return shown(super().format_usage())
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -71,21 +93,31 @@ number would otherwise reach ``int()`` and its digit limit deep inside a command
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
+    if _command(words) == "tui":
+        # Textual draws the screen itself (its text is escaped there); the TUI's own
+        # errors before the screen opens still pass through ``shown``.
+        return _run(words)
+    with guarded_output(words):
+        return _run(words)
+
+
+def _run(words: list[str]) -> int:
     for word in words:
         if len(word) > MAX_ARGUMENT:
             print(
                 f"gpuplan: error: an argument of {len(word):,} characters "
-                f"({word[:20]!r}...); at most {MAX_ARGUMENT:,}",
+                f"({shown(word)[:20]!r}...); at most {MAX_ARGUMENT:,}",
                 file=sys.stderr,
             )
             return 2
     parser = build_parser(_command(words))
     args = parser.parse_args(words)
     handler: Handler = args.handler
+    set_wide(bool(getattr(args, "wide", False)))
     try:
         return handler(args)
     except GpuplanError as exc:
-        print(f"gpuplan: error: {exc}", file=sys.stderr)
+        print(f"gpuplan: error: {shown(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("gpuplan: interrupted", file=sys.stderr)
@@ -97,10 +129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A number no check caught reached arithmetic it cannot do: bad input, one line.
         print(f"gpuplan: error: a number out of range ({type(exc).__name__})", file=sys.stderr)
         return 2
+    except RecursionError:
+        # A symlink loop or a nesting no reader bounded: one line, nothing done.
+        print("gpuplan: error: input nested too deeply (a symlink loop?)", file=sys.stderr)
+        return 2
     except OSError as exc:
         # File-system trouble no loader turned into a sentence: still one line, no traceback.
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"gpuplan: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"gpuplan: error: {shown(where)}{exc.strerror or exc}", file=sys.stderr)
         return 2 if exc.filename else 1
     except Exception as exc:
         # A ledger damaged past its header (pages, indexes): one line, nothing done. sqlite3
@@ -108,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sqlite3 = sys.modules.get("sqlite3")
         if sqlite3 is None or not isinstance(exc, sqlite3.DatabaseError):
             raise
-        print(f"gpuplan: error: the ledger cannot be read: {exc}", file=sys.stderr)
+        print(f"gpuplan: error: the ledger cannot be read: {shown(str(exc))}", file=sys.stderr)
         return 1
 
 

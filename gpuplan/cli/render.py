@@ -15,6 +15,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any, TextIO
 
+from gpuplan.core.wording import escape_control
 from gpuplan.core.wording import plural as plural
 
 Cell = str | int | float | Decimal | None
@@ -79,25 +80,120 @@ def format_cell(value: Cell, *, money: bool = False, digits: int = 2) -> str:
     return str(value)
 
 
+_settings = {"wide": False}
+MIN_WIDTH = 40
+MIN_FREE_TEXT = 24
+"""A wrapped free-text last column (a reason) keeps at least this many characters."""
+
+
+def set_wide(wide: bool) -> None:
+    """``--wide``: every column, whatever the terminal's width (set once per run)."""
+    _settings["wide"] = wide
+
+
+def table_width() -> int | None:
+    """Columns a table may use: None (no limit) with ``--wide`` or when stdout is not a
+    terminal and ``COLUMNS`` is unset (a file or a pipe gets every column); else
+    ``COLUMNS`` when it is a whole number, else the terminal's width. At least 40."""
+    import os
+
+    if _settings["wide"]:
+        return None
+    text = os.environ.get("COLUMNS", "").strip()
+    if text.isascii() and text.isdigit() and len(text) < 6:
+        return max(MIN_WIDTH, int(text))
+    try:
+        if sys.stdout.isatty():
+            return max(MIN_WIDTH, os.get_terminal_size(sys.stdout.fileno()).columns)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def wrap(text: str, *, indent: str = "") -> str:
+    """``text`` wrapped to :func:`table_width` (unchanged when there is no limit); lines
+    after the first start with ``indent``. Words are never broken (a number stays whole)."""
+    import textwrap
+
+    width = table_width()
+    if width is None or len(text) <= width:
+        return text
+    return textwrap.fill(
+        text,
+        width=width,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
 def render_table(
     headers: Sequence[str],
     rows: Sequence[Sequence[str]],
     *,
     align_right: Sequence[bool] | None = None,
+    drop: Sequence[int] = (),
+    wrap_last: bool = False,
 ) -> str:
-    """An aligned table with a header rule; numeric columns right-aligned."""
+    """An aligned table with a header rule; numeric columns right-aligned. Cells are
+    escaped (:func:`escape_control`) before they are measured, so a control character in
+    a name neither reaches the terminal nor breaks the alignment.
+
+    Fitting the terminal (:func:`table_width`): the columns in ``drop`` are left out, in
+    that order (least important first), until the table fits; with ``wrap_last`` the last
+    column is free text wrapped onto continuation lines. No cell is ever cut: a table
+    that cannot fit with what may be dropped is printed wider. A closing line names the
+    columns left out and ``--wide``.
+    """
+    cells = [[escape_control(c) for c in row] for row in rows]
     right = list(align_right) if align_right else [False] * len(headers)
     widths = [len(h) for h in headers]
-    for row in rows:
+    for row in cells:
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], len(cell))
+    limit = table_width()
+    keep = list(range(len(headers)))
+    for index in drop:
+        if limit is None or _needed(keep, widths, wrap_last) <= limit:
+            break
+        keep.remove(index)
+    last = keep[-1]
+    free = widths[last]
+    if wrap_last and limit is not None:
+        room = max(MIN_FREE_TEXT, len(headers[last]), limit - _needed(keep[:-1], widths) - 2)
+        free = min(widths[last], room)
 
-    def line(cells: Sequence[str]) -> str:
+    def lines(row: Sequence[str]) -> list[str]:
         parts = [
-            c.rjust(widths[i]) if right[i] else c.ljust(widths[i]) for i, c in enumerate(cells)
+            row[i].rjust(widths[i]) if right[i] else row[i].ljust(widths[i]) for i in keep[:-1]
         ]
-        return "  ".join(parts).rstrip()
+        text = row[last]
+        chunks = _chunks(text, free) if wrap_last and len(text) > free else [text]
+        lead = "  ".join(parts) + ("  " if parts else "")
+        first = lead + (chunks[0].rjust(widths[last]) if right[last] else chunks[0])
+        return [first.rstrip()] + [(" " * len(lead) + c).rstrip() for c in chunks[1:]]
 
-    out = [line(headers), "  ".join("-" * w for w in widths)]
-    out.extend(line(r) for r in rows)
+    out = lines(headers)
+    out.append("  ".join("-" * (free if i == last else widths[i]) for i in keep))
+    for row in cells:
+        out.extend(lines(row))
+    left_out = [headers[i] for i in range(len(headers)) if i not in keep]
+    if left_out:
+        note = f"({len(left_out)} columns left out to fit {limit}: {', '.join(left_out)}; "
+        out.append(wrap(note + "--wide shows them)", indent=" "))
     return "\n".join(out)
+
+
+def _needed(keep: Sequence[int], widths: Sequence[int], wrap_last: bool = False) -> int:
+    if not keep:
+        return 0
+    sizes = [widths[i] for i in keep]
+    if wrap_last:
+        sizes[-1] = min(sizes[-1], MIN_FREE_TEXT)
+    return sum(sizes) + 2 * (len(sizes) - 1)
+
+
+def _chunks(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False) or [""]

@@ -14,8 +14,8 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.cli.common import add_db, add_group_by
-from gpuplan.cli.render import format_cell, print_json, render_table
+from gpuplan.cli.common import add_db, add_group_by, add_wide
+from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 
 if TYPE_CHECKING:
     from gpuplan.core.savings import Line
@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "reserved instances in its regions as doubtful (one read-only call per region)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_wide(p)
     add_db(p)
     p.set_defaults(handler=run)
 
@@ -81,9 +82,9 @@ def run(args: argparse.Namespace) -> int:
     print()
     rows = [_cells(r, key) for r in [*sums, overall]]
     print(render_table((key, *headers), rows, align_right=[False, *right]))
-    print(f"\nEstimated savings, {COMPUTE_ONLY}. Doubtful: the type has active reserved "
-          "instances in that region (checked only with --policy). Totals per group over "
-          "every month, dollars descending.")  # fmt: skip
+    print("\n" + wrap(f"Estimated savings, {COMPUTE_ONLY}. Doubtful: the type has active "
+          "reserved instances in that region (checked only with --policy). Totals per group "
+          "over every month, dollars descending."))  # fmt: skip
     return 1 if problems else 0
 
 

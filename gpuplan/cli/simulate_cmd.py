@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuplan.cli.common import add_catalog_dir, load_catalog_for
+from gpuplan.cli.common import add_catalog_dir, add_wide, load_catalog_for
 from gpuplan.cli.render import plural, print_json, render_table
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--write-traces", metavar="DIR", help="write the generated fleet to DIR")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_wide(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
 

@@ -24,7 +24,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("instance", metavar="INSTANCE", help="instance id, e.g. i-0abc...")
     p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
     group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument("--for", dest="duration", metavar="DURATION", help="e.g. 90m, 4h, 1h30m")
+    group.add_argument(
+        "--for",
+        dest="duration",
+        metavar="DURATION",
+        help="how long: a duration with its unit, e.g. 90m, 4h, 1h30m, 2d (at most 366d; a "
+        "bare number is refused)",
+    )
     group.add_argument("--clear", action="store_true", help="remove the snooze")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_concurrency(p)
@@ -33,8 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import concurrency_for
-    from gpuplan.core.errors import InputError
-    from gpuplan.core.policy.fields import parse_minutes
+    from gpuplan.core.planner.quantities import parse_duration
     from gpuplan.usecases.fleet import snooze
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.providers import build_fleet
@@ -42,13 +47,8 @@ def run(args: argparse.Namespace) -> int:
     concurrency = concurrency_for(args)
     until: datetime | None = None
     if not args.clear:
-        try:
-            minutes = parse_minutes(args.duration)
-        except ValueError as exc:
-            raise InputError(f"--for: {exc}") from None
-        if minutes <= 0:
-            raise InputError("--for: must be more than 0 minutes")
-        until = datetime.now(UTC) + timedelta(minutes=minutes)
+        hours = parse_duration(args.duration, "--for", max_hours=366 * 24)
+        until = datetime.now(UTC) + timedelta(hours=hours)
     policy = load_policy(args.policy)
     fleet = build_fleet(policy, None, os.environ)
     found = snooze(fleet.adapters, args.instance, until, fleet.problems, concurrency=concurrency)

@@ -29,10 +29,11 @@ from gpuplan.cli.common import (
     add_concurrency,
     add_db,
     add_shard,
+    add_wide,
     scope_progress,
     wait_seconds,
 )
-from gpuplan.cli.render import format_cell, print_json, render_table
+from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,6 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
     p.add_argument("--apply", action="store_true", help="act; without it nothing changes")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_wide(p)
     p.add_argument(
         "--lock-wait",
         type=wait_seconds,
@@ -151,9 +153,10 @@ def print_plan(record: dict[str, Any]) -> None:
         for d in record["decisions"]
     ]
     right = [False] * 4 + [True] + [False] * 4
-    print(render_table(HEADERS, rows, align_right=right))
+    # Left out first to fit the terminal: type, state, region; the reason wraps.
+    print(render_table(HEADERS, rows, align_right=right, drop=(2, 3, 0), wrap_last=True))
     mode = "dry run: nothing was changed (use --apply to act)" if record["dry_run"] else "applied"
-    print(f"\nPolicy {record['policy']}, {mode}. {_counts(record) or 'No instances'}.")
+    print("\n" + wrap(f"Policy {record['policy']}, {mode}. {_counts(record) or 'No instances'}."))
 
 
 def _counts(record: dict[str, Any]) -> str:

@@ -13,8 +13,8 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.cli.common import add_db, add_group_by
-from gpuplan.cli.render import format_cell, print_json, render_table
+from gpuplan.cli.common import add_db, add_group_by, add_wide
+from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 
 if TYPE_CHECKING:
     from gpuplan.core.savings import Line
@@ -31,6 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--since", default="7d", help="report period: 7d, 24h, 2026-12-01 (7d)")
     add_group_by(p)
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_wide(p)
     add_db(p)
     p.set_defaults(handler=run)
 
@@ -63,9 +64,12 @@ def run(args: argparse.Namespace) -> int:
     rows = [_cells(r, key) for r in [*sums, overall]]
     print(render_table((key, *headers), rows, align_right=[False, True, True, True]))
     print(
-        f"\nSince {since:%Y-%m-%d %H:%M}Z, from stop-idle runs in the ledger: time seen "
-        "idle between runs (at most one idle window per sighting). Totals per group over "
-        "every month, dollars descending."
+        "\n"
+        + wrap(
+            f"Since {since:%Y-%m-%d %H:%M}Z, from stop-idle runs in the ledger: time seen "
+            "idle between runs (at most one idle window per sighting). Totals per group over "
+            "every month, dollars descending."
+        )
     )
     return 0
 

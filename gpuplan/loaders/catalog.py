@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuplan.core.catalog import Catalog, stale_notice
+from gpuplan.core.errors import DataError
 from gpuplan.core.gpu_names import GpuTable
 from gpuplan.core.kinds import Provider
 from gpuplan.loaders.paths import CATALOG_DIR_ENV, bundled_pricing_dir
@@ -58,7 +59,11 @@ def catalog_file(name: str, directory: Path, bundled: Path) -> tuple[Path, str]:
     user = directory / name
     # Anything by that name counts (a FIFO or a device too), so the bounded reader refuses
     # it with one line instead of a silent fall-back to the bundled file.
-    if directory.resolve() != bundled.resolve() and (user.exists() or user.is_symlink()):
+    try:
+        elsewhere = directory.resolve() != bundled.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: RuntimeError before Python 3.13
+        raise DataError(str(directory), "cannot be resolved (a symlink loop?)") from None
+    if elsewhere and (user.exists() or user.is_symlink()):
         return user, str(user)
     return bundled / name, BUNDLED
 

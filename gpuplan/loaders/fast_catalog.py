@@ -143,7 +143,7 @@ def read_gpus(path: Path) -> GpuTable:
     try:
         data = read_bytes(path, limit=CATALOG_LIMIT, what="GPU table")
         raw = tomllib.loads(data.decode("utf-8"))
-    except (DataError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (DataError, ValueError, RecursionError):  # the validated reader says what is wrong
         raise NotFast(str(path)) from None
     entries = raw.get("gpu")
     if not isinstance(entries, list) or not entries:

@@ -20,8 +20,11 @@ def load_gpu_table(directory: Path) -> GpuTable:
     text = read_text(path, limit=CATALOG_LIMIT, what="GPU table")
     try:
         raw = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise DataError(str(path), f"not valid TOML: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        # TOMLDecodeError is a ValueError; so is the integer digit limit (a 5,000-digit
+        # number), which tomllib lets through as a plain ValueError.
+        reason = str(exc).split(";")[0][:200]
+        raise DataError(str(path), f"not valid TOML: {reason}") from None
     entries = raw.get("gpu")
     if not isinstance(entries, list):
         raise DataError(str(path), "expected a list of [[gpu]] tables")

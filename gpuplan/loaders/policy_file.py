@@ -6,7 +6,7 @@ idle.threshold_percent: must be between 0 and 100, got 150``), never a traceback
 Duplicate keys, tabs in indentation, empty files, binary data, several documents and
 YAML tags that build objects are refused; so are scalars longer than 4,096 characters,
 integers with absurd digit counts and impossible dates. The file is read through
-:mod:`gpuplan.loaders.safe_read` (regular files up to 1 MiB; FIFOs and devices refused
+:mod:`gpuplan.loaders.safe_read` (regular files up to 256 KiB; FIFOs and devices refused
 before reading). ``${NAME}`` in ``notify.webhook_url`` and
 ``idle.metrics.prometheus.url`` expands from the environment given, but only for
 ``GPUPLAN_*`` names and names the policy lists in ``env_allow`` (an unset variable is

@@ -337,14 +337,18 @@ MAX_USD = Decimal("1e12")
 
 def read_job_file(path: str) -> dict[str, Any]:
     """A YAML or JSON job file: a mapping with the same keys as the flags."""
-    from gpuplan.loaders.safe_read import JOB_FILE_LIMIT, read_text
+    from gpuplan.loaders.safe_read import JOB_FILE_LIMIT, load_yaml_tree, read_text
 
     file = Path(path)
     text = read_text(path, limit=JOB_FILE_LIMIT, what="job file")
     import yaml
 
     try:
-        data = json.loads(text) if file.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = (
+            json.loads(text)
+            if file.suffix.lower() == ".json"
+            else load_yaml_tree(text, path, what="job file")
+        )
     except json.JSONDecodeError as exc:
         raise DataError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
     except yaml.YAMLError as exc:

@@ -16,7 +16,7 @@ from typing import Any
 from gpuplan.core.budget import month_key, remaining_budget
 from gpuplan.core.errors import InputError
 from gpuplan.core.gpus import GpuTable
-from gpuplan.core.planner.constraints import PlanConstraints
+from gpuplan.core.planner.constraints import HOURS_PER_MONTH, PlanConstraints
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.policy_file import PolicyFileError, load_policy_file
@@ -166,6 +166,7 @@ def plan_constraints(
         allowed_regions=frozenset(planning.allowed_regions),
         max_hourly_usd=policy.budget.max_hourly_usd,
         budget_usd=remaining,
+        budget_period_hours=HOURS_PER_MONTH,
         budget_name="policy's remaining budget this month",
         label=f"policy {policy.name} ({path})",
     )

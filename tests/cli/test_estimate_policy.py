@@ -43,7 +43,8 @@ def test_only_allowed_options_are_returned(
         assert option["pricing"] in planning["allowed_pricing"]
         assert option["region"] in planning["allowed_regions"]
         assert option["hourly_usd"] <= budget["max_hourly_usd"]
-        assert option["cost_usd"] <= budget["monthly_usd"]
+        # a month of the job (all of it when shorter) stays inside the monthly budget
+        assert option["cost_usd"] * 730 / max(option["hours"], 730) <= budget["monthly_usd"]
     reasons = [r for o in plan["infeasible"] for r in o["reasons"]]
     label = f"policy {rules['name']} ({path})"
     assert any(r.startswith(label) and "not allowed" in r for r in reasons)

@@ -6,6 +6,7 @@ from gpuplan.core.planner.flops import Flops
 from gpuplan.core.planner.memory import MemoryEstimate
 from gpuplan.core.planner.options import Option, PlanResult
 from gpuplan.core.planner.workload import Workload
+from gpuplan.core.wording import counted
 
 
 def explain(result: PlanResult, option: Option) -> list[str]:
@@ -23,7 +24,7 @@ def explain(result: PlanResult, option: Option) -> list[str]:
         lines.append(f"  {f.name}: {f.why}")
     lines.append(f"    = {compute.mfu.mfu:.3f}")
     lines.append(
-        f"compute time = {result.flops.total:.3e} / ({option.gpus:g} GPUs x "
+        f"compute time = {result.flops.total:.3e} / ({counted(option.gpus, 'GPU')} x "
         f"{compute.peak_tflops:,.1f}e12 x {compute.mfu.mfu:.3f}) = {compute.compute_hours:,.1f} h"
     )
     wall = compute.compute_hours / result.goodput

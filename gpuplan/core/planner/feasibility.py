@@ -96,6 +96,7 @@ def finish(option: Option, request: PlanRequest) -> Option:
                 region=option.region,
                 hourly_usd=option.hourly_usd,
                 cost_usd=option.cost_usd,
+                hours=option.hours,
             )
         )
     if reasons == list(option.reasons):

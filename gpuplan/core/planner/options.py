@@ -28,6 +28,7 @@ from gpuplan.core.planner.spot import DEFAULT_CHECKPOINT_HOURS, SpotOverhead
 from gpuplan.core.planner.spot_realism import OutlierKey, spot_outliers
 from gpuplan.core.planner.timing import Compute, Throughput, compute_for
 from gpuplan.core.planner.workload import Workload
+from gpuplan.core.wording import counted
 
 if TYPE_CHECKING:
     from gpuplan.core.gpus import GpuSpec
@@ -255,7 +256,7 @@ def _placements(
         elif (offer.provider, offer.instance_type) not in rejected_types:
             rejected_types.add((offer.provider, offer.instance_type))
             why = (
-                f"{count:g} GPUs is not a whole number of {offer.instance_type} "
+                f"{counted(count, 'GPU')} is not a whole number of {offer.instance_type} "
                 f"({per:g} x {spec.name} each)"
             )
             yield (
@@ -290,8 +291,8 @@ def _largest_sizes(offers: list[Offer], count: float) -> dict[tuple[Provider, st
 def _dominated(spec: GpuSpec, count: float, offer: Offer, bigger: Offer) -> Option:
     nodes = round(count / offer.gpu_count)
     why = (
-        f"{nodes} x {offer.instance_type} ({offer.gpu_count:g} GPU each): "
-        f"{bigger.instance_type} ({bigger.gpu_count:g} GPUs) in the same regions makes "
+        f"{nodes} x {offer.instance_type} ({counted(offer.gpu_count, 'GPU')} each): "
+        f"{bigger.instance_type} ({counted(bigger.gpu_count, 'GPU')}) in the same regions makes "
         f"{count:g} GPUs with fewer, NVLink-joined nodes"
     )
     return Option(

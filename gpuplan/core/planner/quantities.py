@@ -35,9 +35,25 @@ LIMITS: dict[str, float] = {
 }
 """Largest value accepted per flag: far above any real run (1 quadrillion parameters,
 10 million GPUs), far below what overflows the arithmetic downstream."""
+MINIMUMS: dict[str, float] = {
+    "--params": 1e6,
+    "--active-params": 1e6,
+    "--tokens": 1e6,
+}
+"""Smallest value accepted per flag: below it the planner would rank a toy job (a model of
+half a parameter, ten tokens) as if it were a training run, at "0.0 h, $0.00"."""
 DEFAULT_LIMIT = 1e18
 MAX_HOURS = 100 * 365 * 24.0
 """Durations over a century are refused."""
+
+
+def ascii_number(text: str, flag: str) -> str:
+    """``text`` when every character is ASCII; a number written with other digits
+    (a superscript two, an Arabic-Indic three, a full-width five, which Python's ``int``
+    and ``float`` would accept) is InputError."""
+    if not text.isascii():
+        raise InputError(f"{flag}: numbers are written with ASCII digits 0-9, got {text!r}")
+    return text
 
 
 def check_finite(value: float, flag: str, *, maximum: float | None = None) -> float:
@@ -83,12 +99,40 @@ def parse_amount(text: str, flag: str, *, allow_zero: bool = False) -> float:
     check_finite(value, flag)
     if value < 0 or (value == 0 and not allow_zero):
         raise InputError(f"{flag}: expected a positive number, got {text!r}")
+    if value < MINIMUMS.get(flag, 0):
+        raise InputError(
+            f"{flag}: {text.strip()} is implausibly small for training (expected "
+            f"{_suffixed(MINIMUMS[flag])} to {_suffixed(LIMITS.get(flag, DEFAULT_LIMIT))}, "
+            "e.g. 7B)"
+        )
     return value
+
+
+def _suffixed(value: float) -> str:
+    """``1e6`` -> ``1M``, ``1e15`` -> ``1000T``: the way the flags are written."""
+    for suffix, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if value >= size:
+            return f"{value / size:g}{suffix}"
+    return f"{value:g}"
+
+
+def tokens_per_param_notice(tokens: float, params: float) -> str | None:
+    """A notice when there are fewer training tokens than parameters: no pre-training run
+    is that short (they use ~20 per parameter, e.g. --params 7B --tokens 140B), while a
+    fine-tune may be, so it is said rather than refused (the MFU model is fitted to
+    pre-training runs). Absurdly few tokens are refused by :data:`MINIMUMS`."""
+    if tokens >= params:
+        return None
+    return (
+        f"--tokens {_suffixed(tokens)} is fewer than --params {_suffixed(params)}: a "
+        "fine-tune, not a pre-training run (those use ~20 tokens per parameter); the "
+        "throughput model is fitted to pre-training"
+    )
 
 
 def parse_fraction(text: str, flag: str) -> float:
     """A fraction in (0, 1]: ``0.4``; ``40`` or ``40%`` are refused with a hint."""
-    raw = text.strip()
+    raw = ascii_number(text, flag).strip()
     if raw.endswith("%"):
         raise InputError(f"{flag}: give a fraction such as 0.4, not a percentage ({text!r})")
     try:
@@ -105,18 +149,42 @@ def parse_fraction(text: str, flag: str) -> float:
     return value
 
 
-def parse_duration_hours(text: str, flag: str) -> float:
-    """``36h`` -> 36, ``14d`` -> 336, ``2w`` -> 336, ``90m`` -> 1.5; a bare number is hours."""
-    match = re.match(r"^\s*([0-9]*\.?[0-9]+)\s*(min|[mhdw]?)\s*$", text.lower())
-    if not match:
-        raise InputError(f"{flag}: expected a duration such as 36h or 14d, got {text!r}")
-    unit = match.group(2) or "h"
-    hours = float(match.group(1)) * _DURATION[unit]
+DURATION_UNITS = "m (minutes), h (hours), d (days), w (weeks)"
+"""The units every duration flag takes, for help texts and messages."""
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(min|[mhdw])")
+_DURATION_WHOLE = re.compile(r"^(?:[0-9]+(?:\.[0-9]+)?(?:min|[mhdw]))+$")
+
+
+def parse_duration(text: str, flag: str, *, max_hours: float = MAX_HOURS) -> float:
+    """Hours from ``36h``, ``14d``, ``2w``, ``90m``, ``1h30m``: the one duration grammar of
+    every flag (``--deadline``, ``--checkpoint-every``, ``--max-age``, ``snooze --for``).
+
+    A unit is required: a bare ``14`` is refused with a hint, never read as hours in one
+    place and days in another. ASCII digits only; positive; at most ``max_hours``.
+    """
+    raw = text.strip().lower().replace(" ", "")
+    if raw.isascii() and raw.replace(".", "", 1).isdigit():
+        raise InputError(
+            f"{flag}: {_short(text)!r} has no unit; add one: {DURATION_UNITS}, "
+            f"e.g. {raw}h or {raw}d"
+        )
+    if not raw.isascii() or len(raw) > 40 or not _DURATION_WHOLE.match(raw):
+        raise InputError(
+            f"{flag}: expected a duration such as 36h, 14d or 1h30m ({DURATION_UNITS}), "
+            f"got {_short(text)!r}"
+        )
+    hours = sum(float(n) * _DURATION[u] for n, u in _DURATION_PART.findall(raw))
     if hours <= 0:
         raise InputError(f"{flag}: expected a positive duration, got {text!r}")
-    if not math.isfinite(hours) or hours > MAX_HOURS:
-        raise InputError(f"{flag}: {_short(text)} is absurdly long (at most 100 years)")
+    if not math.isfinite(hours) or hours > max_hours:
+        limit = f"{max_hours / 24:g} days" if max_hours < MAX_HOURS else "100 years"
+        raise InputError(f"{flag}: {_short(text)} is too long (at most {limit})")
     return hours
+
+
+def parse_duration_hours(text: str, flag: str) -> float:
+    """:func:`parse_duration` (kept for its callers)."""
+    return parse_duration(text, flag)
 
 
 def parse_gpu_counts(text: str, flag: str = "--gpus") -> tuple[float, ...]:
@@ -143,7 +211,7 @@ def parse_gpu_counts(text: str, flag: str = "--gpus") -> tuple[float, ...]:
 
 def _count(text: str, flag: str) -> float:
     try:
-        value = float(text)
+        value = float(ascii_number(text, flag))
     except ValueError:
         raise InputError(f"{flag}: expected a GPU count such as 64, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:

@@ -3,8 +3,11 @@
 Catalogs record one availability zone's spot price per region. Now and then one zone's
 price sits far below every other region's for the same instance (a p4d.24xlarge at
 $2.47/h against $6-13 elsewhere): a short-lived dip, or a pool with little capacity.
-Ranking a long job on it is a plan that will not hold, so such prices are flagged
-(``spot_outlier``) and, when option 1 rests on one for a long job, the output says so and
+Ranking a job on it is a plan that will not hold, so such prices are flagged
+(``spot_outlier``), shown as they are, and *ranked* at the price one can count on:
+:func:`dependable_spot_factors` gives the factor from the flagged price to the median of
+the same instance's spot price in the other regions, which the ranking multiplies the
+option's cost by. When option 1 still rests on one for a long job, the output says so and
 names the best option without it.
 """
 
@@ -53,6 +56,26 @@ def spot_outliers(offers: Iterable[Offer]) -> dict[OutlierKey, str]:
                     f"${typical:,.2f}/h of {instance} spot in {len(others)} other regions "
                     f"(${min(others):,.2f}-${max(others):,.2f})"
                 )
+    return out
+
+
+def dependable_spot_factors(offers: Iterable[Offer]) -> dict[OutlierKey, Decimal]:
+    """For each flagged offer (:func:`spot_outliers`): the median of the same instance's
+    spot price in the other regions over its own, the factor from its listed cost to the
+    cost to count on (above 2 by the definition of an outlier)."""
+    by_type: dict[tuple[str, str], list[tuple[str, Decimal]]] = {}
+    for offer in offers:
+        if offer.spot_hourly is not None and offer.spot_hourly > 0:
+            key = (offer.provider.value, offer.instance_type)
+            by_type.setdefault(key, []).append((offer.region, offer.spot_hourly))
+    out: dict[OutlierKey, Decimal] = {}
+    for (provider, instance), prices in by_type.items():
+        for region, price in prices:
+            others = [p for r, p in prices if r != region]
+            if len(others) >= MIN_OTHERS:
+                typical = Decimal(_median(others))
+                if price < OUTLIER_RATIO * typical:
+                    out[(provider, instance, region)] = typical / price
     return out
 
 

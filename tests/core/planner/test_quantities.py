@@ -15,10 +15,19 @@ from gpuplan.core.planner.quantities import (
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("7B", 7e9), ("7e9", 7e9), ("2T", 2e12), ("1.5t", 1.5e12), ("350M", 350e6), ("42", 42.0)],
+    [("7B", 7e9), ("7e9", 7e9), ("2T", 2e12), ("1.5t", 1.5e12), ("350M", 350e6), ("42M", 42e6)],
 )
 def test_amounts(text: str, value: float) -> None:
     assert parse_amount(text, "--params") == pytest.approx(value)
+    assert parse_amount("42", "--layers") == 42.0  # no floor where none is plausible
+
+
+@pytest.mark.parametrize(
+    ("flag", "text"), [("--params", "0.5"), ("--params", "42"), ("--tokens", "10")]
+)
+def test_implausibly_small_amounts_are_refused_with_the_range(flag: str, text: str) -> None:
+    with pytest.raises(InputError, match=f"{flag}: {text} is implausibly small.*expected 1M to"):
+        parse_amount(text, flag)
 
 
 @pytest.mark.parametrize("text", ["-1", "lots", "7X", "", "0", "nan"])
@@ -28,13 +37,14 @@ def test_bad_amounts_name_the_flag(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "hours"), [("36h", 36.0), ("14d", 336.0), ("2w", 336.0), ("90m", 1.5), ("12", 12.0)]
+    ("text", "hours"),
+    [("36h", 36.0), ("14d", 336.0), ("2w", 336.0), ("90m", 1.5), ("1h30m", 1.5), ("1.5d", 36.0)],
 )
 def test_durations(text: str, hours: float) -> None:
     assert parse_duration_hours(text, "--deadline") == pytest.approx(hours)
 
 
-@pytest.mark.parametrize("text", ["soon", "-3h", "0h", "3y"])
+@pytest.mark.parametrize("text", ["soon", "-3h", "0h", "3y", "12", "14", "\u0661h", ""])
 def test_bad_durations(text: str) -> None:
     with pytest.raises(InputError, match="--deadline"):
         parse_duration_hours(text, "--deadline")

@@ -140,14 +140,14 @@ def test_unknown_region_says_why(capsys: pytest.CaptureFixture[str]) -> None:
 def test_reasons_are_never_empty_when_a_filter_matches_nothing(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code = main(["estimate", *WORK, "--gpu", "H100", "--region", "us-east-1", "--provider",
+    code = main(["estimate", *WORK, "--gpu", "H100", "--region", "us-east1", "--provider",
                  "gcp", "--json"])  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 1
     data = json.loads(out)
     assert data["infeasible_reasons"]
     assert all(item["reasons"] for item in data["infeasible"])
-    assert "H100: no catalog offer in provider gcp and region us-east-1" in err
+    assert "H100: no catalog offer in provider gcp and region us-east1" in err
 
 
 def test_top_and_explain_refuse_absurd_counts(capsys: pytest.CaptureFixture[str]) -> None:

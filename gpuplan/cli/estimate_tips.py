@@ -1,0 +1,64 @@
+""" "What would fit" after ``estimate`` found nothing: only tips that are true.
+
+A tip the planner offers (8-bit Adam, ZeRO-3, full recompute, more GPUs) is shown only
+when the same plan with that one change has a feasible option under the same limits
+(``--policy`` included): a tip is checked by planning again, never by reading it. Tips
+from options a policy forbids (a GPU outside ``allowed_gpus``) are not offered at all.
+Tips that name no change (a GPU with more memory) are passed on as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuplan.core.planner.options import PlanResult
+
+Change = Mapping[str, Any]
+MAX_CHECKS = 6
+"""Plans run to check tips (each is one more estimate, ~0.1 s)."""
+
+_FLAG = re.compile(r"\(--(optimizer|zero|recompute|micro-batch) ([\w-]+)")
+_MORE_GPUS = re.compile(r"at least (\d+) x (\S+)")
+
+
+def change_for(tip: str) -> Change | None:
+    """The settings a tip asks for, or None when it names no single change."""
+    more = _MORE_GPUS.search(tip)
+    if more:
+        return {"gpus": more.group(1), "gpu": [more.group(2)], "zero": "3", "recompute": "full"}
+    flag = _FLAG.search(tip)
+    if flag:
+        return {flag.group(1).replace("-", "_"): flag.group(2)}
+    return None
+
+
+def true_tips(
+    result: PlanResult, label: str | None, fits: Callable[[Change], bool]
+) -> tuple[list[str], int]:
+    """Tips that hold, and how many were dropped because they would still not fit."""
+    tips: dict[str, None] = {}
+    for option in result.infeasible:
+        if option.compute is None:
+            continue
+        if label is not None and any(r.startswith(label) for r in option.reasons):
+            continue  # the policy forbids this option whatever it is told to change
+        tips.update(dict.fromkeys(option.compute.suggestions))
+    kept: list[str] = []
+    dropped = checks = 0
+    for tip in tips:
+        change = change_for(tip)
+        if change is None:
+            # "8 x g6.xlarge (1 GPU each): g6.48xlarge ... makes 8 GPUs with fewer nodes"
+            # says why an instance was passed over; it is no way to make the job fit.
+            if "GPU each" not in tip and "GPUs each" not in tip:
+                kept.append(tip)
+            continue
+        checks += 1
+        if checks <= MAX_CHECKS and fits(change):
+            kept.append(tip)
+        else:
+            dropped += 1
+    return kept, dropped
