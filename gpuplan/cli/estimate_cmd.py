@@ -317,7 +317,8 @@ def _check_plausible(values: EstimateArgs) -> None:
     """Values each plausible alone but unusual together: said on stderr."""
     from gpuplan.core.planner.quantities import parse_amount, tokens_per_param_notice
 
-    if values.params is not None and values.tokens is not None:
+    fine_tune = values.method not in (None, "pretrain")
+    if values.params is not None and values.tokens is not None and not fine_tune:
         notice = tokens_per_param_notice(
             parse_amount(str(values.tokens), "--tokens"),
             parse_amount(str(values.params), "--params"),

@@ -179,3 +179,16 @@ def test_default_estimate_loads_no_cloud_sdk_or_tui() -> None:
     ).stdout  # fmt: skip
     providers = {o["provider"] for o in json.loads(out)["options"]}
     assert providers == {"aws", "gcp", "azure"}
+
+
+@pytest.mark.parametrize(("method", "noticed"), [("pretrain", True), ("lora", False)])
+def test_few_tokens_notice_is_for_pretraining_only(
+    capsys: pytest.CaptureFixture[str], catalog_dir: Path, method: str, noticed: bool
+) -> None:
+    """Fewer tokens than parameters is odd for pre-training, normal for a fine-tune."""
+    code, _, err = run(
+        capsys, "--params", "7B", "--tokens", "100M", "--method", method, "--gpu", "H100",
+        "--gpus", "8", "--json", "--catalog-dir", str(catalog_dir),
+    )  # fmt: skip
+    assert code == 0
+    assert ("fewer than --params" in err) is noticed
