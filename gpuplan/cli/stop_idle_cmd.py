@@ -33,6 +33,7 @@ from gpuplan.cli.common import (
     wait_seconds,
 )
 from gpuplan.cli.render import format_cell, print_json, render_table
+from gpuplan.core.wording import plural
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.usecases.providers import build_fleet
     from gpuplan.usecases.session import run_session
     from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
-    from gpuplan.usecases.stop_idle import result_record, run_stop_idle
+    from gpuplan.usecases.stop_idle import data_loss_skips, result_record, run_stop_idle
 
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
@@ -104,6 +105,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpuplan: error: {line}", file=sys.stderr)
     if result.aborted:
         print(f"gpuplan: error: {result.aborted}", file=sys.stderr)
+    lost = data_loss_skips(result)
+    if args.apply and lost and not result.aborted:
+        print(
+            f"gpuplan: notice: {plural(len(lost), 'idle instance')} left running: the action "
+            "would erase local disks and the policy has allow_data_loss: false",
+            file=sys.stderr,
+        )
     if stopping:
         print(
             f"gpuplan: error: stopped by signal {stopping[0]}: the call in flight finished "
@@ -157,20 +165,29 @@ def print_plan(record: dict[str, Any]) -> None:
 
 
 def _counts(record: dict[str, Any]) -> str:
-    """``Verdicts: 1 busy, 1 idle; planned: 1 stop; done: 1 stopped`` (empty parts left out)."""
+    """``Verdicts: 3 busy, 4 idle; planned: 1 stop; deferred: 1 (action cap); skipped: 2
+    (data loss: 2); done: 1 stopped`` (empty parts left out): what is skipped or deferred
+    is never counted as planned or done."""
     from collections import Counter
 
     decisions = record["decisions"]
+    skips = Counter(d["skip"] for d in decisions if d["skip"])
+    deferred = sum(1 for d in decisions if d["step"] == "defer")
     parts = [
-        ("Verdicts", Counter(d["verdict"] for d in decisions)),
-        (
-            "planned",
-            Counter(d["planned_action"] for d in decisions if d["planned_action"] != "none"),
-        ),
-        ("done", Counter(d["action"] for d in decisions if d["action"] != "none")),
+        _part("Verdicts", Counter(d["verdict"] for d in decisions)),
+        _part("planned", Counter(d["planned_action"] for d in decisions if d["step"] in _PLANNED)),
+        f"deferred: {deferred} (action cap)" if deferred else "",
+        f"skipped: {skips.total()} ({_part('', skips)[2:]})" if skips else "",
+        _part("done", Counter(d["action"] for d in decisions if d["action"] not in _NOT_DONE)),
     ]
-    return "; ".join(
-        f"{label}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items()))
-        for label, c in parts
-        if c
-    )
+    return "; ".join(p for p in parts if p)
+
+
+def _part(label: str, counts: Any) -> str:
+    if not counts:
+        return ""
+    return f"{label}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+
+
+_PLANNED = frozenset({"act", "mark", "wait", "notify"})
+_NOT_DONE = frozenset({"none", "skipped", "deferred"})

@@ -74,6 +74,8 @@ def action_rule(policy: Policy, provider: Provider) -> ActionRule:
         notice_minutes=idle.notice_minutes,
         allow_data_loss=idle.allow_data_loss,
         max_actions_per_run=idle.max_actions_per_run,
+        breaker_percent=idle.breaker_percent,
+        breaker_min_actions=idle.breaker_min_actions,
         reason_code=idle_rule(policy).code,
     )
 

@@ -91,11 +91,24 @@ def test_aborted_run_exits_1(
     world: World, tmp_path: Path, lc_catalog_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scenarios.build(world)
-    policy = write_policy(tmp_path, "idle: {max_actions_per_run: 1, allow_data_loss: true}")
+    policy = write_policy(
+        tmp_path, "idle: {breaker_percent: 10, breaker_min_actions: 2, allow_data_loss: true}"
+    )
     args = ["stop-idle", "--policy", policy, "--db", str(tmp_path / "l.db"), "--json"]
     code, out, err = run([*args, "--catalog-dir", str(lc_catalog_dir)], capsys)
-    assert code == 1 and "max_actions_per_run = 1" in err
+    assert code == 1 and "breaker_percent = 10%" in err
+    assert len([line for line in err.splitlines() if "circuit breaker" in line]) == 1
     assert json.loads(out)["aborted"]
+
+
+def test_a_capped_run_defers_and_exits_0(
+    world: World, tmp_path: Path, lc_catalog_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenarios.build(world)
+    policy = write_policy(tmp_path, "idle: {max_actions_per_run: 1, allow_data_loss: true}")
+    args = ["stop-idle", "--policy", policy, "--db", str(tmp_path / "l.db"), "--apply"]
+    code, out, _ = run([*args, "--catalog-dir", str(lc_catalog_dir)], capsys)
+    assert code == 0 and out.count("deferred: cap 1 reached") == 2
 
 
 def test_snooze_exempts(

@@ -60,14 +60,26 @@ def test_notice_delays_the_stop() -> None:
     assert noticed.stops[0].minute == plain.stops[0].minute + 30
 
 
-def test_more_would_be_stops_than_the_cap_abort_the_run() -> None:
+def test_the_cap_defers_stops_to_the_next_run() -> None:
+    # Issue 25: on main a run with more due than the cap stopped none, forever.
     fleet = [trace((600, "idle", 0.0, 0.0, 1.0, "forgotten"), name=f"t-{n}") for n in range(3)]
+    fleet += [trace((600, "busy", 90.0, 50.0, 30.0, "training"), name=f"b-{n}") for n in range(7)]
     capped = simulate(fleet, rule=IdleRule(), interval_minutes=10, epoch=EPOCH,
                       actions=ActionSettings(max_actions_per_run=2))  # fmt: skip
-    assert capped.stops == 0 and capped.aborted_runs > 0
-    allowed = simulate(fleet, rule=IdleRule(), interval_minutes=10, epoch=EPOCH,
-                       actions=ActionSettings(max_actions_per_run=3))  # fmt: skip
-    assert allowed.stops == 3
+    assert capped.stops == 3 and capped.aborted_runs == 0
+    assert (capped.deferred_runs, capped.deferrals) == (1, 1)
+    first = sorted(t.stops[0].minute for t in capped.traces if t.stops)
+    assert first[0] == first[1] and first[2] == first[0] + 10
+
+
+def test_the_breaker_replays_the_planner_rule() -> None:
+    # Every running instance due at once (metrics read 0%): the run is aborted.
+    fleet = [trace((600, "idle", 0.0, 0.0, 1.0, "forgotten"), name=f"t-{n}") for n in range(6)]
+    breaker = ActionSettings(breaker_percent=80, breaker_min_actions=5)
+    tripped = simulate(fleet, rule=IdleRule(), interval_minutes=10, epoch=EPOCH, actions=breaker)
+    assert tripped.stops == 0 and tripped.aborted_runs > 0
+    few = simulate(fleet[:4], rule=IdleRule(), interval_minutes=10, epoch=EPOCH, actions=breaker)
+    assert few.stops == 4 and few.aborted_runs == 0
 
 
 def eval_server(signals: bool) -> Trace:
