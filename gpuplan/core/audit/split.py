@@ -93,9 +93,19 @@ class Split:
     running_hours: Decimal
     """Hours classed busy or waiting (something ran)."""
     hours: Decimal
+    unknown_after: Decimal = Decimal(0)
+    """Unknown dollars after the last period with a GPU report: an instance that finished
+    (or was stopped) before the audit period ended."""
 
     def share(self, amount: Decimal) -> float:
         return float(amount / self.paid) if self.paid else 0.0
+
+    @property
+    def busy_share(self) -> float:
+        """Busy dollars over the dollars of the time the instance reported or could have
+        (a job that finished early is judged on its own days, not the whole period)."""
+        basis = self.paid - self.unknown_after
+        return float(self.busy / basis) if basis > 0 else 0.0
 
 
 def period_class(rule: AuditRule, gpus: Sequence[float | None], mem: float | None,
@@ -123,10 +133,11 @@ def mean_util(gpus: Sequence[float | None], gpu_count: int) -> float:
 def split(subject: Subject, usage: Usage, rule: AuditRule) -> Split:
     step = Decimal(usage.period_minutes) / 60
     cost = subject.hourly_usd * step
-    busy = waiting = idle = unknown = Decimal(0)
+    busy = waiting = idle = unknown = after = Decimal(0)
     running = 0
     for gpus, mem, cpu in zip(usage.gpus, usage.memory, usage.cpu, strict=True):
         kind = period_class(rule, gpus, mem, cpu)
+        after = Decimal(0) if any(g is not None for g in gpus) else after + cost
         if kind == Bucket.UNKNOWN:
             unknown += cost
         elif kind == Bucket.IDLE:
@@ -139,5 +150,5 @@ def split(subject: Subject, usage: Usage, rule: AuditRule) -> Split:
     periods = len(usage.gpus)
     return Split(
         paid=cost * periods, busy=busy, waiting=waiting, idle=idle, unknown=unknown,
-        running_hours=step * running, hours=step * periods,
+        running_hours=step * running, hours=step * periods, unknown_after=after,
     )  # fmt: skip
