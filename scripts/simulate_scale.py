@@ -50,12 +50,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,100,1000")
     parser.add_argument("--hours", type=int, default=168)
+    parser.add_argument("--sets", default="", help="only the sets whose name has this text")
     args = parser.parse_args()
     catalog = load_catalog()
     actions = action_settings(None)
     print(HEADER)
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, flags in SETS:
+        if args.sets not in name:
+            continue
         for size in (int(s) for s in args.sizes.split(",")):
             started = time.perf_counter()
             with tempfile.TemporaryDirectory() as tmp:

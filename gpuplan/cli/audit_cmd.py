@@ -97,6 +97,7 @@ def _live(
 
     from gpuplan.core.audit.split import AuditRule
     from gpuplan.usecases import audit_live as live
+    from gpuplan.usecases.fleet import idle_rule
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.savings import parse_since
 
@@ -105,7 +106,8 @@ def _live(
     now = datetime.now(UTC)
     start, end = live.aligned_window(parse_since(args.since, now), now, period)
     adapters, problems = live.build_adapters(policy, catalog)
-    result = live.audit_fleet(adapters, catalog, AuditRule(), policy.audit, start=start,
+    rule = AuditRule.from_idle(idle_rule(policy))  # the policy's meaning of idle
+    result = live.audit_fleet(adapters, catalog, rule, policy.audit, start=start,
                               end=end, period_minutes=period,
                               concurrency=concurrency)  # fmt: skip
     problems += result.problems

@@ -194,6 +194,7 @@ class FleetScreen(Screen[None]):
         from gpuplan.core.audit.split import AuditRule
         from gpuplan.usecases.audit_live import aligned_window, audit_fleet
         from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
+        from gpuplan.usecases.fleet import idle_rule
 
         now = self.context.clock()
         try:
@@ -208,7 +209,8 @@ class FleetScreen(Screen[None]):
                 self.app.call_from_thread(self._progress, index, max(1, total))
                 self.app.call_from_thread(self._status, f"Auditing {scope} ({index + 1}/{total})…")
 
-            found = audit_fleet(adapters, catalog, AuditRule(), policy.audit, start=start,
+            rule = AuditRule.from_idle(idle_rule(policy))
+            found = audit_fleet(adapters, catalog, rule, policy.audit, start=start,
                                 end=end, period_minutes=60, progress=progress,
                                 concurrency=self.context.concurrency
                                 or Concurrency(DEFAULT_CONCURRENCY))  # fmt: skip
