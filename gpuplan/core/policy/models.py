@@ -332,7 +332,8 @@ class IdleSettings(_Section):
     allow_data_loss: StrictBool = False
     """Instances with local storage that the action erases (AWS instance store on any
     device, GCP local SSD, Azure temporary disk) are skipped unless true; ``terminate``
-    is refused unless true."""
+    is refused unless true. ``policy check`` requires it written (true or false) when the
+    action stops, hibernates or suspends instances of a cloud in scope."""
     exempt_tag: TagName = "gpuplan-keep"
     """Any value exempts an instance; ``gpuplan-snooze-until`` is honoured too."""
     max_actions_per_run: PositiveInt = 10
