@@ -136,25 +136,29 @@ def _money(value: object) -> str:
 
 
 def _print(records: list[dict[str, object]], groups: list[GroupAudit]) -> None:
-    headers = ["instance", "type", "paid $", "busy $", "waiting $", "idle $", "oversized $",
-               "$/month at stake", "advice"]  # fmt: skip
+    # paid = busy + waiting + idle + unknown: every part of the total is a column
+    headers = ["instance", "type", "paid $", "busy $", "waiting $", "idle $", "unknown $",
+               "oversized $", "$/month at stake", "advice"]  # fmt: skip
     rows = [
         [str(r["instance_id"]), str(r["instance_type"]),
          *(_money(r[k]) for k in ("paid_usd", "busy_usd", "waiting_usd", "idle_usd",
-                                  "oversized_usd", "at_stake_usd_per_month")),
+                                  "unknown_usd", "oversized_usd", "at_stake_usd_per_month")),
          ", ".join(str(a["kind"]) for a in r["advice"]) or "-"]  # type: ignore[attr-defined]
         for r in records
     ]  # fmt: skip
-    print(render_table(headers, rows, align_right=[False, False, *[True] * 6, False]))
+    print(render_table(headers, rows, align_right=[False, False, *[True] * 7, False]))
     print()
-    gh = ["group", "instances", "paid $", "busy $", "waiting $", "idle $", "oversized $",
-          "$/month at stake"]  # fmt: skip
+    gh = ["group", "instances", "paid $", "busy $", "waiting $", "idle $", "unknown $",
+          "oversized $", "$/month at stake"]  # fmt: skip
     grows = [
         [g.name, str(g.instances), *(_money(v) for v in (g.paid, g.busy, g.waiting, g.idle,
-                                                        g.oversized, g.at_stake_per_month))]
+                                                        g.unknown, g.oversized,
+                                                        g.at_stake_per_month))]
         for g in groups
     ]  # fmt: skip
-    print(render_table(gh, grows, align_right=[False, *[True] * 7]))
+    print(render_table(gh, grows, align_right=[False, *[True] * 8]))
+    print("\npaid = busy + waiting + idle + unknown (unknown: no GPU metrics, never idle); "
+          "oversized overlaps busy + waiting.")  # fmt: skip
     for r in records:
         for a in r["advice"]:  # type: ignore[attr-defined]
             print(f"\n{r['instance_id']}: {a['action']}\n  evidence: {a['evidence']}\n"
