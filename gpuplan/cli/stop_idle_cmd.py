@@ -1,9 +1,9 @@
 """``gpuplan stop-idle --policy FILE [--apply]``: plan (dry run by default) and act.
 
 Exit codes, for monitoring a scheduled job: 0 all good (unknown verdicts are reported,
-not failures), 1 some action failed, a scope could not be surveyed, a re-check could
-not be made, the run aborted (more would-be actions than ``max_actions_per_run``),
-another run held the lock or the ledger could not be written, 2 bad input (the policy
+not failures; instances past ``max_actions_per_run`` are deferred to the next run), 1 some action failed, a scope could not be surveyed, a re-check could
+not be made, the circuit breaker aborted the run (more would-be actions than
+``breaker_percent`` of the running GPU instances), another run held the lock or the ledger could not be written, 2 bad input (the policy
 does not load: nothing is stopped; a bad ``--shard``), 128 + N stopped by signal N
 (SIGTERM 143, Ctrl-C 130) after finishing and recording the call in flight.
 
@@ -42,8 +42,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="find idle GPU instances and stop them (dry run unless --apply)",
         description="Survey the GPU instances a policy governs, decide which are idle, and "
         "print the plan. With --apply, re-check each right before acting and stop "
-        "(hibernate, terminate) the ones still idle. Exit 0 ok, 1 an action failed or the "
-        "run aborted, 2 bad input.",
+        "(hibernate, terminate) the ones still idle, at most max_actions_per_run a run (the "
+        "rest deferred). Exit 0 ok, 1 an action failed or the circuit breaker aborted the "
+        "run, 2 bad input.",
     )
     p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
     p.add_argument("--apply", action="store_true", help="act; without it nothing changes")
