@@ -1,11 +1,12 @@
 """``gpuplan stop-idle --policy FILE [--apply]``: plan (dry run by default) and act.
 
 Exit codes, for monitoring a scheduled job: 0 all good (unknown verdicts are reported,
-not failures; instances past ``max_actions_per_run`` are deferred to the next run), 1 some action failed, a scope could not be surveyed, a re-check could
-not be made, the circuit breaker aborted the run (more would-be actions than
-``breaker_percent`` of the running GPU instances), another run held the lock or the ledger could not be written, 2 bad input (the policy
-does not load: nothing is stopped; a bad ``--shard``), 128 + N stopped by signal N
-(SIGTERM 143, Ctrl-C 130) after finishing and recording the call in flight.
+not failures; instances past ``max_actions_per_run`` are deferred to the next run), 1
+some action failed, a scope could not be surveyed, a re-check could not be made, the
+circuit breaker aborted the run (more would-be actions than ``breaker_percent`` of the
+running GPU instances), another run held the lock or the ledger could not be written, 2
+bad input (the policy does not load: nothing is stopped; a bad ``--shard``), 128 + N
+stopped by signal N (SIGTERM 143, Ctrl-C 130) after finishing and recording the call in flight.
 
 ``--shard INDEX/COUNT`` (or a Kubernetes Indexed Job's ``JOB_COMPLETION_INDEX`` with
 ``GPUPLAN_SHARDS``) narrows the run to the scopes that shard owns; the run lock is then
