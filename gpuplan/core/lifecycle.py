@@ -115,7 +115,7 @@ class ActionRule:
     allow_data_loss: bool = False
     max_actions_per_run: int = 10
     breaker_percent: float = 80.0
-    breaker_min_actions: int = 5
+    breaker_min_actions: int = 3
     reason_code: str = "idle-60m-lt5pct"
 
 

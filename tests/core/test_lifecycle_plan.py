@@ -183,11 +183,12 @@ def test_the_breaker_leaves_a_friday_evening_alone() -> None:
 
 
 def test_the_breaker_ignores_a_few_actions_on_a_small_fleet() -> None:
-    # Three running instances, all idle overnight: below breaker_min_actions.
-    fleet = [(priced(f"i-{n}", "1"), IDLE, ALL) for n in range(3)]
-    assert plan(fleet, ActionRule(), NOW).would_act == 3
-    strict = ActionRule(breaker_min_actions=3)
-    assert plan(fleet, strict, NOW).aborted is not None
+    # Two running instances, both idle in the same run: below breaker_min_actions (3).
+    fleet = [(priced(f"i-{n}", "1"), IDLE, ALL) for n in range(2)]
+    assert plan(fleet, ActionRule(), NOW).would_act == 2
+    three = [(priced(f"i-{n}", "1"), IDLE, ALL) for n in range(3)]
+    assert plan(three, ActionRule(), NOW).aborted is not None
+    assert plan(three, ActionRule(breaker_min_actions=4), NOW).would_act == 3
 
 
 def test_every_acting_action_has_a_capability_and_an_outcome() -> None:
@@ -198,7 +199,7 @@ def test_every_acting_action_has_a_capability_and_an_outcome() -> None:
 def test_the_cap_counts_across_clouds_with_per_cloud_rules() -> None:
     azure = inst().model_copy(update={"provider": Provider.AZURE, "instance_id": "vm-1"})
     rules = {
-        Provider.AWS: ActionRule(max_actions_per_run=1, breaker_min_actions=5),
+        Provider.AWS: ActionRule(max_actions_per_run=1),
         Provider.AZURE: ActionRule(action=Action.DEALLOCATE, max_actions_per_run=1),
     }
     result = plan([(inst(), IDLE, ALL), (azure, IDLE, ALL)], rules.__getitem__, NOW)

@@ -343,9 +343,9 @@ class IdleSettings(_Section):
     """Circuit breaker: when the would-be actions of one run (before the cap) exceed this
     share of the surveyed running GPU instances, nothing is done and the run exits 1 (the
     signature of broken metrics or a wrong rule; docs/simulation.md for the default)."""
-    breaker_min_actions: PositiveInt = 5
-    """The breaker ignores runs with fewer would-be actions than this (a small fleet whose
-    three running instances are all idle overnight is not an anomaly)."""
+    breaker_min_actions: PositiveInt = 3
+    """The breaker ignores runs with fewer would-be actions than this (two instances of a
+    small fleet going idle in the same run are not an anomaly)."""
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     """Where GPU utilisation is read from."""
 
