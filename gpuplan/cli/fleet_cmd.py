@@ -129,5 +129,7 @@ def _print(records: list[dict[str, Any]]) -> None:
               "(reason at the end of the row).")  # fmt: skip
     print(
         f"\n{plural(len(records), 'GPU instance')}. MTD $: running hours this month x list price "
-        "(an estimate: stopped periods, disks and IPs are not counted)."
+        "(an estimate: stopped periods, disks and IPs are not counted). idle min: how long "
+        "the GPUs have been quiet, read back as far as the live-process window (waste counts "
+        "only time stop-idle runs saw idle; audit classes whole periods)."
     )
