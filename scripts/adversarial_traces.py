@@ -1,7 +1,15 @@
 """A second, independent-style trace set for the idle simulator (format v2, 1-minute rows).
 
 Run: python scripts/adversarial_traces.py DIR [--seed N] [--instances N] [--hours N]
+        [--office] [--outage HOUR:MINUTES]
 then: gpuplan simulate --traces DIR --json
+
+``--office`` puts the fleet on a team's clock (minute 0 is Monday 00:00): notebooks are
+used on weekdays from 08:00-10:30 to 17:00-19:30 (Fridays to 15:30-17:30, so many go idle
+together), with the kernel left alive overnight 60% of the time, idle over the weekend;
+training and sweeps are launched in working hours. ``--outage 50:240`` makes every
+instance's agent report zeros (GPU, memory and CPU) from hour 50 for 240 minutes, labels
+unchanged: the broken-metrics event the circuit breaker must catch.
 
 Written apart from the built-in generator (gpuplan/core/simulation/traces.py) on purpose,
 so the default policy is not only judged on the distributions it was tuned on. It differs
@@ -128,6 +136,57 @@ def forgotten(w: Writer) -> None:
     w.span(w.horizon, "idle", "forgotten since launch", 0, 0, 0.6)
 
 
+DAY = 24 * 60
+
+
+def _clock(w: Writer, minute: float) -> None:
+    """Idle (weekend, night) until ``minute``; the kernel may still be alive."""
+    w.span(minute - len(w.rows), "idle", "off hours, left running", 0, 0.1, 0.5)
+
+
+def office_notebook(w: Writer) -> None:
+    """A person's notebook on the team's clock: weekdays only, home in the evening."""
+    mem = w.rng.uniform(5, 40)
+    for day in range(w.horizon // DAY + 1):
+        if day % 7 >= 5:
+            continue
+        arrive = day * DAY + w.rng.uniform(8, 10.5) * 60
+        leave = (
+            day * DAY
+            + (w.rng.uniform(15.5, 17.5) if day % 7 == 4 else w.rng.uniform(17, 19.5)) * 60
+        )
+        if arrive > len(w.rows):
+            _clock(w, arrive) if w.rng.random() < 0.4 else w.span(
+                arrive - len(w.rows), "idle", "gone home, kernel alive", 0, mem, 0.8
+            )
+        while len(w.rows) < leave and not w.full:
+            w.span(w.rng.lognormvariate(math.log(20), 0.7), "busy", "cell running", 60, mem, 20)
+            if w.rng.random() < 0.15:
+                w.span(w.rng.uniform(30, 90), "busy", "lunch or meeting", 0, mem, 0.8)
+            else:
+                w.span(w.rng.expovariate(1 / 12), "busy", "reading, typing", 0, mem, 2)
+    w.span(w.horizon, "idle", "gone home, kernel alive", 0, mem, 0.8)
+
+
+def office_job(build: Callable[[Writer], None]) -> Callable[[Writer], None]:
+    """``build`` launched at a random working hour of a random weekday."""
+
+    def start(w: Writer) -> None:
+        day = w.rng.choice([d for d in range(max(1, w.horizon // DAY)) if d % 7 < 5])
+        _clock(w, min(w.horizon, day * DAY + w.rng.uniform(9, 18) * 60))
+        build(w)
+
+    return start
+
+
+def outage(rows: list[Row | None], start: int, length: int) -> list[Row | None]:
+    """The agent reports zeros for every signal; what really happened is unchanged."""
+    return [
+        (0.0, 0.0, 0.0, r[3], r[4]) if r is not None and start <= i < start + length else r
+        for i, r in enumerate(rows)
+    ]
+
+
 CLASSES: list[tuple[str, float, Callable[[Writer], None]]] = [
     ("pretrain", 0.25, pretrain),
     ("eval-server", 0.12, eval_server),
@@ -135,6 +194,16 @@ CLASSES: list[tuple[str, float, Callable[[Writer], None]]] = [
     ("cpu-phases", 0.13, cpu_phases),
     ("sweep", 0.15, sweep),
     ("forgotten", 0.10, forgotten),
+]
+
+
+OFFICE: list[tuple[str, float, Callable[[Writer], None]]] = [
+    ("pretrain", 0.15, office_job(pretrain)),
+    ("eval-server", 0.10, office_job(eval_server)),
+    ("notebook", 0.45, office_notebook),
+    ("cpu-phases", 0.10, office_job(cpu_phases)),
+    ("sweep", 0.15, office_job(sweep)),
+    ("forgotten", 0.05, forgotten),
 ]
 
 
@@ -163,21 +232,28 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--instances", type=int, default=90)
     parser.add_argument("--hours", type=int, default=168)
+    parser.add_argument("--office", action="store_true", help="a team's weekly clock")
+    parser.add_argument("--outage", default="", help="HOUR:MINUTES of zeros from every agent")
     args = parser.parse_args()
     rng = random.Random(args.seed)
+    classes = OFFICE if args.office else CLASSES
+    hour, _, length = args.outage.partition(":")
     out = Path(args.directory)
     out.mkdir(parents=True, exist_ok=True)
     with (out / "fleet.csv").open("w", newline="") as fh:
         fleet = csv.writer(fh, lineterminator="\n")
         fleet.writerow(["instance_id", "instance_type", "trace_class", "hourly_usd"])
         for index in range(args.instances):
-            name, _, build = rng.choices(CLASSES, [c[1] for c in CLASSES])[0]
+            name, _, build = rng.choices(classes, [c[1] for c in classes])[0]
             instance_type, price = rng.choice(TYPES)
             writer = Writer(rng, args.hours * 60, CORES[instance_type])
             build(writer)
             instance_id = f"adv-{index:03d}"
             fleet.writerow([instance_id, instance_type, name, price])
-            write_one(out / f"{instance_id}.csv", damage(writer, rng))
+            rows = damage(writer, rng)
+            if args.outage:
+                rows = outage(rows, int(hour) * 60, int(length))
+            write_one(out / f"{instance_id}.csv", rows)
     print(f"wrote {args.instances} traces to {out}")
     return 0
 

@@ -15,7 +15,7 @@ from gpuplan.cli.common import (
     concurrency_for,
     load_catalog_for,
 )
-from gpuplan.cli.render import print_csv, print_json, render_table
+from gpuplan.cli.render import print_csv, print_json, render_table, wrap
 
 if TYPE_CHECKING:
     from gpuplan.core.audit.advice import InstanceAudit
@@ -99,6 +99,7 @@ def _live(
 
     from gpuplan.core.audit.split import AuditRule
     from gpuplan.usecases import audit_live as live
+    from gpuplan.usecases.fleet import idle_rule
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.savings import parse_since
 
@@ -107,7 +108,8 @@ def _live(
     now = datetime.now(UTC)
     start, end = live.aligned_window(parse_since(args.since, now), now, period)
     adapters, problems = live.build_adapters(policy, catalog)
-    result = live.audit_fleet(adapters, catalog, AuditRule(), policy.audit, start=start,
+    rule = AuditRule.from_idle(idle_rule(policy))  # the policy's meaning of idle
+    result = live.audit_fleet(adapters, catalog, rule, policy.audit, start=start,
                               end=end, period_minutes=period,
                               concurrency=concurrency)  # fmt: skip
     problems += result.problems
@@ -135,28 +137,32 @@ def _money(value: object) -> str:
 
 
 def _print(records: list[dict[str, object]], groups: list[GroupAudit]) -> None:
-    headers = ["instance", "type", "paid $", "busy $", "waiting $", "idle $", "oversized $",
-               "$/month at stake", "advice"]  # fmt: skip
+    # paid = busy + waiting + idle + unknown: every part of the total is a column
+    headers = ["instance", "type", "paid $", "busy $", "waiting $", "idle $", "unknown $",
+               "oversized $", "$/month at stake", "advice"]  # fmt: skip
     rows = [
         [str(r["instance_id"]), str(r["instance_type"]),
          *(_money(r[k]) for k in ("paid_usd", "busy_usd", "waiting_usd", "idle_usd",
-                                  "oversized_usd", "at_stake_usd_per_month")),
+                                  "unknown_usd", "oversized_usd", "at_stake_usd_per_month")),
          ", ".join(str(a["kind"]) for a in r["advice"]) or "-"]  # type: ignore[attr-defined]
         for r in records
     ]  # fmt: skip
-    # Left out first to fit the terminal: oversized $, waiting $, busy $, type.
-    drop = (6, 4, 3, 1)
-    right = [False, False, *[True] * 6, False]
-    print(render_table(headers, rows, align_right=right, drop=drop, wrap_last=True))
+    # Left out first to fit the terminal: oversized $, then type. The parts of paid
+    # (busy, waiting, idle, unknown) always stay: the total is the sum of what is shown.
+    right = [False, False, *[True] * 7, False]
+    print(render_table(headers, rows, align_right=right, drop=(7, 1), wrap_last=True))
     print()
-    gh = ["group", "instances", "paid $", "busy $", "waiting $", "idle $", "oversized $",
-          "$/month at stake"]  # fmt: skip
+    gh = ["group", "instances", "paid $", "busy $", "waiting $", "idle $", "unknown $",
+          "oversized $", "$/month at stake"]  # fmt: skip
     grows = [
         [g.name, str(g.instances), *(_money(v) for v in (g.paid, g.busy, g.waiting, g.idle,
-                                                        g.oversized, g.at_stake_per_month))]
+                                                        g.unknown, g.oversized,
+                                                        g.at_stake_per_month))]
         for g in groups
     ]  # fmt: skip
-    print(render_table(gh, grows, align_right=[False, *[True] * 7], drop=(6, 4, 3)))
+    print(render_table(gh, grows, align_right=[False, *[True] * 8], drop=(7,)))
+    print("\n" + wrap("paid = busy + waiting + idle + unknown (unknown: no GPU metrics, never "
+                      "idle); oversized overlaps busy + waiting."))  # fmt: skip
     for r in records:
         for a in r["advice"]:  # type: ignore[attr-defined]
             print(f"\n{r['instance_id']}: {a['action']}\n  evidence: {a['evidence']}\n"

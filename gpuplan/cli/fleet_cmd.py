@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         on_scope=scope_progress(len(fleet.adapters)),
     )
     problems.extend(seen.problems)
-    records = fleet_records(seen, now)
+    records = fleet_records(seen, now, policy)
     if args.json:
         shown = shard.label if shard else None
         print_json(
@@ -109,6 +109,11 @@ instance type, MTD $, state, region. The instance id, GPUs, price, max %, idle m
 verdict and reason (wrapped) stay."""
 
 
+def _skip(record: dict[str, Any]) -> str:
+    skip = record.get("skip")
+    return f"once idle, stop-idle skips it: {skip}" if skip else ""
+
+
 def _print(records: list[dict[str, Any]]) -> None:
     rows = [
         [
@@ -126,16 +131,22 @@ def _print(records: list[dict[str, Any]]) -> None:
             format_cell(r["idle_minutes"]),
             r["verdict"],
             format_cell(r["month_to_date_usd"], money=True),
-            r["reason"],
+            "; ".join(x for x in (r["reason"], _skip(r)) if x),
         ]
         for r in records
     ]
     right = [False] * 5 + [False] + [True] * 6 + [False, True, False]
     print(render_table(HEADERS, rows, align_right=right, drop=DROP_ORDER, wrap_last=True))
+    skipped = sum(1 for r in records if r.get("skip"))
+    if skipped:
+        print("\n" + wrap(f"{plural(skipped, 'running instance')} would be skipped by "
+                          "stop-idle once idle (reason at the end of the row)."))  # fmt: skip
     print(
         "\n"
         + wrap(
             f"{plural(len(records), 'GPU instance')}. MTD $: running hours this month x list "
-            "price (an estimate: stopped periods, disks and IPs are not counted)."
+            "price (an estimate: stopped periods, disks and IPs are not counted). idle min: how "
+            "long the GPUs have been quiet, read back as far as the live-process window (waste "
+            "counts only time stop-idle runs saw idle; audit classes whole periods)."
         )
     )

@@ -21,8 +21,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check = inner.add_parser(
         "check",
         help="validate policy files; exit 2 on any error",
-        description="Validate policy files without calling any cloud. Each error names the "
-        "file, line, column and key. Exit 0 when all pass, 2 otherwise.",
+        description="Validate policy files without calling any cloud. Every error of a file "
+        "is shown at once, each naming the file, line, column and key; settings the "
+        "simulator shows are dangerous (threshold above 20%%, window under 30 min, "
+        "coverage under 50%%) are warnings. Exit 0 when all pass (warnings included), "
+        "2 otherwise.",
     )
     check.add_argument("files", nargs="+", metavar="FILE")
     check.add_argument("--json", action="store_true", help="print JSON")
@@ -52,6 +55,7 @@ def run_check(args: argparse.Namespace) -> int:
                     "ok": r.ok,
                     "name": r.policy.name if r.policy else None,
                     "errors": list(r.problems),
+                    "warnings": list(r.warnings),
                 }
                 for r in results
             ]
@@ -62,6 +66,8 @@ def run_check(args: argparse.Namespace) -> int:
                 print(f"{r.path}: ok (policy {r.policy.name})")
             for line in r.problems:
                 print(f"gpuplan: error: {line}", file=sys.stderr)
+            for line in r.warnings:
+                print(f"gpuplan: warning: {line}", file=sys.stderr)
         if failed:
             print(
                 f"{len(failed)} of {plural(len(results), 'policy file')} "

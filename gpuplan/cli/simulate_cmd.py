@@ -165,11 +165,14 @@ def _print_table(results: list[SimulationResult]) -> None:
     )
     if not first.actions.stops:
         print(f"action: notify stops nothing and saves nothing; it would flag {first.flags}.")
-    if first.aborted_runs:
-        print(
-            f"{first.aborted_runs} scheduled runs aborted their actions: more than "
-            f"max_actions_per_run = {first.actions.max_actions_per_run} would-be stops."
-        )
+    acts = first.actions
+    print(
+        f"Cap: {plural(first.deferred_runs, 'scheduled run')} reached max_actions_per_run = "
+        f"{acts.max_actions_per_run} and deferred {first.deferrals} stops to a later run. "
+        f"Breaker: {plural(first.aborted_runs, 'scheduled run')} aborted (more than "
+        f"{acts.breaker_percent:g}% of the running instances due, at least "
+        f"{acts.breaker_min_actions})."
+    )
 
 
 def _pct(value: float | None) -> str:

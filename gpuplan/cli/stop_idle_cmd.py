@@ -1,11 +1,12 @@
 """``gpuplan stop-idle --policy FILE [--apply]``: plan (dry run by default) and act.
 
 Exit codes, for monitoring a scheduled job: 0 all good (unknown verdicts are reported,
-not failures), 1 some action failed, a scope could not be surveyed, a re-check could
-not be made, the run aborted (more would-be actions than ``max_actions_per_run``),
-another run held the lock or the ledger could not be written, 2 bad input (the policy
-does not load: nothing is stopped; a bad ``--shard``), 128 + N stopped by signal N
-(SIGTERM 143, Ctrl-C 130) after finishing and recording the call in flight.
+not failures; instances past ``max_actions_per_run`` are deferred to the next run), 1
+some action failed, a scope could not be surveyed, a re-check could not be made, the
+circuit breaker aborted the run (more would-be actions than ``breaker_percent`` of the
+running GPU instances), another run held the lock or the ledger could not be written, 2
+bad input (the policy does not load: nothing is stopped; a bad ``--shard``), 128 + N
+stopped by signal N (SIGTERM 143, Ctrl-C 130) after finishing and recording the call in flight.
 
 ``--shard INDEX/COUNT`` (or a Kubernetes Indexed Job's ``JOB_COMPLETION_INDEX`` with
 ``GPUPLAN_SHARDS``) narrows the run to the scopes that shard owns; the run lock is then
@@ -34,6 +35,7 @@ from gpuplan.cli.common import (
     wait_seconds,
 )
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
+from gpuplan.core.wording import plural
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,8 +44,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="find idle GPU instances and stop them (dry run unless --apply)",
         description="Survey the GPU instances a policy governs, decide which are idle, and "
         "print the plan. With --apply, re-check each right before acting and stop "
-        "(hibernate, terminate) the ones still idle. Exit 0 ok, 1 an action failed or the "
-        "run aborted, 2 bad input.",
+        "(hibernate, terminate) the ones still idle, at most max_actions_per_run a run (the "
+        "rest deferred). Exit 0 ok, 1 an action failed or the circuit breaker aborted the "
+        "run, 2 bad input.",
     )
     p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
     p.add_argument("--apply", action="store_true", help="act; without it nothing changes")
@@ -70,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.usecases.providers import build_fleet
     from gpuplan.usecases.session import run_session
     from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
-    from gpuplan.usecases.stop_idle import result_record, run_stop_idle
+    from gpuplan.usecases.stop_idle import data_loss_skips, result_record, run_stop_idle
 
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
@@ -106,6 +109,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"gpuplan: error: {line}", file=sys.stderr)
     if result.aborted:
         print(f"gpuplan: error: {result.aborted}", file=sys.stderr)
+    lost = data_loss_skips(result)
+    if args.apply and lost and not result.aborted:
+        print(
+            f"gpuplan: notice: {plural(len(lost), 'idle instance')} left running: the action "
+            "would erase local disks and the policy has allow_data_loss: false",
+            file=sys.stderr,
+        )
     if stopping:
         print(
             f"gpuplan: error: stopped by signal {stopping[0]}: the call in flight finished "
@@ -160,20 +170,29 @@ def print_plan(record: dict[str, Any]) -> None:
 
 
 def _counts(record: dict[str, Any]) -> str:
-    """``Verdicts: 1 busy, 1 idle; planned: 1 stop; done: 1 stopped`` (empty parts left out)."""
+    """``Verdicts: 3 busy, 4 idle; planned: 1 stop; deferred: 1 (action cap); skipped: 2
+    (data loss: 2); done: 1 stopped`` (empty parts left out): what is skipped or deferred
+    is never counted as planned or done."""
     from collections import Counter
 
     decisions = record["decisions"]
+    skips = Counter(d["skip"] for d in decisions if d["skip"])
+    deferred = sum(1 for d in decisions if d["step"] == "defer")
     parts = [
-        ("Verdicts", Counter(d["verdict"] for d in decisions)),
-        (
-            "planned",
-            Counter(d["planned_action"] for d in decisions if d["planned_action"] != "none"),
-        ),
-        ("done", Counter(d["action"] for d in decisions if d["action"] != "none")),
+        _part("Verdicts", Counter(d["verdict"] for d in decisions)),
+        _part("planned", Counter(d["planned_action"] for d in decisions if d["step"] in _PLANNED)),
+        f"deferred: {deferred} (action cap)" if deferred else "",
+        f"skipped: {skips.total()} ({_part('', skips)[2:]})" if skips else "",
+        _part("done", Counter(d["action"] for d in decisions if d["action"] not in _NOT_DONE)),
     ]
-    return "; ".join(
-        f"{label}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items()))
-        for label, c in parts
-        if c
-    )
+    return "; ".join(p for p in parts if p)
+
+
+def _part(label: str, counts: Any) -> str:
+    if not counts:
+        return ""
+    return f"{label}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+
+
+_PLANNED = frozenset({"act", "mark", "wait", "notify"})
+_NOT_DONE = frozenset({"none", "skipped", "deferred"})

@@ -68,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
         + wrap(
             f"Since {since:%Y-%m-%d %H:%M}Z, from stop-idle runs in the ledger: time seen "
             "idle between runs (at most one idle window per sighting). Totals per group over "
-            "every month, dollars descending."
+            "every month, dollars descending. Not the same count as `fleet` (idle min: how long "
+            "the GPUs have been quiet, read back as far as the live-process window) or `audit` "
+            "(whole periods classed idle, paid or not seen by a run): a lower bound."
         )
     )
     return 0

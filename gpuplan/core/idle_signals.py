@@ -20,6 +20,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
 from gpuplan.core.fleet import HostSamples
 
@@ -114,6 +115,51 @@ class Thresholds:
     cpu_busy_percent: float
 
 
+class PeriodClass(StrEnum):
+    """What one period of one instance was: the one classification that ``decide``, the
+    audit split, ``waste``, the TUI and the simulator share."""
+
+    BUSY = "busy"
+    """The busiest GPU at or above the threshold."""
+    LIVE_PROCESS = "live process"
+    """GPUs quiet, but a process holds GPU memory (a paused job, a notebook kernel)."""
+    CPU_PHASE = "CPU phase"
+    """GPUs quiet and no process holding memory, but the CPU works (preprocessing...)."""
+    IDLE = "idle"
+    """GPUs quiet, no process, quiet CPU, or quiet GPUs with no memory or CPU data (the
+    utilisation-only rule, as ``decide`` applies it)."""
+    UNKNOWN = "unknown"
+    """No GPU reported: missing metrics are never idle."""
+
+    @property
+    def running(self) -> bool:
+        """Something ran (busy, or a live process or CPU phase while the GPUs wait)."""
+        return self in (PeriodClass.BUSY, PeriodClass.LIVE_PROCESS, PeriodClass.CPU_PHASE)
+
+
+def holds_memory(memory: float | None, t: Thresholds) -> bool:
+    return memory is not None and memory >= t.gpu_memory_floor_percent
+
+
+def cpu_working(cpu: float | None, t: Thresholds) -> bool:
+    return cpu is not None and cpu >= t.cpu_busy_percent
+
+
+def classify_period(
+    busiest: float | None, memory: float | None, cpu: float | None, t: Thresholds
+) -> PeriodClass:
+    """One period: the busiest GPU, the fullest GPU's memory (percent) and the CPU."""
+    if busiest is None:
+        return PeriodClass.UNKNOWN
+    if busiest >= t.threshold_percent:
+        return PeriodClass.BUSY
+    if holds_memory(memory, t):
+        return PeriodClass.LIVE_PROCESS
+    if cpu_working(cpu, t):
+        return PeriodClass.CPU_PHASE
+    return PeriodClass.IDLE
+
+
 @dataclass(frozen=True)
 class Judgement:
     idle: bool
@@ -131,8 +177,8 @@ def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
     memory = _max(window.memory)
     cpu = _max(window.cpu)
     quiet = quiet_minutes(full, t)
-    held = memory is not None and memory >= t.gpu_memory_floor_percent
-    cpu_busy = cpu is not None and cpu >= t.cpu_busy_percent
+    held = holds_memory(memory, t)
+    cpu_busy = cpu_working(cpu, t)
     busiest = _max(window.busiest) or 0.0
     if not held and not cpu_busy:
         reason = _quiet_reason(busiest, memory, cpu, min(quiet, t.window_minutes), t)

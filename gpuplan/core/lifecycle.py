@@ -14,19 +14,25 @@ Promises:
 - With ``notice_minutes`` > 0 the first idle run only tags ``gpuplan-stop-after`` and
   notifies; a later run acts once the notice has passed and the instance is still
   idle; activity returning withdraws the notice (the tag is removed).
-- More would-be actions than ``max_actions_per_run`` abort the action phase.
+- The cap defers, the breaker trips: at most ``max_actions_per_run`` instances are acted
+  on per run, most dollars at stake first (hourly price, then idle minutes); the rest
+  are deferred to the next run with the reason ("deferred: cap 10 reached"). The circuit
+  breaker aborts the whole action phase when the would-be actions (before the cap) exceed
+  ``breaker_percent`` of the surveyed running GPU instances and number at least
+  ``breaker_min_actions``: the signature of broken metrics or a wrong rule.
 - Scarce types (p5, p4d, H100/H200/B200 sizes) carry a warning: a restart may not find
   capacity.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 from enum import StrEnum
 
-from gpuplan.core.fleet import NEEDS, Action, Capability, GpuInstance
+from gpuplan.core.fleet import NEEDS, Action, Capability, GpuInstance, InstanceState
 from gpuplan.core.idle import (
     REASON_TAG,
     STOP_AFTER_TAG,
@@ -54,6 +60,8 @@ class Outcome(StrEnum):
     SUSPENDED = "suspended"
     DEALLOCATED = "deallocated"
     TERMINATED = "terminated"
+    DEFERRED = "deferred"
+    """Idle and due, left for the next run: the run's action cap was reached."""
 
     @property
     def acted(self) -> bool:
@@ -85,6 +93,17 @@ class Step(StrEnum):
     """Activity returned during a notice: remove the tag."""
     NOTIFY = "notify"
     SKIP = "skip"
+    DEFER = "defer"
+    """Due, but the run's cap was reached: the next run acts (most dollars first)."""
+
+
+class SkipReason(StrEnum):
+    """Why an idle instance is left running (the summary counts each on its own)."""
+
+    SPOT_ONE_TIME = "one-time spot"
+    ROOT_INSTANCE_STORE = "instance-store root"
+    DATA_LOSS = "data loss"
+    UNSUPPORTED = "not supported"
 
 
 @dataclass(frozen=True)
@@ -95,6 +114,8 @@ class ActionRule:
     notice_minutes: int = 0
     allow_data_loss: bool = False
     max_actions_per_run: int = 10
+    breaker_percent: float = 80.0
+    breaker_min_actions: int = 3
     reason_code: str = "idle-60m-lt5pct"
 
 
@@ -109,6 +130,8 @@ class PlannedAction:
     """The provider action the executor will call when ``step`` is ACT."""
     note: str = ""
     """Why skipped, why a fallback, what a notice means."""
+    skip: SkipReason | None = None
+    """Set when ``step`` is SKIP."""
     warnings: tuple[str, ...] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
     untag: tuple[str, ...] = ()
@@ -118,11 +141,15 @@ class PlannedAction:
 class Plan:
     items: tuple[PlannedAction, ...]
     aborted: str | None = None
-    """Why the action phase will not run (too many would-be actions)."""
+    """Why the action phase will not run (the circuit breaker tripped)."""
 
     @property
     def would_act(self) -> int:
         return sum(1 for p in self.items if p.step is Step.ACT)
+
+    @property
+    def deferred(self) -> int:
+        return sum(1 for p in self.items if p.step is Step.DEFER)
 
 
 def plan(
@@ -130,26 +157,64 @@ def plan(
     rule: ActionRule | Callable[[Provider], ActionRule],
     now: datetime,
 ) -> Plan:
-    """A plan for every instance; aborted when it would act on too many.
+    """A plan for every instance: capped (the rest deferred), or aborted by the breaker.
 
-    ``rule`` may differ per cloud (Azure's stop is a deallocate); the cap on actions
-    counts across all of them (every rule carries the policy's one cap).
+    ``rule`` may differ per cloud (Azure's stop is a deallocate); the cap and the
+    breaker count across all of them (every rule carries the policy's one cap).
     """
     rule_for = rule if callable(rule) else (lambda _p, r=rule: r)
-    items = tuple(
-        plan_one(inst, d, rule_for(inst.provider), now, caps) for inst, d, caps in decisions
+    items = [plan_one(inst, d, rule_for(inst.provider), now, caps) for inst, d, caps in decisions]
+    if not items:
+        return Plan(())
+    first = rule_for(items[0].instance.provider)
+    tripped = breaker(items, first)
+    if tripped:
+        return Plan(tuple(items), aborted=tripped)
+    return Plan(tuple(apply_cap(items, first.max_actions_per_run)))
+
+
+def running_surveyed(items: Sequence[PlannedAction]) -> int:
+    """Running GPU instances in the survey: what the breaker's share is a share of."""
+    return sum(1 for p in items if p.instance.state is InstanceState.RUNNING)
+
+
+def breaker(items: Sequence[PlannedAction], rule: ActionRule) -> str | None:
+    """Why the circuit breaker trips, or None: too many would-be actions at once."""
+    acting = sum(1 for p in items if p.step is Step.ACT)
+    return breaker_reason(
+        acting, running_surveyed(items), rule.breaker_percent, rule.breaker_min_actions
     )
-    result = Plan(items)
-    limit = min((rule_for(i.instance.provider).max_actions_per_run for i in items), default=0)
-    if items and result.would_act > limit:
-        return Plan(
-            items,
-            aborted=(
-                f"aborted: {result.would_act} instances would be acted on, more than "
-                f"max_actions_per_run = {limit}; nothing was done"
-            ),
-        )
-    return result
+
+
+def breaker_reason(acting: int, running: int, percent: float, min_actions: int) -> str | None:
+    """The breaker on counts alone (the simulator replays it with this same function)."""
+    if acting < min_actions or acting * 100 <= percent * running:
+        return None
+    share = 100.0 * acting / running if running else 100.0
+    return (
+        f"circuit breaker: {acting} of {running} running GPU instances ({share:.0f}%) would "
+        f"be acted on, more than breaker_percent = {percent:g}%; nothing was done "
+        "(broken metrics or a wrong rule?)"
+    )
+
+
+def at_stake(item: PlannedAction) -> tuple[Decimal, int, str]:
+    """Sort key, most dollars at stake first: hourly price, then idle minutes, then id."""
+    price = item.instance.hourly_usd or Decimal(0)
+    return (-price, -(item.decision.idle_minutes or 0), item.instance.instance_id)
+
+
+def apply_cap(items: Sequence[PlannedAction], cap: int) -> list[PlannedAction]:
+    """The first ``cap`` actions by dollars at stake act; the rest are deferred."""
+    acting = sorted((p for p in items if p.step is Step.ACT), key=at_stake)
+    late = {id(p) for p in acting[cap:]}
+    note = f"deferred: cap {cap} reached (max_actions_per_run); the next run acts"
+    return [
+        replace(p, step=Step.DEFER, do=Action.NONE, note=note, tags={}, untag=())
+        if id(p) in late
+        else p
+        for p in items
+    ]
 
 
 def plan_one(
@@ -222,8 +287,8 @@ def _act(
     if planned is Action.HIBERNATE and not inst.risk.hibernation_enabled:
         do, note = Action.STOP, "not launched with hibernation: stopping instead"
     skip = _skip_reason(inst, do, rule, capabilities)
-    if skip:
-        return PlannedAction(inst, decision, planned, Step.SKIP, note=skip)
+    if skip is not None:
+        return PlannedAction(inst, decision, planned, Step.SKIP, note=skip[1], skip=skip[0])
     tags = {STOPPED_AT_TAG: format_tag_time(now), REASON_TAG: rule.reason_code}
     untag = (STOP_AFTER_TAG,) if STOP_AFTER_TAG in inst.labels else ()
     return PlannedAction(
@@ -241,19 +306,25 @@ def _act(
 
 def _skip_reason(
     inst: GpuInstance, do: Action, rule: ActionRule, capabilities: frozenset[Capability]
-) -> str:
+) -> tuple[SkipReason, str] | None:
     risk = inst.risk
     if risk.spot_one_time and do is not Action.TERMINATE:
-        return "one-time spot instance: it cannot be stopped (only action: terminate ends it)"
+        return SkipReason.SPOT_ONE_TIME, (
+            "one-time spot instance: it cannot be stopped (only action: terminate ends it)"
+        )
     if risk.root_instance_store and do is not Action.TERMINATE:
-        return "instance-store root device: the instance cannot be stopped"
+        return SkipReason.ROOT_INSTANCE_STORE, (
+            "instance-store root device: the instance cannot be stopped"
+        )
     erased = risk.erased_by(do)
     if erased and not rule.allow_data_loss:
-        return f"{do.value} erases {erased}; set allow_data_loss: true to allow"
+        return SkipReason.DATA_LOSS, (
+            f"{do.value} erases {erased}; set allow_data_loss: true to allow"
+        )
     needed = NEEDS.get(do)
     if needed is None or needed not in capabilities:
-        return f"{inst.provider.value} adapter cannot {do.value} instances"
-    return ""
+        return SkipReason.UNSUPPORTED, f"{inst.provider.value} adapter cannot {do.value} instances"
+    return None
 
 
 def _warnings(inst: GpuInstance, do: Action) -> tuple[str, ...]:

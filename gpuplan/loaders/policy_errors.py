@@ -7,13 +7,14 @@ got a list``; an unknown key lists the keys that are allowed there, closest firs
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from typing import Any
 
 from pydantic import BaseModel
 
-from gpuplan.core.policy import KeyPath, Policy
+from gpuplan.core.policy import KeyPath, Policy, PolicyProblem
 from gpuplan.core.policy.fields import describe
 
 _SIMPLE = {
@@ -91,3 +92,35 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
             if found is not None:
                 return found
     return None
+
+
+def prune(raw: dict[Any, Any], field_path: str | None) -> bool:
+    """Leave the key at ``field_path`` out (its default applies), so the rest is checked;
+    False when there is nothing to leave out (a required key is missing)."""
+    parts = [p for p in re.split(r"[.\[\]]", field_path or "") if p]
+    parent: Any = raw
+    for part in parts[:-1]:
+        key: Any = int(part) if isinstance(parent, list) and part.isdigit() else part
+        try:
+            child = parent[key]
+        except (KeyError, IndexError, TypeError):
+            return False
+        if isinstance(child, list):  # a bad list item: leave the whole list out
+            return _drop(parent, key)
+        parent = child
+    return bool(parts) and _drop(parent, parts[-1])
+
+
+def follows_from(problem: PolicyProblem, pruned: set[str | None]) -> bool:
+    """A rule problem about a key left out (its default stood in): not the file's own."""
+    names = {re.split(r"[.\[]", f)[-1] if f else "" for f in pruned} - {""}
+    names |= {f.rsplit(".", 1)[-1] for f in pruned if f}
+    text = f"{format_path(problem.path)} {problem.message}"
+    return any(re.search(rf"\b{re.escape(n)}\b", text) for n in names)
+
+
+def _drop(parent: Any, key: Any) -> bool:
+    if isinstance(parent, dict) and key in parent:
+        del parent[key]
+        return True
+    return False

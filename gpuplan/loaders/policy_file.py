@@ -15,9 +15,11 @@ an error); the expanded URLs are then checked (https to a public host for the we
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -29,7 +31,7 @@ from gpuplan.core.policy import KeyPath, Policy, PolicyProblem, check_rules, res
 from gpuplan.core.policy.fields import is_union_tag
 from gpuplan.core.policy.secrets import url_problems
 from gpuplan.core.wording import plural
-from gpuplan.loaders.policy_errors import describe_error, format_path
+from gpuplan.loaders.policy_errors import describe_error, follows_from, format_path, prune
 from gpuplan.loaders.safe_read import POLICY_LIMIT, read_bytes
 
 MAX_BYTES = POLICY_LIMIT
@@ -37,6 +39,7 @@ MAX_NODES = 20_000
 MAX_DEPTH = 32
 MAX_SHOWN = 3
 MAX_SCALAR = 4096
+MAX_PRUNES = 8
 _ENV_REF = re.compile(r"\$\{([^}]*)\}")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 ENV_PREFIX = "GPUPLAN_"
@@ -99,6 +102,35 @@ def parse_policy(
     environ: Mapping[str, str] | None = None,
 ) -> Policy:
     """The policy in ``data`` (the contents of ``path``); see the module docstring."""
+    parsed = collect_problems(data, path, gpus=gpus, environ=environ)
+    if parsed.problems or parsed.policy is None:
+        raise PolicyFileError(parsed.problems)
+    return parsed.policy
+
+
+@dataclass
+class Parsed:
+    """Every problem found in one file, the policy when there is none, and where each
+    key sits (for warnings that point at a line)."""
+
+    policy: Policy | None
+    problems: list[DataError]
+    marks: _Marks
+    raw: dict[Any, Any] = field(default_factory=dict)
+
+
+def collect_problems(
+    data: bytes | str,
+    path: str,
+    *,
+    gpus: GpuTable | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Parsed:
+    """All problems of the file at once (``policy check``): environment references, every
+    field, then, with the broken keys left out, the rules across keys and the GPU names.
+
+    A file that cannot be read as a mapping raises :class:`DataError` (one problem).
+    """
     text = _decode(data, path)
     raw, marks = _compose(text, path)
     if raw is None:
@@ -108,22 +140,31 @@ def parse_policy(
         raise DataError(
             path, f"expected a mapping of policy keys (version: 1, name: ...), got {got}", line=1
         )
-    problems = _expand_env(raw, marks, path, os.environ if environ is None else environ)
-    if problems:
-        raise PolicyFileError(problems)
-    try:
-        policy = Policy.model_validate(raw)
-    except ValidationError as exc:
-        raise PolicyFileError(
-            [_validation_problem(err, marks, path) for err in exc.errors()]
-        ) from None
-    found: list[PolicyProblem] = [*check_rules(policy), *url_problems(policy)]
+    env_problems = _expand_env(raw, marks, path, os.environ if environ is None else environ)
+    problems = list(env_problems)
+    trial = copy.deepcopy(raw)
+    pruned = {bad.field for bad in env_problems if prune(trial, bad.field)}
+    policy: Policy | None = None
+    for _ in range(MAX_PRUNES):
+        try:
+            policy = Policy.model_validate(trial)
+            break
+        except ValidationError as exc:
+            errors = [_validation_problem(err, marks, path) for err in exc.errors()]
+            problems.extend(e for e in errors if str(e) not in {str(p) for p in problems})
+            if not all(prune(trial, e.field) for e in errors):
+                break
+            pruned.update(e.field for e in errors)
+    if policy is None:
+        return Parsed(None, problems, marks, raw)
+    found: list[PolicyProblem] = [
+        p for p in (*check_rules(policy), *url_problems(policy)) if not follows_from(p, pruned)
+    ]
     if gpus is not None:
         policy, unknown = resolve_gpus(policy, gpus)
         found.extend(unknown)
-    if found:
-        raise PolicyFileError([_place(p.path, p.message, marks, path) for p in found])
-    return policy
+    problems.extend(place(p.path, p.message, marks, path) for p in found)
+    return Parsed(None if problems else policy, problems, marks, raw)
 
 
 def _decode(data: bytes | str, path: str) -> str:
@@ -296,7 +337,7 @@ def _expand_env(
             message = _env_refusal(name, extra, environ) or _in_host(text, match)
             if message is None:
                 return environ[name]
-            problems.append(_place(where, message, marks, file))
+            problems.append(place(where, message, marks, file))
             return ""
 
         parent[key_path[-1]] = _ENV_REF.sub(substitute, parent[key_path[-1]])
@@ -341,10 +382,10 @@ def _validation_problem(err: Any, marks: _Marks, file: str) -> DataError:
     on_key = bool(loc) and (err["type"] == "extra_forbidden" or loc[-1] == "[key]")
     if loc and loc[-1] == "[key]":
         loc = loc[:-1]
-    return _place(loc, describe_error(err, loc), marks, file, key=on_key)
+    return place(loc, describe_error(err, loc), marks, file, key=on_key)
 
 
-def _place(loc: KeyPath, message: str, marks: _Marks, file: str, *, key: bool = False) -> DataError:
+def place(loc: KeyPath, message: str, marks: _Marks, file: str, *, key: bool = False) -> DataError:
     mark = marks.at(loc, key=key)
     line, column = mark if mark is not None else (None, None)
     return DataError(file, message, line=line, column=column, field=format_path(loc) or None)

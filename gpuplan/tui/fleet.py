@@ -17,6 +17,7 @@ the same providers, catalog and clock; ``a`` again goes back to the idle view.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -190,7 +191,7 @@ class FleetScreen(RoutedScreen):
         if self.auditing and pane.result is not None:
             self._status(pane.result.summary())
         elif not self.auditing and self.view is not None:
-            self._status(idle_summary(self.view))
+            self._status(idle_summary(self.view, self.acted))
 
     @work(thread=True, exclusive=True, group="audit")
     def _audit(self, path: Path) -> None:
@@ -200,6 +201,7 @@ class FleetScreen(RoutedScreen):
         from gpuplan.core.audit.split import AuditRule
         from gpuplan.usecases.audit_live import aligned_window, audit_fleet
         from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
+        from gpuplan.usecases.fleet import idle_rule
 
         now = self.context.clock()
         try:
@@ -214,7 +216,8 @@ class FleetScreen(RoutedScreen):
                 self.app.call_from_thread(self._progress, index, max(1, total))
                 self.app.call_from_thread(self._status, f"Auditing {scope} ({index + 1}/{total})…")
 
-            found = audit_fleet(adapters, catalog, AuditRule(), policy.audit, start=start,
+            rule = AuditRule.from_idle(idle_rule(policy))
+            found = audit_fleet(adapters, catalog, rule, policy.audit, start=start,
                                 end=end, period_minutes=60, progress=progress,
                                 concurrency=self.context.concurrency
                                 or Concurrency(DEFAULT_CONCURRENCY))  # fmt: skip
@@ -316,7 +319,7 @@ class FleetScreen(RoutedScreen):
             if seen.instance.state.value != "running":
                 self.acted.pop(seen.instance.instance_id, None)
         self._draw()
-        self._status(idle_summary(view))
+        self._status(idle_summary(view, self.acted))
         for problem in view.problems:
             self._problem("provider", problem)
         for notice in view.notices:
@@ -439,7 +442,14 @@ class FleetScreen(RoutedScreen):
         if seen is None or self.view is None:
             self.notify("No instance selected.", severity="warning")
             return
-        if seen.decision.verdict.value != "idle":
+        done = self.acted.get(seen.instance.instance_id)
+        if done is not None and done != "stop failed":
+            self.notify(
+                f"{seen.instance.instance_id} is already {done}; the cloud has not caught up yet",
+                severity="warning",
+            )
+            return
+        if seen.decision.verdict is not IdleVerdict.IDLE:
             self.notify(
                 f"{seen.instance.instance_id} is {seen.decision.verdict.value}, not idle: "
                 f"{seen.decision.reason}",
@@ -531,8 +541,18 @@ class FleetScreen(RoutedScreen):
         self.action_refresh()
 
 
-def idle_summary(view: FleetView) -> str:
-    idle = sum(1 for s in view.seen if s.decision.verdict is IdleVerdict.IDLE)
-    return f"{view.policy.name}: {fmt.plural(len(view.seen), 'instance')}, {idle} idle" + (
-        f", {fmt.plural(len(view.problems), 'problem')} (!)" if view.problems else ""
+def idle_summary(view: FleetView, acted: Mapping[str, str] | None = None) -> str:
+    """``team: 5 instances, 2 idle, 1 stopped``: an instance this screen just stopped
+    counts as stopped, not idle, until the cloud agrees."""
+    acted = acted or {}
+    gone = {i for i, label in acted.items() if label != "stop failed"}
+    idle = sum(
+        1
+        for s in view.seen
+        if s.decision.verdict is IdleVerdict.IDLE and s.instance.instance_id not in gone
     )
+    stopped = sum(1 for s in view.seen if s.instance.instance_id in gone)
+    text = f"{view.policy.name}: {fmt.plural(len(view.seen), 'instance')}, {idle} idle"
+    if stopped:
+        text += f", {stopped} stopped"
+    return text + (f", {fmt.plural(len(view.problems), 'problem')} (!)" if view.problems else "")

@@ -70,6 +70,8 @@ class Executor:
             step = o.item.step
             if step is Step.SKIP:
                 self._settle(o, Outcome.SKIPPED, o.item.note)
+            elif step is Step.DEFER:
+                self._settle(o, Outcome.DEFERRED, o.item.note)
             elif step in (Step.MARK, Step.NOTIFY, Step.CLEAR):
                 self._tag_step(by_id[o.item.instance.instance_id], o)
         acting = [o for o in results if o.item.step is Step.ACT]

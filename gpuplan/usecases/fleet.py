@@ -11,7 +11,7 @@ notices always come out in the scopes' order, the same as a serial survey.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from gpuplan.core.budget import month_to_date_usd
@@ -26,7 +26,7 @@ from gpuplan.core.idle import (
     format_tag_time,
     window_bounds,
 )
-from gpuplan.core.lifecycle import ActionRule
+from gpuplan.core.lifecycle import ActionRule, Step, plan_one
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
 from gpuplan.providers.base import LifecycleProvider, ProviderError
@@ -76,6 +76,8 @@ def action_rule(policy: Policy, provider: Provider) -> ActionRule:
         notice_minutes=idle.notice_minutes,
         allow_data_loss=idle.allow_data_loss,
         max_actions_per_run=idle.max_actions_per_run,
+        breaker_percent=idle.breaker_percent,
+        breaker_min_actions=idle.breaker_min_actions,
         reason_code=idle_rule(policy).code,
     )
 
@@ -190,10 +192,26 @@ def decide_one(
     return d
 
 
-def fleet_records(seen: Survey, now: datetime) -> list[dict[str, object]]:
+def when_idle(policy: Policy, s: Seen, now: datetime) -> str | None:
+    """Why the policy's action would skip this running instance once idle (data loss, a
+    one-time spot, an action the cloud cannot do), or None when it would act."""
+    if not s.instance.state.bills_compute:
+        return None
+    verdict = IdleDecision(IdleVerdict.IDLE, "")
+    rule = replace(action_rule(policy, s.instance.provider), notice_minutes=0)
+    item = plan_one(s.instance, verdict, rule, now, s.provider.capabilities)
+    return item.note if item.step is Step.SKIP else None
+
+
+def fleet_records(
+    seen: Survey, now: datetime, policy: Policy | None = None
+) -> list[dict[str, object]]:
+    """One record per instance; with ``policy``, ``skip`` says what ``stop-idle`` would
+    leave running once the instance is idle, and why."""
     out: list[dict[str, object]] = []
     for s in seen.seen:
         inst, d = s.instance, s.decision
+        skip = when_idle(policy, s, now) if policy is not None else None
         out.append(
             {
                 "provider": inst.provider.value,
@@ -215,6 +233,7 @@ def fleet_records(seen: Survey, now: datetime) -> list[dict[str, object]]:
                 "idle_minutes": d.idle_minutes,
                 "verdict": d.verdict.value,
                 "reason": d.reason,
+                "skip": skip,
                 "month_to_date_usd": month_to_date_usd(inst, inst.hourly_usd, now),
                 "labels": dict(inst.labels),
             }

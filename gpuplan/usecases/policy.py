@@ -14,12 +14,12 @@ from decimal import Decimal
 from typing import Any
 
 from gpuplan.core.budget import month_key, remaining_budget
-from gpuplan.core.errors import InputError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.planner.constraints import HOURS_PER_MONTH, PlanConstraints
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
-from gpuplan.loaders.policy_file import PolicyFileError, load_policy_file
+from gpuplan.loaders.policy_check import check_policy_file
+from gpuplan.loaders.policy_file import load_policy_file
 
 
 def gpu_table(catalog_dir: str | os.PathLike[str] | None = None) -> GpuTable:
@@ -46,6 +46,8 @@ class CheckResult:
     path: str
     policy: Policy | None
     problems: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    """Valid but dangerous settings (exit 0, one line each)."""
 
     @property
     def ok(self) -> bool:
@@ -59,14 +61,10 @@ def check_policies(
     gpus = gpu_table()
     results: list[CheckResult] = []
     for path in paths:
-        try:
-            policy = load_policy(path, gpus=gpus, environ=environ)
-        except PolicyFileError as exc:
-            results.append(CheckResult(path, None, tuple(exc.message.splitlines())))
-        except InputError as exc:
-            results.append(CheckResult(path, None, (exc.message,)))
-        else:
-            results.append(CheckResult(path, policy, scope_missing(path, policy)))
+        found = check_policy_file(path, gpus=gpus, environ=environ)
+        missing = scope_missing(path, found.policy) if found.policy is not None else ()
+        policy = None if missing else found.policy
+        results.append(CheckResult(path, policy, (*found.errors, *missing), found.warnings))
     return results
 
 

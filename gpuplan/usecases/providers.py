@@ -120,7 +120,20 @@ class ProviderRegistry:
             fleet.adapters.extend(built.values())
             if isinstance(built, Scopes):
                 fleet.problems.extend(_named(provider, p) for p in built.problems)
+            if not built and not (isinstance(built, Scopes) and built.problems):
+                fleet.problems.append(f"{provider.value}: {NOTHING_FOUND[provider]}")
         return fleet
+
+
+NOTHING_FOUND = {
+    Provider.AWS: "scope discovered no accounts (an empty OU, or exclude_accounts covers "
+    "every account): nothing was surveyed",
+    Provider.GCP: "scope discovered no projects (the folders or organisation hold no active "
+    "project, or project_labels match none): nothing was surveyed",
+    Provider.AZURE: "scope discovered no subscriptions (the management groups hold none the "
+    "identity can read): nothing was surveyed",
+}
+"""A cloud section that finds nothing to survey is a problem (exit 1), never a quiet 0."""
 
 
 def _named(provider: Provider, message: str) -> str:

@@ -66,13 +66,13 @@ def override(
 
 def action_settings(policy: Policy | None) -> ActionSettings:
     """What the replay honours of the policy's action settings."""
-    if policy is None:
-        return ActionSettings(max_actions_per_run=IdleSettings().max_actions_per_run)
-    idle = policy.idle
+    idle = IdleSettings() if policy is None else policy.idle
     return ActionSettings(
         stops=idle.action is not IdleAction.NOTIFY,
         notice_minutes=idle.notice_minutes,
         max_actions_per_run=idle.max_actions_per_run,
+        breaker_percent=idle.breaker_percent,
+        breaker_min_actions=idle.breaker_min_actions,
     )
 
 
@@ -174,7 +174,11 @@ def result_record(result: SimulationResult) -> dict[str, Any]:
         "action_stops": result.actions.stops,
         "notice_minutes": result.actions.notice_minutes,
         "max_actions_per_run": result.actions.max_actions_per_run,
+        "breaker_percent": result.actions.breaker_percent,
+        "breaker_min_actions": result.actions.breaker_min_actions,
         "aborted_runs": result.aborted_runs,
+        "deferred_runs": result.deferred_runs,
+        "deferrals": result.deferrals,
         "instances": len(result.traces),
         "stop_count": result.stops,
         "false_stops": result.false_stops,

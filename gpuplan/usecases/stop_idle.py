@@ -17,7 +17,7 @@ from typing import Any
 
 from gpuplan.core.fleet import GpuInstance
 from gpuplan.core.idle import STOPPED_AT_TAG, IdleVerdict
-from gpuplan.core.lifecycle import Outcome, Plan, Step, plan
+from gpuplan.core.lifecycle import Outcome, Plan, SkipReason, Step, plan
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.base import LifecycleProvider
@@ -126,6 +126,8 @@ def _not_acted(result: StopIdleResult, journal: Journal, apply: bool, now: datet
         if o.item.step is Step.ACT and result.aborted is not None:
             o.outcome = Outcome.SKIPPED if apply else Outcome.NONE
             o.detail = result.aborted
+        elif o.item.step is Step.DEFER:
+            o.outcome, o.detail = Outcome.DEFERRED, o.item.note
         if o.outcome is not Outcome.NONE:
             journal.record(o.item, o.outcome, o.detail, now)
 
@@ -193,6 +195,11 @@ def _brief(inst: GpuInstance) -> dict[str, Any]:
     }
 
 
+def data_loss_skips(result: StopIdleResult) -> list[InstanceResult]:
+    """Idle instances left running because the action would erase local data."""
+    return [o for o in result.outcomes if o.item.skip is SkipReason.DATA_LOSS]
+
+
 def message(result: StopIdleResult) -> str:
     """The webhook text: actions, notices, unknowns and failures; empty when nothing to say."""
     lines: list[str] = []
@@ -232,6 +239,8 @@ def decision_record(o: InstanceResult) -> dict[str, Any]:
         "verdict": d.verdict.value,
         "reason": d.reason,
         "planned_action": o.item.planned_action.value,
+        "step": o.item.step.value,
+        "skip": o.item.skip.value if o.item.skip else None,
         "action": o.outcome.value,
         "hourly_usd": inst.hourly_usd,
         "detail": o.detail or o.item.note,

@@ -91,11 +91,24 @@ def test_aborted_run_exits_1(
     world: World, tmp_path: Path, lc_catalog_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scenarios.build(world)
-    policy = write_policy(tmp_path, "idle: {max_actions_per_run: 1, allow_data_loss: true}")
+    policy = write_policy(
+        tmp_path, "idle: {breaker_percent: 10, breaker_min_actions: 2, allow_data_loss: true}"
+    )
     args = ["stop-idle", "--policy", policy, "--db", str(tmp_path / "l.db"), "--json"]
     code, out, err = run([*args, "--catalog-dir", str(lc_catalog_dir)], capsys)
-    assert code == 1 and "max_actions_per_run = 1" in err
+    assert code == 1 and "breaker_percent = 10%" in err
+    assert len([line for line in err.splitlines() if "circuit breaker" in line]) == 1
     assert json.loads(out)["aborted"]
+
+
+def test_a_capped_run_defers_and_exits_0(
+    world: World, tmp_path: Path, lc_catalog_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenarios.build(world)
+    policy = write_policy(tmp_path, "idle: {max_actions_per_run: 1, allow_data_loss: true}")
+    args = ["stop-idle", "--policy", policy, "--db", str(tmp_path / "l.db"), "--apply"]
+    code, out, _ = run([*args, "--catalog-dir", str(lc_catalog_dir)], capsys)
+    assert code == 0 and out.count("deferred: cap 1 reached") == 2
 
 
 def test_snooze_exempts(
@@ -189,3 +202,30 @@ def test_cli_start_up_loads_no_cloud_sdk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_data_loss_skips_are_shown_counted_and_said(
+    world: World, tmp_path: Path, lc_catalog_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 25: on main fleet said nothing, the dry-run summary read "planned: 3 stop" for
+    # instances that were all skipped for their instance store, and --apply exited 0 mutely.
+    rows = {r.name: r for r in scenarios.build(world)}
+    policy = write_policy(tmp_path, "idle: {allow_data_loss: false}")
+    catalog = ["--catalog-dir", str(lc_catalog_dir)]
+    code, out, _ = run(["fleet", "--policy", policy, "--json", *catalog], capsys)
+    got = {i["instance_id"]: i for i in json.loads(out)["instances"]}
+    assert code == 0 and "instance-store" in got[rows["idle"].instance_id]["skip"]
+    code, out, _ = run(["fleet", "--policy", policy, *catalog], capsys)
+    assert "once idle, stop-idle skips it: stop erases" in out
+    args = ["stop-idle", "--policy", policy, "--db", str(tmp_path / "l.db"), *catalog]
+    code, out, err = run(args, capsys)
+    summary = out.strip().splitlines()[-1]
+    assert code == 0 and "planned:" not in summary
+    assert "skipped: 4 (3 data loss, 1 one-time spot)" in summary, summary
+    code, out, err = run([*args, "--apply"], capsys)
+    assert code == 0 and "stopped" not in out.strip().splitlines()[-1]
+    notice = [line for line in err.splitlines() if "allow_data_loss: false" in line]
+    assert notice == [
+        "gpuplan: notice: 3 idle instances left running: the action would erase local "
+        "disks and the policy has allow_data_loss: false"
+    ]

@@ -69,13 +69,39 @@ def test_apply_stops_exactly_the_idle_ones(
     assert not result.failed
 
 
-def test_too_many_actions_abort(world: World, lc_catalog: Catalog) -> None:
+def test_the_cap_defers_the_rest_to_the_next_run(
+    world: World, lc_catalog: Catalog, tmp_path: Path
+) -> None:
+    # Issue 25: on main more idle instances than the cap aborted the whole run (exit 1).
     rows = scenarios.build(world)
-    for apply in (False, True):
+    with Ledger(tmp_path / "l.db") as ledger:
         result = run_stop_idle(
-            policy(max_actions_per_run=2), providers(world, lc_catalog), apply=apply, now=NOW
+            policy(max_actions_per_run=2),
+            providers(world, lc_catalog),
+            apply=True,
+            now=NOW,
+            ledger=ledger,
         )
-        assert result.failed and result.aborted and "max_actions_per_run = 2" in result.aborted
+        assert ledger.runs()[0].status == "ok"
+    assert not result.failed and result.aborted is None
+    got = by_id(result_record(result))
+    actions = {r.name: got[r.instance_id]["action"] for r in rows if r.applied == "stopped"}
+    # the p5 (most dollars at stake) first; one of the two g5s waits for the next run
+    assert actions["8-gpu-idle-scarce"] == "stopped"
+    assert sorted(actions.values()) == ["deferred", "stopped", "stopped"]
+    late = next(d for d in got.values() if d["action"] == "deferred")
+    assert str(late["detail"]).startswith("deferred: cap 2 reached")
+    assert world.state(str(late["instance_id"]), str(late["region"])) == "running"
+
+
+def test_the_breaker_aborts_and_does_nothing(world: World, lc_catalog: Catalog) -> None:
+    rows = scenarios.build(world)
+    strict = policy(breaker_percent=10, breaker_min_actions=2)
+    for apply in (False, True):
+        result = run_stop_idle(strict, providers(world, lc_catalog), apply=apply, now=NOW)
+        assert result.failed and result.aborted
+        assert result.aborted.startswith("circuit breaker: 3 of ")
+        assert "breaker_percent = 10%" in result.aborted
         assert all(
             world.state(r.instance_id, r.region) == "running" for r in rows if r.name == "idle"
         )

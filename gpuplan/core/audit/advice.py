@@ -1,8 +1,10 @@
 """Diagnoses with evidence and dollars per month at stake; none without numbers.
 
 An instance whose busy share of paid dollars reaches ``well_used_percent`` gets no
-advice (except spot, which is about the price of busy time, for a job labelled
-restartable). Every advice carries the figures it rests on.
+advice, stop-idle included (except spot, which is about the price of busy time, for a job
+labelled restartable); an instance that finished before the period ended is judged on the
+dollars up to its last report (:attr:`Split.busy_share`). Every advice carries the figures
+it rests on.
 """
 
 from __future__ import annotations
@@ -85,12 +87,10 @@ def _monthly(amount: Decimal, hours: Decimal) -> Decimal:
 def _diagnose(
     a: InstanceAudit, usage: Usage, offers: Sequence[Offer], rule: AuditRule
 ) -> list[Advice | None]:
-    out: list[Advice | None] = [_stop_idle(a)]
-    if 100 * a.split.share(a.split.busy) < rule.well_used_percent:
-        out += [_input_bound(a, usage, rule), _resize_advice(a, usage, offers, rule),
-                _bursty(a, usage, rule)]  # fmt: skip
-    out.append(_spot(a, offers))
-    return out
+    if 100 * a.split.busy_share >= rule.well_used_percent:
+        return [_spot(a, offers)]
+    return [_stop_idle(a), _input_bound(a, usage, rule), _resize_advice(a, usage, offers, rule),
+            _bursty(a, usage, rule), _spot(a, offers)]  # fmt: skip
 
 
 def _stop_idle(a: InstanceAudit) -> Advice | None:

@@ -2,10 +2,14 @@
 
 Per aggregation period (5 minutes or an hour) the instance's cost is assigned:
 
+the period's class is :func:`gpuplan.core.idle_signals.classify_period`, the one
+``decide`` and the simulator use, with the policy's ``idle:`` thresholds (without a
+policy, the policy schema's defaults):
+
 - no GPU reported: **unknown** (missing metrics are never idle);
 - every GPU below ``quiet_percent``, no process holding GPU memory (fullest GPU below
-  ``memory_floor_percent``) and a quiet CPU: **idle** (nothing running, stoppable);
-  quiet GPUs with neither memory nor CPU reported: **unknown**;
+  ``memory_floor_percent``) and a quiet CPU, or quiet GPUs with neither memory nor CPU
+  reported (the utilisation-only rule, as ``decide``): **idle** (nothing running);
 - otherwise **busy** = cost x mean GPU utilisation (over the instance's GPUs) and
   **waiting** = the rest (a live process paid for while its GPUs wait).
 
@@ -16,20 +20,28 @@ busy and waiting: they say how much of the running time a smaller offer would ha
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
 
+from gpuplan.core.idle import IdleRule
+from gpuplan.core.idle_signals import PeriodClass, Thresholds, classify_period
 from gpuplan.core.offers import PricingModel, Provider
 
 HOURS_PER_MONTH = Decimal(730)
 
 
+_IDLE_DEFAULTS = IdleRule()
+
+
 @dataclass(frozen=True)
 class AuditRule:
-    quiet_percent: float = 5.0
-    memory_floor_percent: float = 2.0
-    cpu_quiet_percent: float = 10.0
+    quiet_percent: float = _IDLE_DEFAULTS.threshold_percent
+    """The policy's ``idle.threshold_percent`` (default as in the policy schema)."""
+    memory_floor_percent: float = _IDLE_DEFAULTS.gpu_memory_floor_percent
+    """The policy's ``idle.gpu_memory_floor_percent``."""
+    cpu_quiet_percent: float = _IDLE_DEFAULTS.cpu_busy_percent
+    """The policy's ``idle.cpu_busy_percent``."""
     cpu_saturated_percent: float = 85.0
     well_used_percent: float = 60.0
     """Busy share of paid dollars at or above which an instance gets no advice."""
@@ -37,6 +49,24 @@ class AuditRule:
     """A right-sized GPU must hold the observed peak memory plus this share."""
     min_usd_per_month: Decimal = Decimal(10)
     """Advice worth less than this per month is not printed."""
+
+    @classmethod
+    def from_idle(cls, rule: IdleRule) -> AuditRule:
+        """The audit that reads a policy's ``idle:`` thresholds (one meaning of idle)."""
+        return cls(
+            quiet_percent=rule.threshold_percent,
+            memory_floor_percent=rule.gpu_memory_floor_percent,
+            cpu_quiet_percent=rule.cpu_busy_percent,
+        )
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return replace(
+            _IDLE_DEFAULTS,
+            threshold_percent=self.quiet_percent,
+            gpu_memory_floor_percent=self.memory_floor_percent,
+            cpu_busy_percent=self.cpu_quiet_percent,
+        ).thresholds
 
 
 @dataclass(frozen=True)
@@ -93,23 +123,29 @@ class Split:
     running_hours: Decimal
     """Hours classed busy or waiting (something ran)."""
     hours: Decimal
+    unknown_after: Decimal = Decimal(0)
+    """Unknown dollars after the last period with a GPU report: an instance that finished
+    (or was stopped) before the audit period ended."""
 
     def share(self, amount: Decimal) -> float:
         return float(amount / self.paid) if self.paid else 0.0
 
+    @property
+    def busy_share(self) -> float:
+        """Busy dollars over the dollars of the time the instance reported or could have
+        (a job that finished early is judged on its own days, not the whole period)."""
+        basis = self.paid - self.unknown_after
+        return float(self.busy / basis) if basis > 0 else 0.0
+
 
 def period_class(rule: AuditRule, gpus: Sequence[float | None], mem: float | None,
                  cpu: float | None) -> Bucket:  # fmt: skip
+    """The audit's bucket of one period, from the shared :func:`classify_period`."""
     known = [g for g in gpus if g is not None]
-    if not known:
+    kind = classify_period(max(known) if known else None, mem, cpu, rule.thresholds)
+    if kind is PeriodClass.UNKNOWN:
         return Bucket.UNKNOWN
-    if max(known) >= rule.quiet_percent:
-        return Bucket.BUSY
-    if mem is None and cpu is None:
-        return Bucket.UNKNOWN
-    holding = mem is not None and mem >= rule.memory_floor_percent
-    working = cpu is not None and cpu >= rule.cpu_quiet_percent
-    return Bucket.BUSY if holding or working else Bucket.IDLE
+    return Bucket.BUSY if kind.running else Bucket.IDLE
 
 
 def mean_util(gpus: Sequence[float | None], gpu_count: int) -> float:
@@ -123,10 +159,11 @@ def mean_util(gpus: Sequence[float | None], gpu_count: int) -> float:
 def split(subject: Subject, usage: Usage, rule: AuditRule) -> Split:
     step = Decimal(usage.period_minutes) / 60
     cost = subject.hourly_usd * step
-    busy = waiting = idle = unknown = Decimal(0)
+    busy = waiting = idle = unknown = after = Decimal(0)
     running = 0
     for gpus, mem, cpu in zip(usage.gpus, usage.memory, usage.cpu, strict=True):
         kind = period_class(rule, gpus, mem, cpu)
+        after = Decimal(0) if any(g is not None for g in gpus) else after + cost
         if kind == Bucket.UNKNOWN:
             unknown += cost
         elif kind == Bucket.IDLE:
@@ -139,5 +176,5 @@ def split(subject: Subject, usage: Usage, rule: AuditRule) -> Split:
     periods = len(usage.gpus)
     return Split(
         paid=cost * periods, busy=busy, waiting=waiting, idle=idle, unknown=unknown,
-        running_hours=step * running, hours=step * periods,
+        running_hours=step * running, hours=step * periods, unknown_after=after,
     )  # fmt: skip

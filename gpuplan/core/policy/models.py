@@ -332,11 +332,20 @@ class IdleSettings(_Section):
     allow_data_loss: StrictBool = False
     """Instances with local storage that the action erases (AWS instance store on any
     device, GCP local SSD, Azure temporary disk) are skipped unless true; ``terminate``
-    is refused unless true."""
+    is refused unless true. ``policy check`` requires it written (true or false) when the
+    action stops, hibernates or suspends instances of a cloud in scope."""
     exempt_tag: TagName = "gpuplan-keep"
     """Any value exempts an instance; ``gpuplan-snooze-until`` is honoured too."""
     max_actions_per_run: PositiveInt = 10
-    """More would-be actions abort the action phase (exit 1)."""
+    """Act on at most this many instances per run, most dollars at stake first; the rest
+    are deferred to the next run, each with the reason (exit 0)."""
+    breaker_percent: Percent = 80.0
+    """Circuit breaker: when the would-be actions of one run (before the cap) exceed this
+    share of the surveyed running GPU instances, nothing is done and the run exits 1 (the
+    signature of broken metrics or a wrong rule; docs/simulation.md for the default)."""
+    breaker_min_actions: PositiveInt = 3
+    """The breaker ignores runs with fewer would-be actions than this (two instances of a
+    small fleet going idle in the same run are not an anomaly)."""
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     """Where GPU utilisation is read from."""
 

@@ -9,7 +9,11 @@ action planner does (:mod:`gpuplan.core.lifecycle`):
 - ``notify`` stops nothing and saves nothing: the would-be stops are reported as flags;
 - ``notice_minutes`` > 0: the first idle verdict starts a notice, a later run acts only
   once it has passed and the instance is still idle; a non-idle verdict withdraws it;
-- more would-be actions in one run than ``max_actions_per_run`` abort that run's actions.
+- at most ``max_actions_per_run`` stops per run, most dollars at stake first (hourly
+  price, then idle minutes); the rest are deferred to the next run;
+- the circuit breaker (:func:`gpuplan.core.lifecycle.breaker_reason`, the same function
+  ``stop-idle`` uses) aborts a run's actions when the would-be stops exceed
+  ``breaker_percent`` of the running instances and number ``breaker_min_actions`` or more.
 
 A stopped instance restarts when its next busy stretch begins (the person or the
 scheduler comes back), so stopping never shortens the work in the trace.
@@ -33,6 +37,7 @@ from decimal import Decimal
 
 from gpuplan.core.fleet import HostSamples, InstanceState
 from gpuplan.core.idle import IdleDecision, IdleRule, IdleVerdict, decide, period_starts
+from gpuplan.core.lifecycle import breaker_reason
 from gpuplan.core.simulation.traces import Trace
 
 _MINUTES_PER_HOUR = Decimal(60)
@@ -46,6 +51,8 @@ class ActionSettings:
     """False for ``action: notify``: flag, never stop."""
     notice_minutes: int = 0
     max_actions_per_run: int = 10_000
+    breaker_percent: float = 100.0
+    breaker_min_actions: int = 1
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,11 @@ class SimulationResult:
     traces: tuple[TraceResult, ...]
     actions: ActionSettings = field(default_factory=ActionSettings)
     aborted_runs: int = 0
-    """Scheduled runs whose actions were aborted by ``max_actions_per_run``."""
+    """Scheduled runs whose actions the circuit breaker aborted."""
+    deferred_runs: int = 0
+    """Scheduled runs that reached ``max_actions_per_run`` and deferred some stops."""
+    deferrals: int = 0
+    """Would-be stops deferred to a later run by the cap (one instance may count twice)."""
 
     @property
     def saved_usd(self) -> Decimal:
@@ -147,17 +158,32 @@ def simulate(
     settings = actions or ActionSettings()
     fleet = [_Live(t, stopped=bytearray(t.minutes)) for t in traces]
     horizon = max((t.minutes for t in traces), default=0)
-    aborted = 0
+    aborted = deferred_runs = deferrals = 0
     for tick in range(interval_minutes, horizon, interval_minutes):
         now = epoch + timedelta(minutes=tick)
         due = [(live, d) for live in fleet if (d := _due(live, tick, now, rule, settings))]
-        if len(due) > settings.max_actions_per_run:
+        running = sum(1 for live in fleet if live.stopped_until <= tick < live.trace.minutes)
+        if breaker_reason(
+            len(due), running, settings.breaker_percent, settings.breaker_min_actions
+        ):
             aborted += 1
             continue
-        for live, decision in due:
+        due.sort(key=_at_stake)
+        late = due[settings.max_actions_per_run :]
+        deferred_runs += bool(late)
+        deferrals += len(late)
+        for live, decision in due[: settings.max_actions_per_run]:
             _act(live, tick, decision, settings)
     results = tuple(_score(live, rule) for live in fleet)
-    return SimulationResult(rule, interval_minutes, results, settings, aborted)
+    return SimulationResult(
+        rule, interval_minutes, results, settings, aborted, deferred_runs, deferrals
+    )
+
+
+def _at_stake(due: tuple[_Live, IdleDecision]) -> tuple[Decimal, int, str]:
+    """As the planner orders them: hourly price, then idle minutes, then id."""
+    live, decision = due
+    return (-live.trace.hourly_usd, -(decision.idle_minutes or 0), live.trace.instance_id)
 
 
 def replay_trace(trace: Trace, *, rule: IdleRule, interval: int, epoch: datetime) -> TraceResult:

@@ -172,3 +172,20 @@ def test_metric_gaps_stay_within_5_percent_and_are_never_idle(
             truth = sum((getattr(truth_of(t), bucket) for t in members), Decimal(0))
             audit = sum((getattr(s, bucket) for s in found), Decimal(0))
             assert abs(audit - truth) <= Decimal("0.05") * paid, (trace_class, bucket)
+
+
+def test_the_table_shows_every_column_paid_is_made_of(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 25: main's table hid the unknown column, so "paid $" was not the sum shown.
+    (tmp_path / "fleet.csv").write_text("instance_id,instance_type,hourly_usd\ngap,g5.xlarge,6\n")
+    rows = ["minute,utilisation,gpu_memory_used_percent,cpu_percent"]
+    rows += [f"{m},{'' if m < 600 else 90},50,30" for m in range(1200)]
+    (tmp_path / "gap.csv").write_text("\n".join(rows) + "\n")
+    assert main(["audit", "--traces", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = lines[0].split()
+    assert "unknown" in header
+    cells = lines[2].split()
+    paid, busy, waiting, idle, unknown = (float(c.replace(",", "")) for c in cells[2:7])
+    assert unknown == 60 and paid == busy + waiting + idle + unknown

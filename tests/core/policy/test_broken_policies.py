@@ -272,17 +272,15 @@ def test_every_problem_in_a_file_is_placed(
     assert main(["policy", "check", str(path)]) == 2
     err = capsys.readouterr().err
     lines = [ln.removeprefix("gpuplan: error: ") for ln in err.splitlines()]
-    # Sorted by line; at most three shown and the rest counted.
-    assert lines[0].startswith(f"{path}:6:")
-    assert lines[1].startswith(f"{path}:9:")
-    assert lines[2].startswith(f"{path}:10:")
-    assert "(and 1 more problem in this file)" in err
+    # Sorted by line, every one of them (issue 26: on main three, then "(and 1 more)").
+    assert [ln.split(":")[1] for ln in lines[:4]] == ["6", "9", "10", "11"]
+    assert "more problem" not in err
 
 
 def test_check_reports_each_file_and_fails_if_any_fails(
     write_policy: Callable[[str | bytes, str], Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    good = write_policy(BASE, "good.yaml")
+    good = write_policy(BASE + "  allow_data_loss: false\n", "good.yaml")
     bad = write_policy(edit("threshold_percent: 5", "threshold_percent: 150"), "bad.yaml")
     missing = good.parent / "missing.yaml"
     assert main(["policy", "check", str(good), str(bad), str(missing)]) == 2

@@ -84,6 +84,8 @@ def test_schema_is_closed_and_documented() -> None:
         "allow_data_loss",
         "exempt_tag",
         "max_actions_per_run",
+        "breaker_percent",
+        "breaker_min_actions",
         "metrics",
         "live_process_window_minutes",
         "gpu_memory_floor_percent",

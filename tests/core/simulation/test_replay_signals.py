@@ -14,8 +14,9 @@ from gpuplan.core.errors import DataError
 from gpuplan.core.idle import IdleRule
 from gpuplan.core.simulation.replay import ActionSettings, replay_trace, simulate
 from gpuplan.core.simulation.traces import Kind, Segment, Trace
+from gpuplan.loaders.catalog import load_catalog
 from gpuplan.loaders.traces import read_traces
-from gpuplan.usecases.simulate import EPOCH
+from gpuplan.usecases.simulate import EPOCH, action_settings, folder_fleet, result_record
 
 Part = tuple[int, Kind, float | None, float | None, float | None, str]
 """(minutes, kind, utilisation, GPU memory %, CPU %, label)."""
@@ -60,14 +61,26 @@ def test_notice_delays_the_stop() -> None:
     assert noticed.stops[0].minute == plain.stops[0].minute + 30
 
 
-def test_more_would_be_stops_than_the_cap_abort_the_run() -> None:
+def test_the_cap_defers_stops_to_the_next_run() -> None:
+    # Issue 25: on main a run with more due than the cap stopped none, forever.
     fleet = [trace((600, "idle", 0.0, 0.0, 1.0, "forgotten"), name=f"t-{n}") for n in range(3)]
+    fleet += [trace((600, "busy", 90.0, 50.0, 30.0, "training"), name=f"b-{n}") for n in range(7)]
     capped = simulate(fleet, rule=IdleRule(), interval_minutes=10, epoch=EPOCH,
                       actions=ActionSettings(max_actions_per_run=2))  # fmt: skip
-    assert capped.stops == 0 and capped.aborted_runs > 0
-    allowed = simulate(fleet, rule=IdleRule(), interval_minutes=10, epoch=EPOCH,
-                       actions=ActionSettings(max_actions_per_run=3))  # fmt: skip
-    assert allowed.stops == 3
+    assert capped.stops == 3 and capped.aborted_runs == 0
+    assert (capped.deferred_runs, capped.deferrals) == (1, 1)
+    first = sorted(t.stops[0].minute for t in capped.traces if t.stops)
+    assert first[0] == first[1] and first[2] == first[0] + 10
+
+
+def test_the_breaker_replays_the_planner_rule() -> None:
+    # Every running instance due at once (metrics read 0%): the run is aborted.
+    fleet = [trace((600, "idle", 0.0, 0.0, 1.0, "forgotten"), name=f"t-{n}") for n in range(6)]
+    breaker = ActionSettings(breaker_percent=80, breaker_min_actions=5)
+    tripped = simulate(fleet, rule=IdleRule(), interval_minutes=10, epoch=EPOCH, actions=breaker)
+    assert tripped.stops == 0 and tripped.aborted_runs > 0
+    few = simulate(fleet[:4], rule=IdleRule(), interval_minutes=10, epoch=EPOCH, actions=breaker)
+    assert few.stops == 4 and few.aborted_runs == 0
 
 
 def eval_server(signals: bool) -> Trace:
@@ -174,3 +187,34 @@ def test_a_folder_without_fleet_csv_prices_every_trace_at_one_dollar(tmp_path: P
     assert (trace_a.instance_id, trace_a.hourly_usd, trace_a.minutes) == ("a", Decimal(1), 300)
     with pytest.raises(DataError, match="not a folder"):
         read_traces(tmp_path / "missing", price_of=lambda _: None)
+
+
+def _office_week(tmp_path: Path, *extra: str) -> dict[str, object]:
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[3] / "scripts/adversarial_traces.py"
+    argv = [str(tmp_path), "--seed", "5", "--instances", "60", "--hours", "72", "--office"]
+    subprocess.run([sys.executable, str(script), *argv, *extra], check=True, capture_output=True)
+    result = simulate(
+        folder_fleet(tmp_path, load_catalog(), IdleRule()),
+        rule=IdleRule(),
+        interval_minutes=10,
+        epoch=EPOCH,
+        actions=action_settings(None),
+    )
+    return result_record(result)
+
+
+def test_the_default_policy_on_a_team_week_defers_and_never_aborts(tmp_path: Path) -> None:
+    # Issue 25: on main the cap of 10 aborted every run once more than ten were due at
+    # once (the week starts with the weekend's notebooks idle), so it saved nothing.
+    record = _office_week(tmp_path)
+    assert record["harmful_stops"] == 0 and record["aborted_runs"] == 0
+    assert record["deferred_runs"] > 0  # the cap was reached, and the rest waited
+    assert float(str(record["share_of_perfect_oracle"])) >= 0.8
+
+
+def test_the_default_breaker_trips_when_every_agent_reports_zeros(tmp_path: Path) -> None:
+    record = _office_week(tmp_path, "--outage", "38:120")
+    assert record["aborted_runs"] > 0

@@ -210,3 +210,18 @@ def test_role_arn_is_assumed_at_the_start_and_refused_in_one_line(org: Org) -> N
     assert bad.adapters == []
     (problem,) = bad.problems
     assert problem.startswith("aws: cannot get credentials: role nope not assumable: AccessDenied")
+
+
+def test_an_exclusion_that_covers_every_account_is_a_named_problem(
+    org: Org, tmp_path: Path, lc_catalog_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 25: on main zero discovered accounts exited 0 with nothing said.
+    every = ", ".join(f"'{a}'" for a in [MANAGEMENT, *org.accounts.values()])
+    policy = _policy(tmp_path, "all", extra=f"    exclude_accounts: [{every}]")
+    for command in ("fleet", "stop-idle"):
+        args = [command, "--policy", policy, "--catalog-dir", str(lc_catalog_dir)]
+        if command == "stop-idle":
+            args += ["--db", str(tmp_path / "l.db")]
+        code, _, err = _run(args, capsys)
+        assert code == 1, err
+        assert "gpuplan: error: aws: scope discovered no accounts" in err
