@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.moto_fixtures import aws_env  # noqa: F401 - the shard kill scenario
-from tests.fakes.moto_server import server  # noqa: F401
+from tests.fakes.moto_server import _moto_server_process, server  # noqa: F401
 from tests.ledger.pgserver import PASSWORD, ROLE, PgServer, ServerMissing, pg_server
 
 _names = itertools.count(1)
