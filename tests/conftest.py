@@ -120,6 +120,13 @@ def _private_user_dirs(
     monkeypatch.delenv("GPUPLAN_DB", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts as a pipe: every column (pytest-xdist's workers inherit
+    ``COLUMNS=80``); a test of the width rule sets ``COLUMNS`` itself."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 @pytest.fixture
 def small_catalog(tmp_path: Path) -> Path:
     return write_catalog(tmp_path / "pricing")

@@ -147,10 +147,11 @@ def _print(records: list[dict[str, object]], groups: list[GroupAudit]) -> None:
          ", ".join(str(a["kind"]) for a in r["advice"]) or "-"]  # type: ignore[attr-defined]
         for r in records
     ]  # fmt: skip
-    # Left out first to fit the terminal: oversized $, then type. The parts of paid
-    # (busy, waiting, idle, unknown) always stay: the total is the sum of what is shown.
+    # Left out first to fit the terminal: oversized $, type, then $/month at stake (each
+    # instance's advice below repeats it). The parts of paid (busy, waiting, idle, unknown)
+    # always stay: the total is the sum of what is shown.
     right = [False, False, *[True] * 7, False]
-    print(render_table(headers, rows, align_right=right, drop=(7, 1), wrap_last=True))
+    print(render_table(headers, rows, align_right=right, drop=(7, 1, 8), wrap_last=True))
     print()
     gh = ["group", "instances", "paid $", "busy $", "waiting $", "idle $", "unknown $",
           "oversized $", "$/month at stake"]  # fmt: skip
@@ -160,7 +161,8 @@ def _print(records: list[dict[str, object]], groups: list[GroupAudit]) -> None:
                                                         g.at_stake_per_month))]
         for g in groups
     ]  # fmt: skip
-    print(render_table(gh, grows, align_right=[False, *[True] * 8], drop=(7,)))
+    # The group's $/month at stake goes after oversized $: the parts of paid stay.
+    print(render_table(gh, grows, align_right=[False, *[True] * 8], drop=(7, 8)))
     print("\n" + wrap("paid = busy + waiting + idle + unknown (unknown: no GPU metrics, never "
                       "idle); oversized overlaps busy + waiting."))  # fmt: skip
     for r in records:

@@ -20,7 +20,9 @@ Change = Mapping[str, Any]
 MAX_CHECKS = 6
 """Plans run to check tips (each is one more estimate, ~0.1 s)."""
 
-_FLAG = re.compile(r"\(--(optimizer|zero|recompute|micro-batch) ([\w-]+)")
+_FLAG = re.compile(r"\(--(optimizer|zero|recompute|micro-batch|method) ([\w-]+)")
+_FINE_TUNE = re.compile(r"--method lora .* or qlora")
+"""The fine-tuning tip names two methods: it holds when the lighter one (qlora) fits."""
 _MORE_GPUS = re.compile(r"at least (\d+) x (\S+)")
 
 
@@ -29,6 +31,8 @@ def change_for(tip: str) -> Change | None:
     more = _MORE_GPUS.search(tip)
     if more:
         return {"gpus": more.group(1), "gpu": [more.group(2)], "zero": "3", "recompute": "full"}
+    if _FINE_TUNE.search(tip):
+        return {"method": "qlora"}
     flag = _FLAG.search(tip)
     if flag:
         return {flag.group(1).replace("-", "_"): flag.group(2)}
