@@ -167,5 +167,6 @@ def _print(records: list[dict[str, object]], groups: list[GroupAudit]) -> None:
                       "idle); oversized overlaps busy + waiting."))  # fmt: skip
     for r in records:
         for a in r["advice"]:  # type: ignore[attr-defined]
-            print(f"\n{r['instance_id']}: {a['action']}\n  evidence: {a['evidence']}\n"
-                  f"  at stake: ${_money(a['usd_per_month'])}/month")  # fmt: skip
+            print("\n" + wrap(f"{r['instance_id']}: {a['action']}", indent="  "))
+            print(wrap(f"  evidence: {a['evidence']}", indent="    "))
+            print(f"  at stake: ${_money(a['usd_per_month'])}/month")

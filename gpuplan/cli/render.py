@@ -179,7 +179,8 @@ def render_table(
         out.extend(lines(row))
     left_out = [headers[i] for i in range(len(headers)) if i not in keep]
     if left_out:
-        note = f"({plural(len(left_out), 'column')} left out to fit {limit}: {', '.join(left_out)}; "
+        named = ", ".join(left_out)
+        note = f"({plural(len(left_out), 'column')} left out to fit {limit}: {named}; "
         out.append(wrap(note + "--wide shows them)", indent=" "))
     return "\n".join(out)
 
