@@ -180,7 +180,9 @@ def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
     held = holds_memory(memory, t)
     cpu_busy = cpu_working(cpu, t)
     busiest = _max(window.busiest) or 0.0
-    if not held and not cpu_busy:
+    # The window is already quiet and covered: the shared period class of its maxima
+    # decides between idle and "something still runs" (live process / CPU phase).
+    if classify_period(busiest, memory, cpu, t) is PeriodClass.IDLE:
         reason = _quiet_reason(busiest, memory, cpu, min(quiet, t.window_minutes), t)
         return Judgement(True, reason, memory, cpu, quiet, t.window_minutes)
     signs = _signs(memory, cpu, held, cpu_busy)

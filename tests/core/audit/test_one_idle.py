@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuplan.core.audit.split import AuditRule, Bucket, period_class
 from gpuplan.core.fleet import HostSamples, InstanceState
@@ -67,3 +69,21 @@ def test_the_audit_reads_the_policy_thresholds() -> None:
     assert period_class(rule, [0.0], 3.0, 0.0) is Bucket.IDLE
     assert decided(0.0, 3.0, 0.0, strict) is IdleVerdict.IDLE
     assert period_class(rule, [3.0], 0.0, 0.0) is Bucket.BUSY  # 3% >= the 2% threshold
+
+
+_PERCENT = st.floats(min_value=0.0, max_value=100.0, allow_nan=False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    util=st.floats(min_value=0.0, max_value=4.9, allow_nan=False),
+    memory=st.none() | _PERCENT,
+    cpu=st.none() | _PERCENT,
+)
+def test_any_quiet_period_is_classed_alike(
+    util: float, memory: float | None, cpu: float | None
+) -> None:
+    """Any quiet hour, whatever its memory and CPU: the audit's class and decide agree."""
+    rule = IdleRule()
+    bucket = period_class(AuditRule(), [util], memory, cpu)
+    assert AGREE[bucket] is decided(util, memory, cpu, rule)
