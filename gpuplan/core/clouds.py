@@ -42,7 +42,7 @@ def register(facts: CloudFacts) -> None:
 
 
 def unregister(provider: Provider) -> None:
-    """Drop a cloud's facts (a test's toy cloud, once the test is done)."""
+    """Drop a cloud's facts (a cloud a test registered, once the test is done)."""
     _TABLE.pop(provider, None)
 
 

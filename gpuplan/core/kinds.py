@@ -58,18 +58,28 @@ class Provider(str, metaclass=_Providers):
 
     @classmethod
     def define(cls, value: str) -> Provider:
-        """The provider named ``value`` (lower-case letters and digits), made if new."""
+        """The provider named ``value`` (lower-case letters and digits), made if new; a
+        :class:`Provider` given is defined again as that very object (after :meth:`forget`)."""
+        name = str.__str__(value)
+        if name in _DEFINED:
+            return _DEFINED[name]
+        made = value if isinstance(value, Provider) else cls.named(name)
+        _DEFINED[name] = made
+        return made
+
+    @classmethod
+    def named(cls, value: str) -> Provider:
+        """A new cloud's provider value, not defined yet: a registry entry holds it, and
+        registering the entry defines it (so importing an entry changes nothing)."""
         if value in _DEFINED:
             return _DEFINED[value]
         if not (value.isascii() and value.isalnum() and value.islower()):
             raise ValueError(f"a provider name is lower-case letters and digits, got {value!r}")
-        made = str.__new__(cls, value)
-        _DEFINED[value] = made
-        return made
+        return str.__new__(cls, value)
 
     @classmethod
     def forget(cls, value: str) -> None:
-        """Undefine a provider defined at run time (a test's toy cloud); built-ins stay."""
+        """Undefine a provider defined at run time (a cloud a test registered); built-ins stay."""
         if value in _BUILT_IN:
             raise ValueError(f"{value!r} is built in")
         _DEFINED.pop(value, None)

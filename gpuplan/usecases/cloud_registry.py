@@ -23,17 +23,20 @@ _ENTRIES: dict[Provider, CloudEntry] = {e.provider: e for e in ENTRIES}
 
 
 def register(entry: CloudEntry) -> None:
-    """Add (or replace) one cloud's entry, and its facts in :mod:`gpuplan.core.clouds`."""
+    """Add (or replace) one cloud's entry: its provider is defined, its facts go to
+    :mod:`gpuplan.core.clouds`."""
+    Provider.define(entry.provider)
     clouds.register(entry.facts)
     _ENTRIES[entry.provider] = entry
 
 
 def unregister(provider: Provider) -> None:
-    """Drop a cloud registered at run time (a test's toy cloud); built-ins stay."""
+    """Drop a cloud registered at run time (a cloud a test registered); built-ins stay."""
     if any(e.provider == provider for e in ENTRIES):
         raise ValueError(f"{provider.value} is built in")
     _ENTRIES.pop(provider, None)
     clouds.unregister(provider)
+    Provider.forget(provider.value)
 
 
 def entries() -> tuple[CloudEntry, ...]:
