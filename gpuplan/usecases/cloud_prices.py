@@ -10,7 +10,7 @@ imports its SDK only when called.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from gpuplan.core.discovery import Discovery
 from gpuplan.core.refresh import FetchResult
@@ -61,29 +61,42 @@ def aws_types(environ: Mapping[str, str]) -> Discoverer:
 
 def gcp_types(environ: Mapping[str, str]) -> Discoverer | None:
     """Compute Engine machine types of ``GPUPLAN_GCP_PROJECT``; None without it."""
-    project = environ.get(config.GCP_PROJECT_ENV)
-    if not project:
-        return None
-    endpoint = environ.get(config.GCP_COMPUTE_ENDPOINT_ENV) or None
-
-    def gcp(regions: tuple[str, ...], progress: Progress) -> Discovery:
-        from gpuplan.providers.pricing.gcp_discovery import discover_gcp_types
-
-        return discover_gcp_types(project, regions, endpoint=endpoint, progress=progress)
-
-    return gcp
+    return _scoped(environ, config.GCP_PROJECT_ENV, config.GCP_COMPUTE_ENDPOINT_ENV, _gcp_listing)
 
 
 def azure_types(environ: Mapping[str, str]) -> Discoverer | None:
     """Resource SKUs of ``AZURE_SUBSCRIPTION_ID``; None without it."""
-    subscription = environ.get(config.AZURE_SUBSCRIPTION_ENV)
-    if not subscription:
+    return _scoped(
+        environ, config.AZURE_SUBSCRIPTION_ENV, config.AZURE_ARM_ENDPOINT_ENV, _azure_listing
+    )
+
+
+Listing = Callable[[str, tuple[str, ...], str | None, Progress], Discovery]
+"""(project or subscription, regions, endpoint or None, progress) -> the listing."""
+
+
+def _scoped(
+    environ: Mapping[str, str], scope_env: str, endpoint_env: str, listing: Listing
+) -> Discoverer | None:
+    """The listing of the scope ``scope_env`` names (None when unset), at ``endpoint_env``."""
+    scope = environ.get(scope_env)
+    if not scope:
         return None
-    endpoint = environ.get(config.AZURE_ARM_ENDPOINT_ENV) or None
+    endpoint = environ.get(endpoint_env) or None
+    return lambda regions, progress: listing(scope, regions, endpoint, progress)
 
-    def azure(regions: tuple[str, ...], progress: Progress) -> Discovery:
-        from gpuplan.providers.pricing.azure_discovery import discover_azure_types
 
-        return discover_azure_types(subscription, regions, endpoint=endpoint, progress=progress)
+def _gcp_listing(
+    project: str, regions: tuple[str, ...], endpoint: str | None, progress: Progress
+) -> Discovery:
+    from gpuplan.providers.pricing.gcp_discovery import discover_gcp_types
 
-    return azure
+    return discover_gcp_types(project, regions, endpoint=endpoint, progress=progress)
+
+
+def _azure_listing(
+    subscription: str, regions: tuple[str, ...], endpoint: str | None, progress: Progress
+) -> Discovery:
+    from gpuplan.providers.pricing.azure_discovery import discover_azure_types
+
+    return discover_azure_types(subscription, regions, endpoint=endpoint, progress=progress)
