@@ -120,6 +120,9 @@ class Provider(str, metaclass=_Providers):
 
         return core_schema.no_info_plain_validator_function(
             validate,
+            json_schema_input_schema=core_schema.literal_schema(
+                [p.value for p in _DEFINED.values()]
+            ),
             serialization=core_schema.plain_serializer_function_ser_schema(
                 lambda p: p.value, when_used="json"
             ),
