@@ -1,4 +1,10 @@
-"""The registry's entries: AWS, GCP, Azure and the in-memory fake, one builder each.
+"""The built-in registry entries: AWS, GCP, Azure and the in-memory fake.
+
+Each :class:`~gpuplan.usecases.cloud_entry.CloudEntry` below is everything about its
+cloud (scope builder, actions and refusals, catalog file and region naming from
+:mod:`gpuplan.core.clouds`, price fetcher and type listing from
+:mod:`gpuplan.usecases.cloud_prices`, service names, permission file); the builders
+follow.
 
 Each builder reads its cloud's section of the policy (``scope.aws``, ``scope.gcp``,
 ``scope.azure``, and ``idle.metrics.<cloud>``), builds one adapter per scope (region,
