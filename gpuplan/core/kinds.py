@@ -39,7 +39,8 @@ class Provider(str, metaclass=_Providers):
     """A cloud's identity, as offers, instances and the registry name it.
 
     An open value type, not a closed enum: the three built-in constants below, and any
-    value a registry entry defines with :meth:`define` (its one place to add a cloud).
+    cloud whose registry entry holds a :meth:`named` value, which registering the entry
+    defines (the entry is the one place to add a cloud).
     It reads like the enum it replaces: ``Provider("aws") is Provider.AWS``, ``.value``
     and ``.name``, iteration over the defined clouds, ``ValueError`` for an unknown name,
     and it compares and serialises as its string value.
