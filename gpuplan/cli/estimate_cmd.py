@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -168,7 +168,7 @@ def _choices(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _listed(values: type[StrEnum], default: str | None) -> str:
+def _listed(values: Iterable[StrEnum | Provider], default: str | None) -> str:
     """Help text from the enum the parser resolves against: it never lists fewer."""
     words = [f"{v.value} (default)" if v.value == default else v.value for v in values]
     return ", ".join(words)

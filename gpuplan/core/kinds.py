@@ -1,4 +1,4 @@
-"""The catalog's enums and buying rules, free of pydantic.
+"""The catalog's enums, the provider value type and buying rules, free of pydantic.
 
 ``Precision``, ``Provider``, ``PricingModel`` and the block-sold models'
 :class:`ReservationRules` live here so that the estimate path (which needs them, and no
@@ -9,8 +9,10 @@ validation models) imports no pydantic. :mod:`gpuplan.core.gpus` and
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any, ClassVar
 
 
 class Precision(StrEnum):
@@ -23,10 +25,116 @@ class Precision(StrEnum):
     FP8 = "fp8"
 
 
-class Provider(StrEnum):
-    AWS = "aws"
-    GCP = "gcp"
-    AZURE = "azure"
+class _Providers(type):
+    """Iterating over :class:`Provider` gives every defined cloud, built-in ones first."""
+
+    def __iter__(cls) -> Iterator[Provider]:
+        return iter(tuple(_DEFINED.values()))
+
+    def __len__(cls) -> int:
+        return len(_DEFINED)
+
+
+class Provider(str, metaclass=_Providers):
+    """A cloud's identity, as offers, instances and the registry name it.
+
+    An open value type, not a closed enum: the three built-in constants below, and any
+    cloud whose registry entry holds a :meth:`named` value, which registering the entry
+    defines (the entry is the one place to add a cloud).
+    It reads like the enum it replaces: ``Provider("aws") is Provider.AWS``, ``.value``
+    and ``.name``, iteration over the defined clouds, ``ValueError`` for an unknown name,
+    and it compares and serialises as its string value.
+    """
+
+    __slots__ = ()
+    AWS: ClassVar[Provider]
+    GCP: ClassVar[Provider]
+    AZURE: ClassVar[Provider]
+
+    def __new__(cls, value: str) -> Provider:
+        found = _DEFINED.get(value)
+        if found is None:
+            raise ValueError(f"{value!r} is not a valid Provider")
+        return found
+
+    @classmethod
+    def define(cls, value: str) -> Provider:
+        """The provider named ``value`` (lower-case letters and digits), made if new; a
+        :class:`Provider` given is defined again as that very object (after :meth:`forget`)."""
+        name = str.__str__(value)
+        if name in _DEFINED:
+            return _DEFINED[name]
+        made = value if isinstance(value, Provider) else cls.named(name)
+        _DEFINED[name] = made
+        return made
+
+    @classmethod
+    def named(cls, value: str) -> Provider:
+        """A new cloud's provider value, not defined yet: a registry entry holds it, and
+        registering the entry defines it (so importing an entry changes nothing)."""
+        if value in _DEFINED:
+            return _DEFINED[value]
+        if not (value.isascii() and value.isalnum() and value.islower()):
+            raise ValueError(f"a provider name is lower-case letters and digits, got {value!r}")
+        return str.__new__(cls, value)
+
+    @classmethod
+    def forget(cls, value: str) -> None:
+        """Undefine a provider defined at run time (a cloud a test registered); built-ins stay."""
+        if value in _BUILT_IN:
+            raise ValueError(f"{value!r} is built in")
+        _DEFINED.pop(value, None)
+
+    @property
+    def value(self) -> str:
+        return str.__str__(self)
+
+    @property
+    def name(self) -> str:
+        return self.value.upper()
+
+    def __repr__(self) -> str:
+        return f"<Provider.{self.name}: {self.value!r}>"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    def __reduce__(self) -> tuple[type[Provider], tuple[str]]:
+        return (Provider, (self.value,))
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """Validates a defined provider's name (the enum's error otherwise), dumps its name."""
+        from pydantic_core import PydanticCustomError, core_schema
+
+        def validate(value: Any) -> Provider:
+            if isinstance(value, Provider):
+                return value
+            if isinstance(value, str) and value in _DEFINED:
+                return _DEFINED[value]
+            names = [repr(p.value) for p in _DEFINED.values()]
+            expected = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+            raise PydanticCustomError("enum", "Input should be {expected}", {"expected": expected})
+
+        return core_schema.no_info_plain_validator_function(
+            validate,
+            json_schema_input_schema=core_schema.literal_schema(
+                [p.value for p in _DEFINED.values()]
+            ),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                lambda p: p.value, when_used="json"
+            ),
+        )
+
+
+_DEFINED: dict[str, Provider] = {}
+Provider.AWS = Provider.define("aws")
+Provider.GCP = Provider.define("gcp")
+Provider.AZURE = Provider.define("azure")
+_BUILT_IN = frozenset(_DEFINED)
 
 
 class PricingModel(StrEnum):

@@ -1,12 +1,9 @@
 """Cloud regions: which names each provider has, and the geographic groups people ask for.
 
 ``--region europe`` means every European region of every cloud; ``--region eu-west-1``
-one region. Groups are decided from the region's name by each cloud's naming scheme
-(AWS ``eu-*``, GCP ``europe-*``, Azure ``westeurope``/``francecentral``...), so a region
-added later still lands in its group. The known-region lists below are the public
-regions each cloud documents (AWS "Regions and Zones", Google Cloud "Regions and zones",
-Azure "Azure geographies", read 2026-11); they let a typo be refused with close matches
-while a real region without GPU offers is still accepted.
+one region. Each cloud's naming (its documented regions, and the group a name falls in)
+is one of its facts (:class:`gpuplan.core.clouds.CloudFacts`, the naming schemes in
+:mod:`gpuplan.core.region_naming`); nothing here knows a cloud by name.
 
 Pure: strings in, strings out.
 """
@@ -15,138 +12,28 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
 
+from gpuplan.core.clouds import facts_of, registered
 from gpuplan.core.errors import InputError
-from gpuplan.core.offers import Provider
+from gpuplan.core.kinds import Provider
+from gpuplan.core.region_naming import GROUP_ALIASES, RegionGroup
 
-
-class RegionGroup(StrEnum):
-    """Geographic groups accepted wherever a region name is."""
-
-    US = "us"
-    CANADA = "canada"
-    SOUTH_AMERICA = "southamerica"
-    EUROPE = "europe"
-    ASIA = "asia"
-    OCEANIA = "oceania"
-    MIDDLE_EAST = "middleeast"
-    AFRICA = "africa"
-
-
-GROUP_ALIASES = {
-    "eu": RegionGroup.EUROPE,
-    "emea": RegionGroup.EUROPE,
-    "usa": RegionGroup.US,
-    "na": RegionGroup.US,
-    "apac": RegionGroup.ASIA,
-    "australia": RegionGroup.OCEANIA,
-    "latam": RegionGroup.SOUTH_AMERICA,
-    "me": RegionGroup.MIDDLE_EAST,
-}
-
-
-def _names(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-KNOWN_REGIONS: Mapping[Provider, frozenset[str]] = {
-    Provider.AWS: _names(
-        "us-east-1 us-east-2 us-west-1 us-west-2 us-gov-east-1 us-gov-west-1 ca-central-1 "
-        "ca-west-1 mx-central-1 sa-east-1 eu-central-1 eu-central-2 eu-west-1 eu-west-2 "
-        "eu-west-3 eu-north-1 eu-south-1 eu-south-2 ap-east-1 ap-south-1 ap-south-2 "
-        "ap-northeast-1 ap-northeast-2 ap-northeast-3 ap-southeast-1 ap-southeast-2 "
-        "ap-southeast-3 ap-southeast-4 ap-southeast-5 ap-southeast-7 me-south-1 me-central-1 "
-        "il-central-1 af-south-1"
-    ),
-    Provider.GCP: _names(
-        "us-central1 us-east1 us-east4 us-east5 us-south1 us-west1 us-west2 us-west3 us-west4 "
-        "northamerica-northeast1 northamerica-northeast2 northamerica-south1 "
-        "southamerica-east1 southamerica-west1 europe-central2 europe-north1 europe-north2 "
-        "europe-southwest1 europe-west1 europe-west2 europe-west3 europe-west4 europe-west6 "
-        "europe-west8 europe-west9 europe-west10 europe-west12 asia-east1 asia-east2 "
-        "asia-northeast1 asia-northeast2 asia-northeast3 asia-south1 asia-south2 "
-        "asia-southeast1 asia-southeast2 australia-southeast1 australia-southeast2 "
-        "me-central1 me-central2 me-west1 africa-south1"
-    ),
-    Provider.AZURE: _names(
-        "eastus eastus2 centralus northcentralus southcentralus westcentralus westus westus2 "
-        "westus3 canadacentral canadaeast brazilsouth mexicocentral northeurope westeurope "
-        "uksouth ukwest francecentral francesouth germanywestcentral germanynorth "
-        "swedencentral switzerlandnorth switzerlandwest norwayeast norwaywest polandcentral "
-        "italynorth spaincentral eastasia southeastasia japaneast japanwest koreacentral "
-        "koreasouth centralindia southindia westindia jioindiawest indonesiacentral "
-        "malaysiawest newzealandnorth australiaeast australiasoutheast australiacentral "
-        "uaenorth uaecentral qatarcentral israelcentral southafricanorth southafricawest"
-    ),
-}
-
-_AWS_PREFIX = {
-    "us": RegionGroup.US,
-    "ca": RegionGroup.CANADA,
-    "mx": RegionGroup.US,
-    "sa": RegionGroup.SOUTH_AMERICA,
-    "eu": RegionGroup.EUROPE,
-    "ap": RegionGroup.ASIA,
-    "me": RegionGroup.MIDDLE_EAST,
-    "il": RegionGroup.MIDDLE_EAST,
-    "af": RegionGroup.AFRICA,
-}
-_AWS_OCEANIA = frozenset({"ap-southeast-2", "ap-southeast-4", "ap-southeast-6"})
-_GCP_PREFIX = {
-    "us": RegionGroup.US,
-    "northamerica": RegionGroup.CANADA,
-    "southamerica": RegionGroup.SOUTH_AMERICA,
-    "europe": RegionGroup.EUROPE,
-    "asia": RegionGroup.ASIA,
-    "australia": RegionGroup.OCEANIA,
-    "me": RegionGroup.MIDDLE_EAST,
-    "africa": RegionGroup.AFRICA,
-}
-_GCP_SPECIAL = {"northamerica-south1": RegionGroup.US}  # Querétaro: with the US (as AWS mx-)
-_AZURE_WORDS: tuple[tuple[str, RegionGroup], ...] = (
-    ("us", RegionGroup.US),
-    ("mexico", RegionGroup.US),
-    ("canada", RegionGroup.CANADA),
-    ("brazil", RegionGroup.SOUTH_AMERICA),
-    ("europe", RegionGroup.EUROPE),
-    ("uk", RegionGroup.EUROPE),
-    ("france", RegionGroup.EUROPE),
-    ("germany", RegionGroup.EUROPE),
-    ("sweden", RegionGroup.EUROPE),
-    ("switzerland", RegionGroup.EUROPE),
-    ("norway", RegionGroup.EUROPE),
-    ("poland", RegionGroup.EUROPE),
-    ("italy", RegionGroup.EUROPE),
-    ("spain", RegionGroup.EUROPE),
-    ("asia", RegionGroup.ASIA),
-    ("japan", RegionGroup.ASIA),
-    ("korea", RegionGroup.ASIA),
-    ("india", RegionGroup.ASIA),
-    ("indonesia", RegionGroup.ASIA),
-    ("malaysia", RegionGroup.ASIA),
-    ("australia", RegionGroup.OCEANIA),
-    ("newzealand", RegionGroup.OCEANIA),
-    ("uae", RegionGroup.MIDDLE_EAST),
-    ("qatar", RegionGroup.MIDDLE_EAST),
-    ("israel", RegionGroup.MIDDLE_EAST),
-    ("southafrica", RegionGroup.AFRICA),
-)
+__all__ = [
+    "GROUP_ALIASES",
+    "RegionGroup",
+    "close_matches",
+    "expand_regions",
+    "known_regions",
+    "parse_group",
+    "provider_region_problem",
+    "region_group",
+    "unknown_region_error",
+]
 
 
 def region_group(provider: Provider, region: str) -> RegionGroup | None:
     """The geographic group of ``region`` by the provider's naming scheme; None if unknown."""
-    name = region.strip().lower()
-    if provider is Provider.AWS:
-        if name in _AWS_OCEANIA:
-            return RegionGroup.OCEANIA
-        return _AWS_PREFIX.get(name.split("-", 1)[0])
-    if provider is Provider.GCP:
-        return _GCP_SPECIAL.get(name) or _GCP_PREFIX.get(name.split("-", 1)[0])
-    for word, group in _AZURE_WORDS:
-        if word in name and not (word == "us" and "australia" in name):
-            return group
-    return None
+    return facts_of(provider).regions.group(region.strip().lower())
 
 
 def parse_group(word: str) -> RegionGroup | None:
@@ -162,8 +49,8 @@ def parse_group(word: str) -> RegionGroup | None:
 
 def known_regions(provider: Provider | None = None, extra: Iterable[str] = ()) -> set[str]:
     """The documented regions of one provider (or all), plus ``extra`` (e.g. the catalog's)."""
-    providers = [provider] if provider is not None else list(Provider)
-    out = {r for p in providers for r in KNOWN_REGIONS[p]}
+    providers = [provider] if provider is not None else registered()
+    out = {r for p in providers for r in facts_of(p).regions.known}
     out.update(extra)
     return out
 
@@ -210,11 +97,12 @@ def expand_regions(
 def provider_region_problem(provider: Provider, region: str) -> str | None:
     """Why ``region`` is not a region of ``provider`` (another cloud's, or a typo); None if ok."""
     name = region.strip().lower()
-    if name in KNOWN_REGIONS[provider]:
+    known = facts_of(provider).regions.known
+    if name in known:
         return None
-    owners = [p.value for p in Provider if name in KNOWN_REGIONS[p]]
+    owners = [p.value for p in registered() if name in facts_of(p).regions.known]
     if owners:
         return f"{region!r} is a region of {'/'.join(owners)}, not of {provider.value}"
-    matches = close_matches(name, KNOWN_REGIONS[provider])
+    matches = close_matches(name, known)
     hint = f"; did you mean {', '.join(matches)}?" if matches else ""
     return f"unknown {provider.value} region {region!r}{hint}"

@@ -5,7 +5,8 @@ Where the files come from (one rule, for reading and for ``catalog refresh``/``i
 - The *catalog directory* is ``--catalog-dir`` (the ``directory`` argument), else
   ``$GPUPLAN_CATALOG_DIR``, else the user catalog in the XDG data dir
   (``~/.local/share/gpuplan/catalog`` on Linux, via platformdirs).
-- Each file (``gpus.toml``, ``aws.csv``, ``gcp.csv``, ``azure.csv``) is read from the
+- Each file (``gpus.toml``, and each cloud's catalog file as its registry entry names it:
+  ``aws.csv``, ``gcp.csv``, ``azure.csv``) is read from the
   catalog directory when it is there, else from the bundled data. The overlay is per
   whole file: a refreshed ``aws.csv`` replaces the bundled AWS offers entirely (it
   already carries forward what was not refreshed), so offers removed upstream do not
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuplan.core.catalog import Catalog, stale_notice
+from gpuplan.core.clouds import facts_of, registered
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpu_names import GpuTable
 from gpuplan.core.kinds import Provider
@@ -37,7 +39,6 @@ from gpuplan.loaders.paths import CATALOG_DIR_ENV, bundled_pricing_dir
 if TYPE_CHECKING:
     from gpuplan.core.offers import Offer
 
-PROVIDER_FILES = {Provider.AWS: "aws.csv", Provider.GCP: "gcp.csv", Provider.AZURE: "azure.csv"}
 BUNDLED = "bundled"
 GPU_FILE = "gpus.toml"
 
@@ -93,14 +94,16 @@ def load_catalog(
     directory: str | os.PathLike[str] | None = None,
     *,
     now: datetime | None = None,
-    providers: tuple[Provider, ...] = tuple(Provider),
+    providers: tuple[Provider, ...] | None = None,
     fast: bool = False,
 ) -> Catalog:
     """Read and validate the catalog: files in the catalog directory over the bundled ones.
 
-    ``now`` enables the staleness notice; without it no age check is made. ``fast`` (the
-    estimate path) reads well-formed files into plain rows without pydantic and leaves
-    anything unusual to the validated reader: same offers, same errors.
+    ``providers``: the clouds to read (default: every registered one, each from the
+    catalog file its entry names, :mod:`gpuplan.core.clouds`). ``now`` enables the
+    staleness notice; without it no age check is made. ``fast`` (the estimate path) reads
+    well-formed files into plain rows without pydantic and leaves anything unusual to the
+    validated reader: same offers, same errors.
     """
     root = user_catalog_dir(directory)
     # A folder named on purpose (flag, environment) is the catalog the user wants; only the
@@ -110,8 +113,8 @@ def load_catalog(
     gpus = load_gpus(directory, fast=fast)
     offers: list[Offer] = []
     notices: list[str] = []
-    for provider in providers:
-        path, origin = catalog_file(PROVIDER_FILES[provider], root, bundled)
+    for provider in registered() if providers is None else providers:
+        path, origin = catalog_file(facts_of(provider).catalog_file, root, bundled)
         if not path.exists():
             notices.append(f"{path}: missing; no {provider.value} offers")
             continue

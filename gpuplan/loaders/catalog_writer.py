@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 
+from gpuplan.core.clouds import facts_of
 from gpuplan.core.offers import BASE_MODELS, Offer, PricingModel, Provider
 
 SHAPE_COLUMNS = (
@@ -35,7 +36,6 @@ SHAPE_COLUMNS = (
     "network_gbps",
 )
 TAIL_COLUMNS = ("spot_zone", "as_of", "source")
-FILE_NAMES = {Provider.AWS: "aws.csv", Provider.GCP: "gcp.csv", Provider.AZURE: "azure.csv"}
 
 
 def provider_csv(offers: Sequence[Offer]) -> str:
@@ -110,9 +110,10 @@ def _number(value: float) -> str:
 
 
 def write_provider_file(directory: Path, provider: Provider, offers: Sequence[Offer]) -> Path:
-    """Atomically replace ``directory/<provider>.csv`` with ``offers``; returns the path."""
+    """Atomically replace the provider's catalog file (its entry's ``catalog_file``) in
+    ``directory`` with ``offers``; returns the path."""
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # files: mkstemp's 0600
-    target = directory / FILE_NAMES[provider]
+    target = directory / facts_of(provider).catalog_file
     text = provider_csv(offers)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:

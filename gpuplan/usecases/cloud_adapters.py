@@ -1,4 +1,10 @@
-"""The registry's entries: AWS, GCP, Azure and the in-memory fake, one builder each.
+"""The built-in registry entries: AWS, GCP, Azure and the in-memory fake.
+
+Each :class:`~gpuplan.usecases.cloud_entry.CloudEntry` below is everything about its
+cloud (scope builder, actions and refusals, catalog file and region naming from
+:mod:`gpuplan.core.clouds`, price fetcher and type listing from
+:mod:`gpuplan.usecases.cloud_prices`, service names, permission file); the builders
+follow.
 
 Each builder reads its cloud's section of the policy (``scope.aws``, ``scope.gcp``,
 ``scope.azure``, and ``idle.metrics.<cloud>``), builds one adapter per scope (region,
@@ -20,12 +26,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gpuplan.core import clouds
 from gpuplan.core.errors import InputError
 from gpuplan.core.fleet import Action
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy.models import OrgUnits
 from gpuplan.providers.base import LifecycleProvider
-from gpuplan.usecases.providers import BuildContext, CloudEntry, Scopes
+from gpuplan.providers.found import FoundScopes
+from gpuplan.usecases import cloud_prices
+from gpuplan.usecases.cloud_entry import (
+    FAKE_FLEET_ENV,
+    BuildContext,
+    CloudEntry,
+    Scopes,
+    Service,
+)
 
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy
@@ -63,7 +78,7 @@ def _member_scopes(session: Any, scope: AwsScope, options: dict[str, Any]) -> Sc
 
     home = scope.regions[0]
     config = client_config()
-    found = orgs.Accounts()
+    found = FoundScopes()
     if scope.accounts == "all":
         org = session.client("organizations", region_name=home, config=config)
         found.ids = orgs.all_accounts(org)
@@ -132,12 +147,12 @@ def gcp_scopes(context: BuildContext, *, credentials: Any = None) -> dict[str, L
     )
 
 
-def _gcp_projects(scope: GcpScope, credentials: Any) -> Any:
+def _gcp_projects(scope: GcpScope, credentials: Any) -> FoundScopes:
     """The listed projects, or those Resource Manager finds (sorted, with problems)."""
     from gpuplan.providers.gcp import projects
 
     if not scope.discovers:
-        return projects.Projects(list(dict.fromkeys(scope.projects)))
+        return FoundScopes(list(dict.fromkeys(scope.projects)))
     manager = projects.make_resource_manager(scope.resource_manager_endpoint, credentials)
     return projects.discover(
         manager,
@@ -191,13 +206,13 @@ def azure_scopes(context: BuildContext, *, credential: Any = None) -> dict[str, 
     )
 
 
-def _azure_subscriptions(scope: AzureScope, credential: Any) -> Any:
+def _azure_subscriptions(scope: AzureScope, credential: Any) -> FoundScopes:
     """The listed subscriptions, or those the identity reads (sorted, with problems)."""
     from gpuplan.providers.azure.provider import PUBLIC_ARM
-    from gpuplan.providers.azure.subscriptions import Subscriptions, discover
+    from gpuplan.providers.azure.subscriptions import discover
 
     if isinstance(scope.subscriptions, list):
-        return Subscriptions(list(dict.fromkeys(scope.subscriptions)))
+        return FoundScopes(list(dict.fromkeys(scope.subscriptions)))
     return discover(
         credential,
         arm_endpoint=(scope.arm_endpoint or PUBLIC_ARM).rstrip("/"),
@@ -208,13 +223,12 @@ def _azure_subscriptions(scope: AzureScope, credential: Any) -> Any:
 def fake_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
     """Every cloud of the policy from the ``GPUPLAN_FAKE_FLEET`` file, one fake each."""
     from gpuplan.providers.fake import fake_providers
-    from gpuplan.usecases.providers import FAKE_FLEET_ENV
 
     path = context.environ[FAKE_FLEET_ENV]
     return {f.scope: f for f in fake_providers(path, context.policy.scope.providers)}
 
 
-_REFUSED = "refused: not an action of this cloud"
+_NOT_HERE = "not an action of this cloud"
 ENTRIES = (
     CloudEntry(
         Provider.AWS,
@@ -222,40 +236,66 @@ ENTRIES = (
         actions={
             Action.STOP: "StopInstances",
             Action.HIBERNATE: "StopInstances Hibernate=true",
-            Action.SUSPEND: _REFUSED,
-            Action.DEALLOCATE: _REFUSED,
             Action.TERMINATE: "TerminateInstances",
         },
-        catalog_file="aws.csv",
+        refusals={Action.SUSPEND: _NOT_HERE, Action.DEALLOCATE: _NOT_HERE},
+        catalog_file=clouds.AWS.catalog_file,
         permission_file="deploy/aws-iam-policy.json",
+        regions=clouds.AWS.regions,
+        prices=cloud_prices.aws_prices,
+        price_source="AWS Price List API + EC2 spot price history",
+        discoverer=cloud_prices.aws_types,
+        services={Service.LISTING: "ec2", Service.METRICS: "cloudwatch"},
+        nothing_found="scope discovered no accounts (an empty OU, or exclude_accounts covers "
+        "every account): nothing was surveyed",
     ),
     CloudEntry(
         Provider.GCP,
         gcp_scopes,
         actions={
             Action.STOP: "instances.stop",
-            Action.HIBERNATE: "refused: GCP's memory-preserving stop is suspend",
             Action.SUSPEND: "instances.suspend",
-            Action.DEALLOCATE: _REFUSED,
             Action.TERMINATE: "instances.delete",
         },
-        catalog_file="gcp.csv",
+        refusals={
+            Action.HIBERNATE: "GCP's memory-preserving stop is suspend",
+            Action.DEALLOCATE: _NOT_HERE,
+        },
+        catalog_file=clouds.GCP.catalog_file,
         permission_file="deploy/gcp-custom-role.yaml",
+        regions=clouds.GCP.regions,
+        prices=cloud_prices.gcp_prices,
+        price_source="Cloud Billing Catalog API",
+        discoverer=cloud_prices.gcp_types,
+        services={Service.LISTING: "compute", Service.METRICS: "monitoring"},
+        nothing_found="scope discovered no projects (the folders or organisation hold no "
+        "active project, or project_labels match none): nothing was surveyed",
     ),
     CloudEntry(
         Provider.AZURE,
         azure_scopes,
         actions={
             Action.STOP: "virtualMachines.deallocate (a powered-off VM still bills)",
-            Action.HIBERNATE: "refused: not offered by gpuplan on Azure yet",
-            Action.SUSPEND: _REFUSED,
             Action.DEALLOCATE: "virtualMachines.deallocate",
             Action.TERMINATE: "virtualMachines.delete",
         },
-        catalog_file="azure.csv",
+        refusals={
+            Action.HIBERNATE: "not offered by gpuplan on Azure yet",
+            Action.SUSPEND: _NOT_HERE,
+        },
+        catalog_file=clouds.AZURE.catalog_file,
         permission_file="deploy/azure-role-definition.json",
+        regions=clouds.AZURE.regions,
+        prices=cloud_prices.azure_prices,
+        price_source="Azure Retail Prices API",
+        discoverer=cloud_prices.azure_types,
+        services={Service.LISTING: "compute", Service.METRICS: "monitor"},
+        nothing_found="scope discovered no subscriptions (the management groups hold none "
+        "the identity can read): nothing was surveyed",
     ),
 )
+"""The built-in clouds; :mod:`gpuplan.usecases.cloud_registry` adds any registered later."""
+
 FAKE_ENTRY = CloudEntry(
     Provider.AWS,
     fake_scopes,

@@ -29,12 +29,13 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from enum import StrEnum
 from types import TracebackType
 from typing import Generic, TypeVar
 
 from gpuplan.core.errors import InputError
 from gpuplan.core.kinds import Provider
+from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.cloud_entry import Service as Service  # re-exported: callers' name
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -49,24 +50,15 @@ CONCURRENCY_ENV = "GPUPLAN_CONCURRENCY"
 SERVICE_LIMITS_ENV = "GPUPLAN_SERVICE_LIMITS"
 
 
-class Service(StrEnum):
-    """What a scope task asks a cloud for."""
-
-    LISTING = "listing"
-    METRICS = "metrics"
-
-
-SERVICE_NAMES: Mapping[tuple[Provider, Service], str] = {
-    (Provider.AWS, Service.LISTING): "ec2",
-    (Provider.AWS, Service.METRICS): "cloudwatch",
-    (Provider.GCP, Service.LISTING): "compute",
-    (Provider.GCP, Service.METRICS): "monitoring",
-    (Provider.AZURE, Service.LISTING): "compute",
-    (Provider.AZURE, Service.METRICS): "monitor",
-}
-"""The service behind each kind of call, as named in ``GPUPLAN_SERVICE_LIMITS``
-(``aws.cloudwatch=8``). A policy that reads Prometheus still counts its queries under
-the cloud's metrics service."""
+def service_names() -> dict[tuple[Provider, Service], str]:
+    """The service behind each kind of call, as named in ``GPUPLAN_SERVICE_LIMITS``
+    (``aws.cloudwatch=8``): each registered entry's ``services``. A policy that reads
+    Prometheus still counts its queries under the cloud's metrics service."""
+    return {
+        (e.provider, kind): name
+        for e in cloud_registry.entries()
+        for kind, name in e.services.items()
+    }
 
 
 def parse_workers(text: str, source: str = "--concurrency") -> int:
@@ -83,7 +75,7 @@ def parse_workers(text: str, source: str = "--concurrency") -> int:
 
 def parse_service_limits(text: str, source: str = SERVICE_LIMITS_ENV) -> dict[str, int]:
     """``aws.cloudwatch=8,gcp.monitoring=4`` -> {"aws.cloudwatch": 8, ...}; InputError."""
-    known = {f"{p.value}.{name}" for (p, _), name in SERVICE_NAMES.items()}
+    known = {f"{p.value}.{name}" for (p, _), name in service_names().items()}
     out: dict[str, int] = {}
     for part in (p.strip() for p in text.split(",")):
         if not part:
@@ -115,7 +107,9 @@ class ServiceLimits:
 
     @staticmethod
     def key(provider: Provider, service: Service) -> str:
-        return f"{provider.value}.{SERVICE_NAMES.get((provider, service), service.value)}"
+        entry = cloud_registry.entries_by_provider().get(provider)
+        name = entry.services.get(service) if entry is not None else None
+        return f"{provider.value}.{name or service.value}"
 
     def semaphore(self, provider: Provider, service: Service) -> threading.BoundedSemaphore:
         key = self.key(provider, service)

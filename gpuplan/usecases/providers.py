@@ -1,10 +1,12 @@
 """The provider registry: one entry per cloud, and the one fleet builder every command uses.
 
-Each :class:`CloudEntry` owns everything gpuplan knows about one cloud at the seam: its
-policy scope section, the per-scope adapter builder (an AWS region, a GCP project, an
-Azure subscription), the actions it carries out, its catalog file and its permission
-file. Builders import their SDK inside themselves, so building the registry loads no
-SDK. Adding a cloud means adding its ``providers/<cloud>/`` package and one entry here.
+Each :class:`CloudEntry` (:mod:`gpuplan.usecases.cloud_entry`) owns everything gpuplan
+knows about one cloud: the per-scope adapter builder (an AWS region, a GCP project, an
+Azure subscription), the actions it carries out and refuses, its catalog file, region
+naming, price fetcher, type discoverer, service names and permission file. Builders
+import their SDK inside themselves, so building the registry loads no SDK. Adding a
+cloud means adding its ``providers/<cloud>/`` package and one entry
+(:mod:`gpuplan.usecases.cloud_registry`).
 
 :func:`build_fleet` is the only way from a policy to adapters (``budget``, ``fleet``,
 ``stop-idle``, ``snooze``, ``savings``, the TUI): one adapter per scope, and a problem
@@ -17,65 +19,36 @@ and demo hook).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import Action
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
 from gpuplan.providers.base import LifecycleProvider, MetricsSource
+from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
+from gpuplan.usecases.cloud_entry import (
+    FAKE_FLEET_ENV,
+    BuildContext,
+    CloudEntry,
+    ScopeBuilder,
+    Scopes,
+)
 
-FAKE_FLEET_ENV = "GPUPLAN_FAKE_FLEET"
-
-
-@dataclass(frozen=True)
-class BuildContext:
-    """What a builder may read: the policy, the catalog, the metrics source, the env."""
-
-    policy: Policy
-    catalog: Catalog | None
-    metrics: MetricsSource | None
-    environ: Mapping[str, str]
-
-
-class Scopes(dict[str, LifecycleProvider]):
-    """A builder's adapters by scope name, with a problem line for each scope it knows of
-    but could not build (a folder it may not list, a subscription it may not read).
-
-    A plain dict is a builder answer too (no problems): builders that discover scopes
-    return this, and the registry carries its problems into :class:`Fleet`.
-    """
-
-    def __init__(
-        self,
-        adapters: Mapping[str, LifecycleProvider] | None = None,
-        problems: Sequence[str] = (),
-    ) -> None:
-        super().__init__(adapters or {})
-        self.problems: list[str] = list(problems)
-
-
-ScopeBuilder = Callable[[BuildContext], dict[str, LifecycleProvider]]
-"""``context -> {scope name: adapter}`` (or :class:`Scopes`, with problems); raises
-GpuplanError when the cloud cannot be reached at all (credentials, profile)."""
-
-
-@dataclass(frozen=True)
-class CloudEntry:
-    """Everything about one cloud that the rest of gpuplan may ask for."""
-
-    provider: Provider
-    scopes: ScopeBuilder
-    actions: Mapping[Action, str]
-    """Every acting action -> how it is carried out here, or ``"refused: why"``."""
-    catalog_file: str
-    permission_file: str
-    metrics_sources: tuple[str, ...] = ("native", "prometheus")
-
-    def handles(self, action: Action) -> bool:
-        return not self.actions.get(action, "refused").startswith("refused")
+__all__ = [
+    "FAKE_FLEET_ENV",
+    "BuildContext",
+    "CloudEntry",
+    "Fleet",
+    "ProviderRegistry",
+    "ScopeBuilder",
+    "Scopes",
+    "build_fleet",
+    "default_registry",
+    "metrics_source",
+]
 
 
 @dataclass
@@ -103,8 +76,6 @@ class ProviderRegistry:
         metrics = metrics_source(policy)
         context = BuildContext(policy, catalog, metrics, environ)
         if environ.get(FAKE_FLEET_ENV):
-            from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
-
             return Fleet(list(FAKE_ENTRY.scopes(context).values()))
         fleet = Fleet()
         for provider in policy.scope.providers:
@@ -121,19 +92,8 @@ class ProviderRegistry:
             if isinstance(built, Scopes):
                 fleet.problems.extend(_named(provider, p) for p in built.problems)
             if not built and not (isinstance(built, Scopes) and built.problems):
-                fleet.problems.append(f"{provider.value}: {NOTHING_FOUND[provider]}")
+                fleet.problems.append(f"{provider.value}: {entry.nothing_found}")
         return fleet
-
-
-NOTHING_FOUND = {
-    Provider.AWS: "scope discovered no accounts (an empty OU, or exclude_accounts covers "
-    "every account): nothing was surveyed",
-    Provider.GCP: "scope discovered no projects (the folders or organisation hold no active "
-    "project, or project_labels match none): nothing was surveyed",
-    Provider.AZURE: "scope discovered no subscriptions (the management groups hold none the "
-    "identity can read): nothing was surveyed",
-}
-"""A cloud section that finds nothing to survey is a problem (exit 1), never a quiet 0."""
 
 
 def _named(provider: Provider, message: str) -> str:
@@ -162,10 +122,8 @@ def metrics_source(policy: Policy) -> MetricsSource | None:
 
 
 def default_registry() -> ProviderRegistry:
-    """The registry with every real cloud this installation has."""
-    from gpuplan.usecases.cloud_adapters import ENTRIES
-
-    return ProviderRegistry({e.provider: e for e in ENTRIES})
+    """The registry with every cloud registered (:mod:`gpuplan.usecases.cloud_registry`)."""
+    return ProviderRegistry({e.provider: e for e in cloud_registry.entries()})
 
 
 def build_fleet(

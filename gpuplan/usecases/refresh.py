@@ -11,7 +11,7 @@ rest is still written. ``dry_run`` computes and reports everything and writes no
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -36,33 +36,14 @@ from gpuplan.core.wording import plural
 from gpuplan.loaders.catalog import load_catalog, user_catalog_dir
 from gpuplan.loaders.catalog_writer import write_provider_file
 from gpuplan.providers.pricing import Progress, no_progress
+from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.cloud_entry import Discoverer, Fetcher
+from gpuplan.usecases.cloud_entry import FetchRequest as FetchRequest  # re-exported
 from gpuplan.usecases.refresh_discovery import (
-    Discoverer,
     default_discoverers,
     discover,
     report_discovery,
 )
-
-
-@dataclass(frozen=True)
-class FetchRequest:
-    regions: tuple[str, ...]
-    instance_types: tuple[str, ...]
-    shapes: Mapping[str, Offer]
-    now: datetime
-    progress: Progress
-    known: Mapping[tuple[str, str], frozenset[PricingModel]] = field(default_factory=dict)
-    """(instance type, region) -> pricing models, as the catalog has them: where a price
-    API cannot say what a region sells (GCP SKUs are per family), only these are priced."""
-
-
-Fetcher = Callable[[FetchRequest], FetchResult]
-
-SOURCES = {
-    Provider.AWS: "AWS Price List API + EC2 spot price history",
-    Provider.AZURE: "Azure Retail Prices API",
-    Provider.GCP: "Cloud Billing Catalog API",
-}
 
 
 @dataclass(frozen=True)
@@ -109,32 +90,8 @@ class RefreshReport:
 
 
 def default_fetchers() -> dict[Provider, Fetcher]:
-    """The real price APIs; each imports its SDK only when called."""
-
-    def azure(req: FetchRequest) -> FetchResult:
-        from gpuplan.providers.pricing import azure as az
-
-        endpoint = os.environ.get(az.ENDPOINT_ENV) or az.DEFAULT_ENDPOINT
-        return az.fetch_azure_prices(
-            req.regions, req.instance_types, endpoint=endpoint, progress=req.progress
-        )
-
-    def aws(req: FetchRequest) -> FetchResult:
-        from gpuplan.providers.pricing import aws as aws_prices
-
-        return aws_prices.fetch_aws_prices(
-            req.regions, req.instance_types, now=req.now, progress=req.progress
-        )
-
-    def gcp(req: FetchRequest) -> FetchResult:
-        from gpuplan.providers.pricing import gcp as gcp_prices
-
-        endpoint = os.environ.get(gcp_prices.ENDPOINT_ENV) or None
-        return gcp_prices.fetch_gcp_prices(
-            req.regions, req.shapes, known=req.known, endpoint=endpoint, progress=req.progress
-        )
-
-    return {Provider.AWS: aws, Provider.AZURE: azure, Provider.GCP: gcp}
+    """Every registered cloud's price API; each imports its SDK only when called."""
+    return cloud_registry.fetchers()
 
 
 @dataclass(frozen=True)
@@ -247,7 +204,7 @@ def apply_quotes(
         shapes if shapes is not None else shapes_by_type(current),
         quotes,
         as_of=as_of,
-        source=source or SOURCES[provider],
+        source=source or cloud_registry.entry_of(provider).price_source,
         reject_region=reject_region,
     )
     rejected = {p.region for p in problems if p.severity is Severity.ERROR}

@@ -10,58 +10,24 @@ catalog types the API no longer lists.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuplan.core.discovery import Discovery, NewShapes, missing_types
 from gpuplan.core.offers import Offer, Provider
 from gpuplan.core.refresh import Problem, Severity
 from gpuplan.providers.pricing import Progress
+from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.cloud_entry import Discoverer
 
 if TYPE_CHECKING:
     from gpuplan.usecases.refresh import ProviderOutcome
 
-Discoverer = Callable[[tuple[str, ...], Progress], Discovery]
-"""Lists the GPU instance types of the given regions."""
-
 
 def default_discoverers() -> dict[Provider, Discoverer]:
-    """The providers' own listing APIs, where configured; each imports its SDK when called.
-
-    AWS always (the boto3 credential chain); GCP when ``GPUPLAN_GCP_PROJECT`` names a
-    project; Azure when ``AZURE_SUBSCRIPTION_ID`` names a subscription.
-    """
-    from gpuplan.providers.pricing import discovery_config as config
-
-    found: dict[Provider, Discoverer] = {}
-
-    def aws(regions: tuple[str, ...], progress: Progress) -> Discovery:
-        from gpuplan.providers.pricing.aws_discovery import discover_aws_types
-
-        return discover_aws_types(regions, progress=progress)
-
-    found[Provider.AWS] = aws
-    project = os.environ.get(config.GCP_PROJECT_ENV)
-    if project:
-
-        def gcp(regions: tuple[str, ...], progress: Progress) -> Discovery:
-            from gpuplan.providers.pricing.gcp_discovery import discover_gcp_types
-
-            endpoint = os.environ.get(config.GCP_COMPUTE_ENDPOINT_ENV) or None
-            return discover_gcp_types(project, regions, endpoint=endpoint, progress=progress)
-
-        found[Provider.GCP] = gcp
-    subscription = os.environ.get(config.AZURE_SUBSCRIPTION_ENV)
-    if subscription:
-
-        def azure(regions: tuple[str, ...], progress: Progress) -> Discovery:
-            from gpuplan.providers.pricing.azure_discovery import discover_azure_types
-
-            endpoint = os.environ.get(config.AZURE_ARM_ENDPOINT_ENV) or None
-            return discover_azure_types(subscription, regions, endpoint=endpoint, progress=progress)
-
-        found[Provider.AZURE] = azure
-    return found
+    """The registered clouds' own listing APIs, where the environment configures them
+    (each entry's ``discoverer``); each imports its SDK when called."""
+    return cloud_registry.discoverers(os.environ)
 
 
 def discover(

@@ -16,22 +16,14 @@ child OUs. Accounts come out sorted and once each, whatever the order of the tre
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from gpuplan.providers.base import ProviderError
+from gpuplan.providers.found import FoundScopes
 
 ACTIVE = "ACTIVE"
-
-
-@dataclass
-class Accounts:
-    """Account ids found (sorted), and a problem line per OU that could not be read."""
-
-    ids: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
 
 
 def all_accounts(org: Any) -> list[str]:
@@ -44,10 +36,10 @@ def all_accounts(org: Any) -> list[str]:
     return sorted(found)
 
 
-def accounts_under(org: Any, ous: Sequence[str]) -> Accounts:
+def accounts_under(org: Any, ous: Sequence[str]) -> FoundScopes:
     """ACTIVE accounts under each OU and its child OUs; an OU that cannot be read is a
     problem line naming it, and the other OUs are still walked."""
-    out = Accounts()
+    out = FoundScopes()
     found: set[str] = set()
     for ou in ous:
         try:

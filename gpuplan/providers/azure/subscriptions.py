@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplan.providers.base import ProviderError
+from gpuplan.providers.found import FoundScopes
 
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential
@@ -36,21 +36,13 @@ RUNNING_STATES = frozenset({"enabled", "warned", "pastdue"})
 """Subscription states in which VMs can run (and bill)."""
 
 
-@dataclass
-class Subscriptions:
-    """Subscription ids found (sorted), and a problem line per gap."""
-
-    ids: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-
 def discover(
     credential: TokenCredential,
     *,
     arm_endpoint: str,
     management_groups: Sequence[str] = (),
     retry_total: int = 6,
-) -> Subscriptions:
+) -> FoundScopes:
     """Every readable running subscription, or those under ``management_groups``.
 
     Raises ProviderError when the subscription list itself cannot be read.
@@ -63,8 +55,8 @@ def discover(
     readable = _readable(credential, options)
     running = {s for s, state in readable.items() if state in RUNNING_STATES}
     if not management_groups:
-        return Subscriptions(sorted(running))
-    out = Subscriptions()
+        return FoundScopes(sorted(running))
+    out = FoundScopes()
     under: dict[str, str] = {}
     for group in management_groups:
         found = _guard(

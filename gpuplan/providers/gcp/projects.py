@@ -22,10 +22,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplan.providers.base import ProviderError
+from gpuplan.providers.found import FoundScopes
 from gpuplan.providers.gcp.clients import read_retry, sdk_errors
 
 if TYPE_CHECKING:
@@ -34,14 +35,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _REQUEST = re.compile(r"^(GET|POST) \S+: ")
-
-
-@dataclass
-class Projects:
-    """Project ids found (sorted), and a problem line per node that could not be read."""
-
-    ids: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -90,7 +83,7 @@ def discover(
     labels: Mapping[str, str] | None = None,
     retry_initial_s: float = 1.0,
     retry_timeout_s: float = 60.0,
-) -> Projects:
+) -> FoundScopes:
     """ACTIVE projects under ``parents`` (recursively), carrying every label in ``labels``.
 
     No parents: a search on the labels across every project the identity may see; that
@@ -100,8 +93,8 @@ def discover(
     retry = read_retry(retry_initial_s, retry_timeout_s)
     if not parents:
         found = _search(rm, wanted, retry)
-        return Projects(sorted({_id(p) for p in found if _keep(p, wanted)}))
-    out = Projects()
+        return FoundScopes(sorted({_id(p) for p in found if _keep(p, wanted)}))
+    out = FoundScopes()
     ids: set[str] = set()
     for parent in parents:
         ids.update(_id(p) for p in _walk(rm, parent, retry, out.problems) if _keep(p, wanted))

@@ -1,5 +1,8 @@
 """One backend per registry entry, behind one small interface, for the contract suite.
 
+The backends are parametrised over the registry's entries (:data:`BACKENDS`), each
+through its wire fake in :data:`WIRE_FAKES`: an entry without one fails the suite.
+
 AWS runs on moto, GCP and Azure on the wire fakes (Compute REST and Monitoring gRPC,
 ARM over TLS), the fake in memory. Each backend builds a scenario case its own way
 (an instance with its agent's samples), optionally with local storage that actions
@@ -8,7 +11,7 @@ erase, and lists adapters the way the registry entry's builder would for its sco
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Protocol
@@ -21,7 +24,8 @@ from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.providers.aws.provider import AwsProvider
 from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.fake import FakeProvider
-from gpuplan.usecases.cloud_adapters import ENTRIES, FAKE_ENTRY
+from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
 from gpuplan.usecases.providers import CloudEntry
 from tests.fakes.aws_world import World
 from tests.fakes.azure_world import SUB, AzureWorld, azure  # noqa: F401
@@ -40,7 +44,7 @@ class Backend(Protocol):
     def adapters(self) -> list[LifecycleProvider]: ...
 
 
-BY_PROVIDER = {e.provider: e for e in ENTRIES}
+BY_PROVIDER = cloud_registry.entries_by_provider()
 
 
 @dataclass
@@ -138,24 +142,46 @@ class FakeBackend:
         return [self.fake]
 
 
-@pytest.fixture(params=["aws", "gcp", "azure", "fake"])
-def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
-    kind = request.param
-    if kind == "aws":
-        request.getfixturevalue("aws_env")
-        from moto import mock_aws
+def _aws(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    request.getfixturevalue("aws_env")
+    from moto import mock_aws
 
-        with mock_aws():
-            world = World(boto3.Session(region_name="us-east-1"))
-            yield AwsBackend(world, request.getfixturevalue("catalog"))
-    elif kind == "gcp":
-        yield GcpBackend(request.getfixturevalue("gcp"))
-    elif kind == "azure":
-        yield AzureBackend(request.getfixturevalue("azure"))
-    else:
+    with mock_aws():
+        world = World(boto3.Session(region_name="us-east-1"))
+        yield AwsBackend(world, request.getfixturevalue("catalog"))
+
+
+def _gcp(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    yield GcpBackend(request.getfixturevalue("gcp"))
+
+
+def _azure(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    yield AzureBackend(request.getfixturevalue("azure"))
+
+
+WIRE_FAKES: dict[Provider, Callable[[pytest.FixtureRequest], Iterator[Backend]]] = {
+    Provider.AWS: _aws,
+    Provider.GCP: _gcp,
+    Provider.AZURE: _azure,
+}
+"""Each registry entry's wire fake: the suite fails for an entry that has none."""
+
+FAKE = "fake"
+BACKENDS = [*(e.provider.value for e in cloud_registry.entries()), FAKE]
+"""The contract suite's backends: every registered entry, then the in-memory fake."""
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    if request.param == FAKE:
         from gpuplan.core.fleet import Capability
 
         yield FakeBackend(FakeProvider(Provider.AWS, capabilities=tuple(Capability)))
+        return
+    provider = Provider(request.param)
+    if provider not in WIRE_FAKES:
+        pytest.fail(f"registry entry {provider.value} has no wire fake in WIRE_FAKES")
+    yield from WIRE_FAKES[provider](request)
 
 
 __all__ = ["NOW", "Backend", "replace"]

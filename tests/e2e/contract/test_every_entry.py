@@ -19,22 +19,52 @@ from gpuplan.core.fleet import ACTING, NEEDS, Action
 from gpuplan.core.idle import STOPPED_AT_TAG
 from gpuplan.ledger import PENDING, ActionRecord, Ledger
 from gpuplan.providers.base import LifecycleProvider, ProviderError
-from gpuplan.usecases.cloud_adapters import ENTRIES, FAKE_ENTRY
+from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
 from gpuplan.usecases.executor import LEASE_TAG
 from gpuplan.usecases.providers import CloudEntry
 from gpuplan.usecases.stop_idle import run_stop_idle
-from tests.e2e.contract.conftest import Backend
+from tests.e2e.contract.conftest import BACKENDS, WIRE_FAKES, Backend
 from tests.fakes.contract import actions, policy
 from tests.fakes.scenarios import CASES, NOW
 
 IDLE, BUSY = (next(c for c in CASES if c.name == n) for n in ("idle", "busy"))
 
 
-@pytest.mark.parametrize("entry", [*ENTRIES, FAKE_ENTRY], ids=lambda e: e.provider.value)
-def test_every_acting_action_is_declared_by_every_entry(entry: CloudEntry) -> None:
+ALL = [*cloud_registry.entries(), FAKE_ENTRY]
+
+
+def test_every_registry_entry_has_a_wire_fake_and_a_backend() -> None:
+    registered = [e.provider for e in cloud_registry.entries()]
+    assert sorted(WIRE_FAKES) == sorted(registered), "an entry without a wire fake"
+    assert [*(p.value for p in registered), "fake"] == BACKENDS
+
+
+@pytest.mark.parametrize("entry", ALL, ids=lambda e: e.provider.value)
+def test_every_acting_action_is_carried_out_or_refused_with_a_reason(entry: CloudEntry) -> None:
     assert set(ACTING) == set(Action) - {Action.NOTIFY, Action.NONE}
-    missing = [a.value for a in ACTING if a not in entry.actions]
+    missing = [a.value for a in ACTING if a not in entry.actions and a not in entry.refusals]
     assert missing == [], f"{entry.provider.value}: no handler declared for {missing}"
+    both = [a.value for a in ACTING if a in entry.actions and a in entry.refusals]
+    assert both == [], f"{entry.provider.value}: carried out and refused: {both}"
+    for action, why in entry.refusals.items():
+        assert why.strip() and not why.startswith("refused"), (entry.provider, action)
+        assert entry.refusal(action) == why and not entry.handles(action)
+
+
+@pytest.mark.parametrize("entry", cloud_registry.entries(), ids=lambda e: e.provider.value)
+def test_every_entry_is_read_by_every_table(entry: CloudEntry) -> None:
+    from gpuplan.core.clouds import facts_of
+    from gpuplan.usecases.concurrency import Service, service_names
+    from gpuplan.usecases.refresh import default_fetchers
+
+    assert facts_of(entry.provider) == entry.facts
+    assert default_fetchers()[entry.provider] is entry.prices
+    for kind in Service:
+        assert service_names()[(entry.provider, kind)] == entry.services[kind]
+    root = Path(__file__).resolve().parents[3]
+    assert (root / entry.permission_file).is_file()
+    assert (root / "pricing" / entry.catalog_file).is_file()
 
 
 def listed(adapters: list[LifecycleProvider]) -> dict[str, object]:

@@ -20,12 +20,14 @@ from botocore.stub import Stubber
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.idle import IdleRule, window_bounds
+from gpuplan.core.offers import Provider
 from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.usecases.cloud_registry import entry_of
 from tests.fakes.aws_helpers import providers
 from tests.fakes.aws_world import NOW, World, flat
 
-DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
-POLICY = DEPLOY / "aws-iam-policy.json"
+POLICY = Path(__file__).resolve().parents[3] / entry_of(Provider.AWS).permission_file
+DEPLOY = POLICY.parent
 TERMINATE = DEPLOY / "aws-iam-terminate.json"
 PREFIX = {"ec2": "ec2", "cloudwatch": "cloudwatch", "sts": "sts"}
 NON_GPU_TYPES = ("m5.large", "c7g.xlarge", "t3.micro", "r6i.8xlarge", "x2idn.32xlarge")

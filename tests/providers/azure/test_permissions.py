@@ -12,11 +12,13 @@ from datetime import timedelta
 from pathlib import Path
 
 from gpuplan.core.fleet import Action, InstanceState
+from gpuplan.core.offers import Provider
+from gpuplan.usecases.cloud_registry import entry_of
 from tests.fakes.azure_arm import ACTIONS
 from tests.fakes.azure_world import SUB, AzureWorld
 from tests.fakes.scenarios import PERIODS, WINDOW
 
-ROLE = Path(__file__).resolve().parents[3] / "deploy" / "azure-role-definition.json"
+ROLE = Path(__file__).resolve().parents[3] / entry_of(Provider.AZURE).permission_file
 TERMINATE_ROLE = ROLE.with_name("azure-role-terminate.json")
 
 

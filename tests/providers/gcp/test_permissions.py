@@ -13,11 +13,13 @@ from pathlib import Path
 import yaml
 
 from gpuplan.core.fleet import InstanceState
+from gpuplan.core.offers import Provider
+from gpuplan.usecases.cloud_registry import entry_of
 from tests.fakes.gcp_compute import PERMISSIONS
 from tests.fakes.gcp_world import PROJECT, GcpWorld
 from tests.fakes.scenarios import PERIODS, WINDOW
 
-ROLE = Path(__file__).resolve().parents[3] / "deploy" / "gcp-custom-role.yaml"
+ROLE = Path(__file__).resolve().parents[3] / entry_of(Provider.GCP).permission_file
 TERMINATE_ROLE = ROLE.with_name("gcp-custom-role-terminate.yaml")
 GRPC_PERMISSIONS = {"ListTimeSeries": "monitoring.timeSeries.list"}
 

@@ -1,0 +1,139 @@
+"""A fifth cloud is its package and one registry entry: Toycloud, from tests/fakes/toycloud/.
+
+The entry is registered at run time (nothing under ``gpuplan/`` names Toycloud), and
+then the real code paths run against it: ``gpuplan catalog`` and ``gpuplan catalog
+refresh`` through the CLI's ``main()``, the fleet survey and the stop-idle dry run
+through the use cases over the adapters the entry's builder makes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from gpuplan.cli.main import main
+from gpuplan.core import clouds
+from gpuplan.core.offers import Provider
+from gpuplan.core.regions import RegionGroup, provider_region_problem, region_group
+from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.cloud_entry import BuildContext
+from gpuplan.usecases.concurrency import parse_service_limits
+from gpuplan.usecases.fleet import idle_rule, survey
+from gpuplan.usecases.stop_idle import decision_record, run_stop_idle
+from tests.fakes.contract import policy
+from tests.fakes.toycloud import adapter
+from tests.fakes.toycloud.entry import ENTRY
+
+ROOT = Path(__file__).resolve().parents[3]
+PACKAGE = ROOT / "tests" / "fakes" / "toycloud"
+NOW = adapter.STARTED + timedelta(days=1)
+
+
+@pytest.fixture
+def toy() -> Iterator[Provider]:
+    """Toycloud registered for one test: its one entry, and nothing else."""
+    before = (tuple(Provider), clouds.registered(), cloud_registry.entries())
+    cloud_registry.register(ENTRY)
+    try:
+        yield ENTRY.provider
+    finally:
+        cloud_registry.unregister(ENTRY.provider)
+    assert (tuple(Provider), clouds.registered(), cloud_registry.entries()) == before
+
+
+def test_adding_a_cloud_is_its_package_and_one_entry(toy: Provider) -> None:
+    # The registry grew by exactly the one entry; the identity and the lower layers'
+    # facts came from it.
+    assert cloud_registry.entries()[-1] is ENTRY
+    assert [e.provider for e in cloud_registry.entries()] == [*Provider]
+    assert [*Provider][-1] is toy
+    assert Provider("toy") is toy and clouds.facts_of(toy) == ENTRY.facts
+    # No module of gpuplan names it: every other table reads the entry.
+    mention = re.compile(r"[\"']toy[\"']|toy\.csv|toycloud", re.IGNORECASE)
+    named = [p for p in (ROOT / "gpuplan").rglob("*.py") if mention.search(p.read_text())]
+    assert named == []
+    assert ENTRY.scopes.__module__ == "tests.fakes.toycloud.adapter"
+    assert (PACKAGE / ENTRY.catalog_file).is_file()
+    assert (ROOT / ENTRY.permission_file).is_file()
+
+
+def test_importing_the_entry_defines_nothing() -> None:
+    assert "toy" not in [p.value for p in Provider]
+    assert ENTRY not in cloud_registry.entries()
+
+
+def test_region_naming_and_service_limits_come_from_the_entry(toy: Provider) -> None:
+    assert region_group(toy, "eu-toy1") is RegionGroup.EUROPE
+    assert provider_region_problem(toy, "us-toy1") is None
+    assert "not of toy" in (provider_region_problem(toy, "us-east-1") or "")
+    assert parse_service_limits("toy.telemetry=3") == {"toy.telemetry": 3}
+
+
+def _catalog_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    shutil.copy(PACKAGE / ENTRY.catalog_file, folder / ENTRY.catalog_file)
+    return folder
+
+
+def test_catalog_lists_its_offers(
+    toy: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _catalog_dir(tmp_path)
+    args = ["--provider", "toy", "--region", "europe", "--json", "--catalog-dir", str(folder)]
+    code = main(["catalog", *args])
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)
+    offers = rows["offers"] if isinstance(rows, dict) else rows
+    assert [(o["provider"], o["instance_type"], o["region"]) for o in offers] == [
+        ("toy", "toy.h100x8", "eu-toy1")
+    ]
+
+
+def test_catalog_refresh_prices_and_discovers(
+    toy: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _catalog_dir(tmp_path)
+    code = main(["catalog", "refresh", "--provider", "toy", "--json", "--catalog-dir", str(folder)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    written = (folder / ENTRY.catalog_file).read_text()
+    assert "toy.l4x1,us-toy1,L4" in written  # discovered by its listing, priced by its API
+    assert "toy.h100x8,us-toy1,H100,8,80,192,2048,NVLink,400,29" in written
+    assert "Toycloud price list" in written
+
+
+def test_fleet_survey_and_stop_idle_dry_run(toy: Provider) -> None:
+    team = policy({"aws": {"regions": ["us-east-1"]}})
+    context = BuildContext(team, None, None, {})
+    adapters = list(cloud_registry.entry_of(toy).scopes(context).values())
+    assert [a.scope for a in adapters] == ["toy eu-toy1", "toy us-toy1"]
+
+    seen = survey(adapters, idle_rule(team), NOW)
+    verdicts = {s.instance.instance_id: s.decision.verdict.value for s in seen.seen}
+    assert verdicts == {
+        "eu-toy1-idle": "idle",
+        "eu-toy1-busy": "busy",
+        "us-toy1-idle": "idle",
+        "us-toy1-busy": "busy",
+    }, seen.problems
+
+    result = run_stop_idle(team, adapters, apply=False, now=NOW)
+    assert result.problems == []
+    planned = {
+        r["instance_id"]: (r["planned_action"], r["action"])
+        for r in map(decision_record, result.outcomes)
+    }
+    assert planned == {
+        "eu-toy1-idle": ("stop", "none"),
+        "eu-toy1-busy": ("none", "none"),
+        "us-toy1-idle": ("stop", "none"),
+        "us-toy1-busy": ("none", "none"),
+    }
+    assert all(a.calls and not any(c.method == "act" for c in a.calls) for a in adapters)

@@ -1,0 +1,28 @@
+"""Toycloud's one registry entry: the only thing a new cloud registers."""
+
+from __future__ import annotations
+
+from gpuplan.core.fleet import Action
+from gpuplan.core.offers import Provider
+from gpuplan.usecases.cloud_entry import CloudEntry, Service
+from tests.fakes.toycloud import adapter, listing, prices
+
+ENTRY = CloudEntry(
+    Provider.named("toy"),
+    adapter.scopes,
+    actions={Action.STOP: "in memory"},
+    refusals={
+        Action.HIBERNATE: "Toycloud keeps no memory",
+        Action.SUSPEND: "Toycloud keeps no memory",
+        Action.DEALLOCATE: "Toycloud bills nothing once stopped",
+        Action.TERMINATE: "not in this test",
+    },
+    catalog_file="toy.csv",
+    permission_file="tests/fakes/toycloud/permissions.json",
+    regions=listing.NAMING,
+    prices=prices.fetch,
+    price_source=prices.SOURCE,
+    discoverer=listing.types,
+    services={Service.LISTING: "instances", Service.METRICS: "telemetry"},
+    nothing_found="no Toycloud region: nothing was surveyed",
+)

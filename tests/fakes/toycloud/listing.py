@@ -1,0 +1,31 @@
+"""Toycloud's region naming and its instance-type listing (the discoverer)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpuplan.core.discovery import Discovery, FoundType
+from gpuplan.core.offers import Provider
+from gpuplan.core.region_naming import PrefixNaming, RegionGroup
+from gpuplan.providers.pricing import Progress
+from gpuplan.usecases.cloud_entry import Discoverer
+
+REGIONS = ("eu-toy1", "us-toy1")
+NAMING = PrefixNaming(frozenset(REGIONS), {"eu": RegionGroup.EUROPE, "us": RegionGroup.US})
+LISTED = (
+    FoundType("toy.h100x8", "eu-toy1", "H100", 8, 192, 2048.0, 80.0),
+    FoundType("toy.h100x8", "us-toy1", "H100", 8, 192, 2048.0, 80.0),
+    FoundType("toy.l4x1", "us-toy1", "L4", 1, 8, 32.0, 24.0),
+)
+"""What Toycloud's listing API answers: ``toy.l4x1`` is new to the catalog file."""
+
+
+def types(environ: Mapping[str, str]) -> Discoverer:
+    """Always configured (Toycloud needs no credential)."""
+
+    def listing(regions: tuple[str, ...], progress: Progress) -> Discovery:
+        provider = Provider("toy")
+        found = [t for t in LISTED if t.region in regions]
+        return Discovery(provider, found=found, regions=set(regions))
+
+    return listing
