@@ -12,8 +12,9 @@ says, for one source:
   cloud (:attr:`SourceKind.SHARED`, Prometheus). A cloud's own monitoring
   (:attr:`SourceKind.NATIVE`) has none: the cloud's adapter reads it with its scope's
   client, configured from the same section by the cloud's builder;
-- ``matching``: how a series is tied to an instance (:class:`IdMatch`), always by an id
-  the cloud gave the instance, so the act path never acts on another machine's metrics.
+- ``matching``: how a series is tied to an instance (:class:`IdMatch`): by an id the
+  cloud gave the instance (CloudWatch also by a host name unique in the region), never
+  by a display name, so the act path never acts on another machine's metrics.
 
 :func:`shared_source` is what the fleet builder calls (``usecases.providers``): the
 source of the shared entry the policy sets, passed to every adapter; None leaves each
@@ -50,7 +51,7 @@ class SourceKind(StrEnum):
 
 
 class IdMatch(StrEnum):
-    """How a source ties a series to an instance: by an id, never by a name."""
+    """How a source ties a series to an instance: by an id, never by a display name."""
 
     INSTANCE_ID = "instance id"
     """The series carries the instance id exactly (GCP ``instance_id`` resource label,
@@ -60,11 +61,6 @@ class IdMatch(StrEnum):
     INSTANCE_ID_OR_UNIQUE_HOST = "instance id, else a host name unique in the region"
     """The ``InstanceId`` dimension; a series with only a ``host`` belongs to the one
     instance listed with that private DNS name (said in the verdict: ``matched_by``)."""
-
-    @property
-    def by_host(self) -> bool:
-        """Whether a series may be tied by host name (``HostSamples.matched_by`` set)."""
-        return self is IdMatch.INSTANCE_ID_OR_UNIQUE_HOST
 
 
 @dataclass(frozen=True)

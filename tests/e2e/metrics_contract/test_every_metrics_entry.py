@@ -2,7 +2,8 @@
 
 - every entry has a wire fake (``conftest.BENCHES``), and every bench an entry;
 - every entry's settings model is its section of the policy (``idle.metrics.<name>``),
-  and every section of ``idle.metrics`` is an entry;
+  and every section of ``idle.metrics`` is an entry; every cloud entry has its own
+  monitoring registered;
 - the source answers utilisation, GPU memory and CPU in ``HostSamples``' declared
   fields, each instance's own values under its own id, tied as the entry's ``matching``
   rule says (by id: ``matched_by`` stays empty).
@@ -16,7 +17,13 @@ import pytest
 
 from gpuplan.core.fleet import HostSamples
 from gpuplan.core.policy.models import MetricsSettings
-from gpuplan.usecases.metrics_sources import METRICS_ENTRIES, MetricsEntry, SourceKind
+from gpuplan.usecases.cloud_adapters import ENTRIES
+from gpuplan.usecases.metrics_sources import (
+    METRICS_ENTRIES,
+    MetricsEntry,
+    SourceKind,
+    native_entry,
+)
 from tests.e2e.metrics_contract.conftest import BENCHES, Bench, Signals
 from tests.fakes.scenarios import PERIODS
 
@@ -40,6 +47,11 @@ def test_every_entry_is_its_policy_section(entry: MetricsEntry[typing.Any]) -> N
 
 def test_every_policy_section_is_an_entry() -> None:
     assert sorted(MetricsSettings.model_fields) == sorted(NAMES)
+
+
+@pytest.mark.parametrize("cloud", ENTRIES, ids=lambda e: e.provider.value)
+def test_every_cloud_has_its_own_monitoring_registered(cloud: typing.Any) -> None:
+    assert native_entry(cloud.provider).kind is SourceKind.NATIVE
 
 
 def _percent(series: typing.Mapping[typing.Any, float]) -> float:
