@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "fleet_core.md"
 sys.path.insert(0, str(ROOT))
 
-from gpuplan.core.fleet import Capability, GpuInstance, InstanceState  # noqa: E402
+from gpuplan.core.fleet import Capability, GpuInstance, HostSamples, InstanceState  # noqa: E402
 from gpuplan.core.idle import IdleRule, decide, period_starts  # noqa: E402
 from gpuplan.core.lifecycle import ActionRule, plan  # noqa: E402
 from gpuplan.core.offers import Provider  # noqa: E402
@@ -84,15 +84,13 @@ POLICY = Policy.model_validate(
 )
 
 
-def make_fleet(
-    count: int, rule: IdleRule
-) -> tuple[list[GpuInstance], dict[str, dict[str, dict[datetime, float]]]]:
+def make_fleet(count: int, rule: IdleRule) -> tuple[list[GpuInstance], dict[str, HostSamples]]:
     """``count`` instances and their samples; the mix is in the module docstring."""
     rng = random.Random(7)
     periods = period_starts(rule, NOW)
     providers = list(TYPES)
     fleet: list[GpuInstance] = []
-    samples: dict[str, dict[str, dict[datetime, float]]] = {}
+    samples: dict[str, HostSamples] = {}
     for n in range(count):
         provider = providers[n % 3]
         kind, gpu, gpus = TYPES[provider][1 if n // 3 % 3 == 0 else 0]
@@ -129,9 +127,11 @@ def make_fleet(
             continue
         low, high = (55.0, 98.0) if cls < 4 else (0.0, 3.0)
         kept = periods[::2] if cls == 7 else periods
-        samples[iid] = {
-            str(g): {t: round(rng.uniform(low, high), 1) for t in kept} for g in range(gpus)
-        }
+        samples[iid] = HostSamples(
+            utilisation={
+                str(g): {t: round(rng.uniform(low, high), 1) for t in kept} for g in range(gpus)
+            }
+        )
     return fleet, samples
 
 
@@ -172,7 +172,7 @@ def main() -> int:
     tracemalloc.stop()
     fakes = [FakeProvider(p, fleet, capabilities=CAPS) for p in TYPES]
     for fake in fakes:
-        fake.utilisation = {i: samples[i] for i in fake.instances if i in samples}
+        fake.samples = {i: samples[i] for i in fake.instances if i in samples}
 
     def listing() -> list[GpuInstance]:
         return [i for f in fakes for i in f.list_instances()]

@@ -6,7 +6,7 @@ decides (budget, idle verdicts, action plans) works on these values only.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -17,57 +17,34 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.wording import plural
 
-GpuSamples = Mapping[str, Mapping[datetime, float]]
-"""GPU utilisation of one instance: GPU key (index) -> period start (UTC) -> max percent."""
+GpuSeries = Mapping[str, Mapping[datetime, float]]
+"""One signal per GPU of one instance: GPU key (index) -> period start (UTC) -> value."""
 
 PeriodSeries = Mapping[datetime, float]
 """One value per period start (UTC)."""
 
 
-@dataclass(frozen=True, eq=False)
-class HostSamples(Mapping[str, Mapping[datetime, float]]):
-    """Everything a metrics source read for one instance.
+@dataclass(frozen=True)
+class HostSamples:
+    """Everything a metrics source read for one instance, each signal a declared field.
 
-    As a mapping it *is* the per-GPU utilisation (so code written for plain
-    :data:`GpuSamples` keeps working); ``memory`` and ``cpu`` are the extra signals the
-    idle decision uses to tell a paused job from an abandoned machine.
+    Every metrics read answers ``instance id -> HostSamples``; ``memory`` and ``cpu``
+    are the signals the idle decision uses to tell a paused job from an abandoned
+    machine, empty when the source has none.
     """
 
-    utilisation: GpuSamples
-    memory: GpuSamples = field(default_factory=dict)
+    utilisation: GpuSeries = field(default_factory=dict)
+    """GPU key -> period start -> GPU utilisation, percent (max over the period)."""
+    memory: GpuSeries = field(default_factory=dict)
     """GPU key -> period start -> GPU memory in use, percent of that GPU's total (max)."""
     cpu: PeriodSeries = field(default_factory=dict)
     """Period start -> instance CPU utilisation, percent (all cores)."""
     matched_by: str | None = None
     """How the series were tied to the instance when not by its id (host name, unique)."""
 
-    def __getitem__(self, gpu: str) -> Mapping[datetime, float]:
-        return self.utilisation[gpu]
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.utilisation)
-
-    def __len__(self) -> int:
-        return len(self.utilisation)
-
-    def __eq__(self, other: object) -> bool:
-        """Equal to another HostSamples field by field, to a plain mapping by utilisation."""
-        if isinstance(other, HostSamples):
-            return (self.utilisation, self.memory, self.cpu, self.matched_by) == (
-                other.utilisation, other.memory, other.cpu, other.matched_by
-            )  # fmt: skip
-        if isinstance(other, Mapping):
-            return dict(self.utilisation) == dict(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-def host_samples(samples: GpuSamples | None) -> HostSamples:
-    """``samples`` as :class:`HostSamples` (plain utilisation gets no memory or CPU)."""
-    if isinstance(samples, HostSamples):
-        return samples
-    return HostSamples(utilisation=samples or {})
+GpuSamples = HostSamples
+"""The former name of :class:`HostSamples`, kept while ``usecases/executor.py`` uses it."""
 
 
 class InstanceState(StrEnum):

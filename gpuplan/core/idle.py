@@ -1,7 +1,8 @@
 """The idle decision: is this GPU instance idle, busy, or can we not tell?
 
 Pure: samples, start time, labels, the rule and ``now`` come in; a verdict with a reason
-goes out. The rules, from what went wrong for others (DOMAIN.md section 6):
+goes out. The rules, from what went wrong for others (docs/lifecycle.md, "How an
+instance is judged"):
 
 - Per period, the busiest GPU of the instance counts (one busy GPU = a busy instance).
 - A period is *covered* only when every GPU of the instance reported in it. Missing or
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
-from gpuplan.core.fleet import GpuSamples, InstanceState, host_samples, label_mismatch
+from gpuplan.core.fleet import HostSamples, InstanceState, label_mismatch
 from gpuplan.core.idle_signals import Grid, Thresholds, build_grid, judge, quiet_minutes
 
 SNOOZE_TAG = "gpuplan-snooze-until"
@@ -140,7 +141,7 @@ def period_starts(rule: IdleRule, now: datetime) -> list[datetime]:
 
 
 def decide(
-    samples: GpuSamples | None,
+    samples: HostSamples | None,
     *,
     started_at: datetime | None,
     labels: Mapping[str, str],
@@ -161,8 +162,9 @@ def decide(
     )
     if early is not None:
         return early
-    decision = _from_samples(samples or {}, rule=rule, now=now, gpu_count=gpu_count)
-    matched_by = host_samples(samples).matched_by
+    got = samples if samples is not None else HostSamples()
+    decision = _from_samples(got, rule=rule, now=now, gpu_count=gpu_count)
+    matched_by = got.matched_by
     if matched_by and decision.verdict is not IdleVerdict.UNKNOWN:
         decision = replace(decision, reason=f"{decision.reason}; {matched_by}")
     return decision
@@ -222,9 +224,9 @@ def _snooze(labels: Mapping[str, str], now: datetime) -> IdleDecision | None:
 
 
 def _from_samples(
-    samples: GpuSamples, *, rule: IdleRule, now: datetime, gpu_count: float
+    samples: HostSamples, *, rule: IdleRule, now: datetime, gpu_count: float
 ) -> IdleDecision:
-    full = build_grid(host_samples(samples), period_starts(rule, now), gpu_count)
+    full = build_grid(samples, period_starts(rule, now), gpu_count)
     window = full.tail(max(1, math.ceil(rule.window_minutes / rule.period_minutes)))
     known = [b for b in window.busiest if b is not None]
     if not known:
@@ -265,7 +267,7 @@ def _from_samples(
     )
 
 
-def _thin_reason(window: Grid, samples: GpuSamples, rule: IdleRule) -> str:
+def _thin_reason(window: Grid, samples: HostSamples, rule: IdleRule) -> str:
     covered, periods = sum(window.covered), len(window.starts)
     reason = (
         f"thin data: every GPU reported in {covered} of {periods} periods "
@@ -274,7 +276,7 @@ def _thin_reason(window: Grid, samples: GpuSamples, rule: IdleRule) -> str:
     if window.gpus_reporting < window.gpus_expected:
         return reason + f"; only {window.gpus_reporting} of {window.gpus_expected} GPUs report"
     starts = set(window.starts)
-    counts = {g: sum(1 for t in s if t in starts) for g, s in samples.items()}
+    counts = {g: sum(1 for t in s if t in starts) for g, s in samples.utilisation.items()}
     gaps = sorted((periods - n, g) for g, n in counts.items() if 0 < n < periods)
     if gaps and len(counts) > 1:
         missing, gpu = gaps[-1]

@@ -59,7 +59,7 @@ def build_grid(samples: HostSamples, starts: Sequence[datetime], gpu_count: floa
     # One pass over each series into per-period slots (not one scan of every GPU per
     # period): this runs once per instance per survey, 50,000 times for a large org.
     index = {t: i for i, t in enumerate(starts)}
-    busiest, counts, reporting = _fold(samples.items(), index, count=True)
+    busiest, counts, reporting = _fold(samples.utilisation.items(), index, count=True)
     expected = max(math.ceil(gpu_count), reporting)
     memory, _, _ = _fold(samples.memory.items(), index, count=False)
     cpu = samples.cpu

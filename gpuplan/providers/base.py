@@ -9,7 +9,9 @@ planning an action, and ``act`` refuses an action it does not handle.
 
 Utilisation comes from a :class:`MetricsSource`: the cloud's own monitoring by default,
 or one passed to the adapter's constructor (Prometheus), never a wrapper that would
-hide what else the adapter can do.
+hide what else the adapter can do. Every metrics read answers ``instance id ->``
+:class:`~gpuplan.core.fleet.HostSamples`, whose utilisation, GPU memory and CPU are
+declared fields (sources: ``usecases.metrics_sources``).
 
 Adapters raise :class:`ProviderError` (a person-readable message, never an SDK
 exception) when a call fails after the SDK's own retries, so a use case can report one
@@ -23,7 +25,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import Action, Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 
 
@@ -34,7 +36,9 @@ class ProviderError(GpuplanError):
 
 
 class MetricsSource(Protocol):
-    """Where GPU utilisation comes from when it is not the cloud's own monitoring."""
+    """Where GPU signals come from when it is not the cloud's own monitoring: one batch
+    for all ``instances``, ``instance id -> HostSamples``; instances with no series are
+    absent from the answer."""
 
     def fetch_utilisation(
         self,
@@ -43,7 +47,7 @@ class MetricsSource(Protocol):
         start: datetime,
         end: datetime,
         period_minutes: int,
-    ) -> dict[str, GpuSamples]: ...
+    ) -> dict[str, HostSamples]: ...
 
 
 @runtime_checkable
@@ -85,8 +89,8 @@ class LifecycleProvider(CloudProvider, Protocol):
         start: datetime,
         end: datetime,
         period_minutes: int,
-    ) -> dict[str, GpuSamples]:
-        """GPU utilisation per instance id -> GPU -> period start (UTC) -> max percent.
+    ) -> dict[str, HostSamples]:
+        """GPU utilisation, GPU memory and CPU per instance id (:class:`HostSamples`).
 
         ``start`` and ``end`` are aligned to period boundaries by the caller. One batch
         for all instances, never one call per instance. Instances with no series are

@@ -5,9 +5,10 @@ utilisation, re-read, ``act``, tags) and records every call in ``calls`` so
 tests can assert what was asked; ``failures`` makes a method raise
 :class:`~gpuplan.providers.base.ProviderError` (fault injection). Each ability is a
 plain method over ``self.instances`` that starts with ``self._called(name, *args)``.
-Utilisation comes from ``utilisation`` (instance id -> GPU -> period start -> percent)
-or, for demos, from ``flat_percent`` (instance id -> one percent for every GPU and
-every period asked for).
+Samples come from ``samples`` (instance id -> :class:`~gpuplan.core.fleet.HostSamples`:
+utilisation, GPU memory and CPU), else from ``utilisation`` (instance id -> GPU ->
+period start -> percent; no memory or CPU) or, for demos, from ``flat_percent``
+(instance id -> one percent for every GPU and every period asked for).
 
 For benchmarks, ``latency_s`` makes every API-like call (each recorded call) sleep that
 long, as a cloud round trip would; ``metrics_batch`` splits ``fetch_utilisation`` into
@@ -38,7 +39,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuplan.core.errors import DataError
-from gpuplan.core.fleet import NEEDS, Action, Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import (
+    NEEDS,
+    Action,
+    Capability,
+    GpuInstance,
+    GpuSeries,
+    HostSamples,
+    InstanceState,
+)
 from gpuplan.core.offers import Provider
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 
@@ -79,7 +88,8 @@ class FakeProvider:
         self.calls: list[Call] = []
         self.failures: dict[str, str] = {}
         """Method name -> message: that method raises ProviderError with it."""
-        self.utilisation: dict[str, dict[str, dict[datetime, float]]] = {}
+        self.samples: dict[str, HostSamples] = {}
+        self.utilisation: dict[str, GpuSeries] = {}
         self.flat_percent: dict[str, float] = {}
         self.notices: list[str] = []
 
@@ -110,7 +120,7 @@ class FakeProvider:
         start: datetime,
         end: datetime,
         period_minutes: int,
-    ) -> dict[str, GpuSamples]:
+    ) -> dict[str, HostSamples]:
         ids = tuple(i.instance_id for i in instances)
         size = self.metrics_batch or max(1, len(ids))  # default: one call for the batch
         for first in range(0, max(1, len(ids)), size):
@@ -119,10 +129,12 @@ class FakeProvider:
             return self._metrics.fetch_utilisation(
                 instances, start=start, end=end, period_minutes=period_minutes
             )
-        out: dict[str, GpuSamples] = {}
+        out: dict[str, HostSamples] = {}
         for inst in instances:
-            if inst.instance_id in self.utilisation:
-                out[inst.instance_id] = self.utilisation[inst.instance_id]
+            if inst.instance_id in self.samples:
+                out[inst.instance_id] = self.samples[inst.instance_id]
+            elif inst.instance_id in self.utilisation:
+                out[inst.instance_id] = HostSamples(utilisation=self.utilisation[inst.instance_id])
             elif inst.instance_id in self.flat_percent:
                 out[inst.instance_id] = _flat(
                     self.flat_percent[inst.instance_id], inst, start, end, period_minutes
@@ -193,7 +205,7 @@ _ANSWERS = {
 
 def _flat(
     percent: float, inst: GpuInstance, start: datetime, end: datetime, period_minutes: int
-) -> GpuSamples:
+) -> HostSamples:
     step = timedelta(minutes=period_minutes)
     periods: list[datetime] = []
     moment = start
@@ -201,7 +213,7 @@ def _flat(
         periods.append(moment)
         moment += step
     gpus = max(1, math.ceil(inst.gpu_count))
-    return {str(g): dict.fromkeys(periods, percent) for g in range(gpus)}
+    return HostSamples(utilisation={str(g): dict.fromkeys(periods, percent) for g in range(gpus)})
 
 
 def fake_providers(path: str | Path, providers: Iterable[Provider]) -> list[FakeProvider]:

@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gpuplan.core.fleet import GpuInstance, GpuSamples, HostSamples
+from gpuplan.core.fleet import GpuInstance, HostSamples
 from gpuplan.core.urls import redact_url
 from gpuplan.providers.base import ProviderError
 from gpuplan.providers.http import HttpError, Limits, decode_json, request
@@ -114,7 +114,7 @@ class PrometheusSource:
         start: datetime,
         end: datetime,
         period_minutes: int,
-    ) -> dict[str, GpuSamples]:
+    ) -> dict[str, HostSamples]:
         owners: dict[str, str] = {}
         for item in instances:
             for key in instance_keys(item):

@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from gpuplan.core.fleet import GpuSamples
+from gpuplan.core.fleet import HostSamples
 
 
 def busiest_per_period(
-    samples: GpuSamples | None, periods: Sequence[datetime]
+    samples: HostSamples | None, periods: Sequence[datetime]
 ) -> list[float | None]:
     """For the sparkline: the busiest GPU's percent in each period, None where none reported."""
+    gpus = samples.utilisation if samples is not None else {}
     out: list[float | None] = []
     for start in periods:
-        values = [series[start] for series in (samples or {}).values() if start in series]
+        values = [series[start] for series in gpus.values() if start in series]
         out.append(max(values) if values else None)
     return out

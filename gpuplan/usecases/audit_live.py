@@ -17,7 +17,7 @@ from gpuplan.core.audit.advice import InstanceAudit, audit_instance
 from gpuplan.core.audit.split import AuditRule, Subject, Usage
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import GpuInstance, HostSamples, host_samples
+from gpuplan.core.fleet import GpuInstance, HostSamples
 from gpuplan.core.policy.models import AuditSettings, Policy
 from gpuplan.ledger.audit_alerts import (
     AlertKey,
@@ -132,7 +132,7 @@ def audit_fleet(
                 part.skipped.append(f"{inst.instance_id}: {why}")
                 continue
             billed = [t for t in starts if inst.started_at is None or t >= inst.started_at]
-            usage = usage_of(host_samples(got), billed, period_minutes)
+            usage = usage_of(got, billed, period_minutes)
             part.audits.append(audit_instance(subject, usage, catalog.offers, rule, catalog.gpus))
         return part
 

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from gpuplan.core.budget import month_to_date_usd
 from gpuplan.core.errors import GpuplanError, InputError
-from gpuplan.core.fleet import GpuInstance, GpuSamples
+from gpuplan.core.fleet import GpuInstance, HostSamples
 from gpuplan.core.idle import (
     SNOOZE_TAG,
     IdleDecision,
@@ -40,8 +40,8 @@ class Seen:
     instance: GpuInstance
     decision: IdleDecision
     provider: LifecycleProvider
-    samples: GpuSamples | None = None
-    """The utilisation the decision used (for charts); None when there was none."""
+    samples: HostSamples | None = None
+    """The samples the decision used (for charts); None when there was none."""
 
 
 @dataclass
@@ -157,7 +157,7 @@ def fetch_samples(
     end: datetime,
     rule: IdleRule,
     concurrency: Concurrency = SERIAL,
-) -> tuple[Mapping[str, GpuSamples], str]:
+) -> tuple[Mapping[str, HostSamples], str]:
     """Samples for the running instances (one batch), or a problem line."""
     running = [i for i in instances if i.state.bills_compute]
     try:
@@ -172,7 +172,7 @@ def fetch_samples(
 
 def decide_one(
     inst: GpuInstance,
-    samples: Mapping[str, GpuSamples],
+    samples: Mapping[str, HostSamples],
     rule: IdleRule,
     now: datetime,
     failure: str = "",

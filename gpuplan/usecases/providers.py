@@ -105,20 +105,11 @@ def _named(provider: Provider, message: str) -> str:
 
 
 def metrics_source(policy: Policy) -> MetricsSource | None:
-    """Prometheus when the policy names one; None: each cloud's own monitoring."""
-    settings = policy.idle.metrics.prometheus
-    if settings is None:
-        return None
-    from gpuplan.providers.prometheus import PrometheusSource
+    """The shared source the policy names (Prometheus), from the metrics registry
+    (:mod:`gpuplan.usecases.metrics_sources`); None: each cloud's own monitoring."""
+    from gpuplan.usecases.metrics_sources import shared_source
 
-    return PrometheusSource(
-        settings.url,
-        metric=settings.metric,
-        instance_label=settings.instance_label,
-        memory_used_metric=settings.memory_used_metric,
-        memory_free_metric=settings.memory_free_metric,
-        cpu_metric=settings.cpu_metric,
-    )
+    return shared_source(policy)
 
 
 def default_registry() -> ProviderRegistry:

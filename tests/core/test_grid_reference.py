@@ -32,7 +32,7 @@ def reference(samples: HostSamples, starts: Sequence[datetime], gpu_count: float
     def peak(series: Mapping[str, Mapping[datetime, float]], t: datetime) -> float | None:
         return max((s[t] for s in series.values() if t in s), default=None)
 
-    util = {g: {t: v for t, v in s.items() if t in starts} for g, s in samples.items()}
+    util = {g: {t: v for t, v in s.items() if t in starts} for g, s in samples.utilisation.items()}
     util = {g: s for g, s in util.items() if s}
     expected = max(math.ceil(gpu_count), len(util))
     return (

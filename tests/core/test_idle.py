@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplan.core.fleet import InstanceState
+from gpuplan.core.fleet import GpuSeries, HostSamples, InstanceState
 from gpuplan.core.idle import (
     IdleRule,
     IdleVerdict,
@@ -35,7 +35,12 @@ def flat(value: float, gpus: int = 1) -> dict[str, dict[datetime, float]]:
     return {str(g): dict.fromkeys(PERIODS, value) for g in range(gpus)}
 
 
-def verdict(samples: object, **kw: object) -> IdleVerdict:
+def host(utilisation: GpuSeries | None) -> HostSamples | None:
+    """Utilisation alone as a sample set (None stays None: no series at all)."""
+    return None if utilisation is None else HostSamples(utilisation=utilisation)
+
+
+def verdict(samples: GpuSeries | None, **kw: object) -> IdleVerdict:
     args: dict[str, object] = {
         "started_at": LONG_AGO,
         "labels": {},
@@ -45,7 +50,7 @@ def verdict(samples: object, **kw: object) -> IdleVerdict:
         "gpu_count": 1,
     }
     args.update(kw)
-    return decide(samples, **args).verdict  # type: ignore[arg-type]
+    return decide(host(samples), **args).verdict  # type: ignore[arg-type]
 
 
 def test_window_is_aligned_and_excludes_the_open_period() -> None:
@@ -146,13 +151,13 @@ thin = {"0": {t: 0.0 for t in PERIODS[:6]}}
         "7-of-8-report",
     ],
 )
-def test_verdicts(samples: object, kw: dict[str, object], expected: IdleVerdict) -> None:
+def test_verdicts(samples: GpuSeries | None, kw: dict[str, object], expected: IdleVerdict) -> None:
     assert verdict(samples, **kw) is expected
 
 
 def test_figures_and_reasons() -> None:
     d = decide(
-        bursty,
+        host(bursty),
         started_at=LONG_AGO,
         labels={},
         state=InstanceState.RUNNING,
@@ -169,7 +174,7 @@ def test_figures_and_reasons() -> None:
     )
     assert "install or fix the GPU metrics agent" in none.reason
     silent = decide(
-        flat(0.0, gpus=7),
+        host(flat(0.0, gpus=7)),
         started_at=LONG_AGO,
         labels={},
         state=InstanceState.RUNNING,
@@ -179,7 +184,7 @@ def test_figures_and_reasons() -> None:
     )
     assert "only 7 of 8 GPUs report" in silent.reason
     one_silent = decide(
-        eight_with(5, None),
+        host(eight_with(5, None)),
         started_at=LONG_AGO,
         labels={},
         state=InstanceState.RUNNING,
@@ -219,7 +224,7 @@ def test_never_idle_when_busy_or_thin(
         live_process_window_minutes=60,
     )
     d = decide(
-        samples,
+        host(samples),
         started_at=LONG_AGO,
         labels={},
         state=InstanceState.RUNNING,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from gpuplan.core.fleet import GpuInstance, GpuSamples
+from gpuplan.core.fleet import GpuInstance, HostSamples
 from gpuplan.core.idle import IdleRule, decide, period_starts
 
 NOW = datetime(2026, 12, 2, 10, 17, 30, tzinfo=UTC)
@@ -103,7 +103,7 @@ def samples_of(case: Case) -> list[tuple[int, datetime, float]]:
     return out
 
 
-def verdict(instance: GpuInstance, samples: GpuSamples | None) -> str:
+def verdict(instance: GpuInstance, samples: HostSamples | None) -> str:
     decision = decide(
         samples,
         started_at=instance.started_at,
@@ -147,7 +147,7 @@ SIGNAL_CASES = (
 )
 
 
-def signal_reason(instance: GpuInstance, samples: GpuSamples | None) -> tuple[str, str]:
+def signal_reason(instance: GpuInstance, samples: HostSamples | None) -> tuple[str, str]:
     """(verdict, reason) for a signal case."""
     decision = decide(
         samples,

@@ -51,7 +51,7 @@ def _audits() -> list[InstanceAudit]:
     loaded = load_catalog()
     catalog = loaded[0] if isinstance(loaded, tuple) else loaded
     fake = FakeProvider(Provider.AWS, [inst])
-    fake.utilisation = {"i-low": samples}
+    fake.samples = {"i-low": samples}
     result = live.audit_fleet(
         [fake], catalog, AuditRule(), POLICY.audit, start=START, end=END, period_minutes=60
     )

@@ -56,7 +56,7 @@ def test_fake_is_a_lifecycle_provider_and_acts_on_its_state(tmp_path: Path) -> N
         fake.list_instances(), start=end - timedelta(hours=1), end=end, period_minutes=5
     )
     assert set(samples) == {"i-0idle", "i-0busy"}
-    assert len(samples["i-0idle"]["0"]) == 12
+    assert len(samples["i-0idle"].utilisation["0"]) == 12
     assert fake.act(idle, Action.STOP) is InstanceState.STOPPED
     fake.tag(idle, {"gpuplan-reason": "idle-60m-lt5pct"})
     fake.untag(idle, ["team"])

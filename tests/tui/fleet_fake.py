@@ -103,7 +103,7 @@ def audit_fleet() -> LifecycleFake:
         for iid, name in names.items()
     ]
     fake = LifecycleFake(instances)
-    fake.utilisation = {
+    fake.samples = {
         "i-0idle": audit_samples([0.0] * 8, 0.0, 1.0),
         "i-0one": audit_samples([30.0, *[0.0] * 7], 20.0, 8.0),  # an A100 gives 30% of an H100
         "i-0feed": audit_samples([30.0], 50.0, 95.0),

@@ -67,7 +67,7 @@ def _fake() -> FakeProvider:
         _instance("i-spot", "p5.48xlarge", "55.04", 8, **{"gpuplan-restartable": "true"}),
         _instance("i-dark", "g5.xlarge", "1.006", 1),
     ])  # fmt: skip
-    fake.utilisation = {
+    fake.samples = {
         "i-one": _samples([95, *[0] * 7], 80, 8),
         "i-well": _samples([95] * 8, 85, 40),
         "i-spot": _samples([95] * 8, 85, 40),

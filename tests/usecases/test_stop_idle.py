@@ -238,4 +238,4 @@ def test_narrowed_to_chosen_instances(world: World, lc_catalog: Catalog) -> None
     assert (world.state(a), world.state(b)) == ("running", "stopped")
     seen = survey(east, idle_rule(policy()), NOW, {a})
     (only,) = seen.seen
-    assert only.samples is not None and len(only.samples["0"]) == 12
+    assert only.samples is not None and len(only.samples.utilisation["0"]) == 12

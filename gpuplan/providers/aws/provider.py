@@ -27,7 +27,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import Action, Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.aws import cloudwatch, ec2
 from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, RoleNotAssumable, client_config
@@ -147,7 +147,7 @@ class AwsProvider:
         start: datetime,
         end: datetime,
         period_minutes: int,
-    ) -> dict[str, GpuSamples]:
+    ) -> dict[str, HostSamples]:
         if not instances:
             return {}
         if self._metrics is not None:

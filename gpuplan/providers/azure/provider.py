@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import Action, Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.azure import metrics, vms
 from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
@@ -268,7 +268,7 @@ class AzureProvider:
         start: datetime,
         end: datetime,
         period_minutes: int,
-    ) -> dict[str, GpuSamples]:
+    ) -> dict[str, HostSamples]:
         if self._metrics is not None:
             return self._metrics.fetch_utilisation(
                 instances, start=start, end=end, period_minutes=period_minutes
@@ -277,7 +277,7 @@ class AzureProvider:
         for item in instances:
             if item.account == self.subscription:
                 by_region.setdefault(item.region, []).append(item.instance_id)
-        out: dict[str, GpuSamples] = {}
+        out: dict[str, HostSamples] = {}
         for region, ids in sorted(by_region.items()):
             found = self._guard(
                 f"reading {self._namespace}/{self._metric} in {region}",

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import Action, Capability, GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 from gpuplan.providers.catalog_view import CatalogView
@@ -137,7 +137,7 @@ class GcpProvider:
         start: datetime,
         end: datetime,
         period_minutes: int,
-    ) -> dict[str, GpuSamples]:
+    ) -> dict[str, HostSamples]:
         if self._metrics is not None:
             return self._metrics.fetch_utilisation(
                 instances, start=start, end=end, period_minutes=period_minutes

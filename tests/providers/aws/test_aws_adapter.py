@@ -85,7 +85,7 @@ def test_metric_calls_do_not_grow_with_instances(world: World) -> None:
     samples = aws.fetch_utilisation(aws.list_instances(), start=start, end=end, period_minutes=5)
     assert calls == ["ListMetrics"] * 3 + ["GetMetricData"]  # utilisation, memory used/total
     assert set(samples) == set(ids)
-    assert all(len(s["0"]) == 12 for s in samples.values())
+    assert all(len(s.utilisation["0"]) == 12 for s in samples.values())
 
 
 def test_spot_request_type_is_read(world: World) -> None:
@@ -132,4 +132,4 @@ def test_get_metric_data_is_chunked_at_500_queries(world: World) -> None:
     start, end = window_bounds(RULE, NOW)
     samples = aws.fetch_utilisation(aws.list_instances(), start=start, end=end, period_minutes=5)
     assert calls == [500, 2]  # 501 GPU series and the instance's EC2 CPU
-    assert len(samples[iid]) == 501
+    assert len(samples[iid].utilisation) == 501

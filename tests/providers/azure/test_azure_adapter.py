@@ -209,7 +209,7 @@ def test_metrics_are_batched_fifty_per_call_per_region(azure: AzureWorld) -> Non
     )
     assert sorted(azure.fake.batch_sizes) == [1, 1, 20, 20, 50, 50, 50, 50]  # GPU and CPU
     assert set(samples) == set(ids[::7])
-    assert samples[ids[0]] == {"0": {PERIODS[-1]: 4.0}}
+    assert samples[ids[0]].utilisation == {"0": {PERIODS[-1]: 4.0}}
 
 
 def test_metrics_keep_every_gpu_of_a_sixteen_gpu_vm(azure: AzureWorld) -> None:
@@ -220,7 +220,7 @@ def test_metrics_keep_every_gpu_of_a_sixteen_gpu_vm(azure: AzureWorld) -> None:
     samples = provider.fetch_utilisation(
         provider.list_instances(), start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
-    assert len(samples[rid]) == 16
+    assert len(samples[rid].utilisation) == 16
 
 
 def test_metric_throttling_is_retried(azure: AzureWorld) -> None:
@@ -231,7 +231,7 @@ def test_metric_throttling_is_retried(azure: AzureWorld) -> None:
     samples = provider.fetch_utilisation(
         provider.list_instances(), start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
-    assert samples[rid] == {"0": {PERIODS[-1]: 2.0}}
+    assert samples[rid].utilisation == {"0": {PERIODS[-1]: 2.0}}
     assert azure.fake.calls["metrics.getBatch"] == 4  # 2 retried, GPU metrics, CPU
 
 

@@ -234,7 +234,7 @@ def test_utilisation_is_one_paged_query_per_project_grouped_per_gpu(gcp: GcpWorl
     points = 12 * len(PERIODS) + 1
     assert gcp.monitoring.calls["ListTimeSeries"] == math.ceil(points / 30) + 2  # memory, CPU
     assert set(samples) == set(ids)
-    assert samples[ids[0]]["1"] == {begin: 4.0 for begin in PERIODS}
+    assert samples[ids[0]].utilisation["1"] == {begin: 4.0 for begin in PERIODS}
     request = gcp.monitoring.requests[0]
     agg = request.aggregation
     assert agg.per_series_aligner == monitoring_v3.Aggregation.Aligner.ALIGN_MAX
@@ -251,7 +251,7 @@ def test_dcgm_ratio_metrics_are_scaled_to_percent(gcp: GcpWorld) -> None:
     samples = provider.fetch_utilisation(
         provider.list_instances(), start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
-    assert samples[iid]["0"] == {PERIODS[-1]: 25.0}
+    assert samples[iid].utilisation["0"] == {PERIODS[-1]: 25.0}
 
 
 def test_monitoring_unavailable_is_retried_then_reported(gcp: GcpWorld) -> None:
@@ -263,7 +263,7 @@ def test_monitoring_unavailable_is_retried_then_reported(gcp: GcpWorld) -> None:
     samples = provider.fetch_utilisation(
         instances, start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
-    assert samples[iid]["0"] == {PERIODS[-1]: 1.0}
+    assert samples[iid].utilisation["0"] == {PERIODS[-1]: 1.0}
     assert gcp.monitoring.calls["ListTimeSeries"] == 5  # 2 retried, then 3 signals
     gcp.monitoring.faults.append(grpc.StatusCode.PERMISSION_DENIED)
     with pytest.raises(ProviderError, match="403"):

@@ -79,7 +79,7 @@ def test_periods_are_filed_under_their_start(prom: PromWorld) -> None:
     samples = PrometheusSource(prom.url).fetch_utilisation(
         [_instance(case, "i-1")], start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
-    assert samples["i-1"] == {"0": {begin: 1.0 for begin in PERIODS}}
+    assert samples["i-1"].utilisation == {"0": {begin: 1.0 for begin in PERIODS}}
 
 
 def test_profiling_fields_are_ratios_scaled_to_percent(prom: PromWorld) -> None:
@@ -88,7 +88,7 @@ def test_profiling_fields_are_ratios_scaled_to_percent(prom: PromWorld) -> None:
     samples = PrometheusSource(prom.url, metric="DCGM_FI_PROF_GR_ENGINE_ACTIVE").fetch_utilisation(
         [_instance(case, "i-1")], start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
-    values = list(samples["i-1"]["0"].values())
+    values = list(samples["i-1"].utilisation["0"].values())
     assert len(values) == len(PERIODS)
     assert values == pytest.approx([1.0] * len(PERIODS))
 
@@ -122,7 +122,7 @@ def test_transient_errors_are_retried_then_reported(prom: PromWorld) -> None:
     samples = source.fetch_utilisation(
         [_instance(case, "i-1")], start=WINDOW[0], end=WINDOW[1], period_minutes=5
     )
-    assert len(samples["i-1"]["0"]) == len(PERIODS)
+    assert len(samples["i-1"].utilisation["0"]) == len(PERIODS)
     assert prom.fake.calls["query_range"] == 6  # 2 retried, then 4 queries
     prom.fake.fail("query_range", 503, 503, 503, 503)
     with pytest.raises(ProviderError, match="HTTP 503"):

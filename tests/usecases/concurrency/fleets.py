@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.core.fleet import Capability, GpuInstance, GpuSamples
+from gpuplan.core.fleet import Capability, GpuInstance, HostSamples
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
 from gpuplan.providers.fake import FakeProvider
@@ -85,7 +85,7 @@ class CountingMetrics:
         start: datetime,
         end: datetime,
         period_minutes: int,
-    ) -> dict[str, GpuSamples]:
+    ) -> dict[str, HostSamples]:
         began = time.monotonic()
         with self.lock:
             self.now += 1
@@ -101,8 +101,9 @@ class CountingMetrics:
             periods.append(moment)
             moment += timedelta(minutes=period_minutes)
         return {
-            i.instance_id: {str(g): dict.fromkeys(periods, self.percent[i.instance_id])
-                            for g in range(8)}
+            i.instance_id: HostSamples(utilisation={
+                str(g): dict.fromkeys(periods, self.percent[i.instance_id]) for g in range(8)
+            })
             for i in instances
             if i.instance_id in self.percent
         }  # fmt: skip

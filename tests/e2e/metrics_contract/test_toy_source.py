@@ -1,0 +1,70 @@
+"""A new metrics source is its module and one registry entry: a toy source registered at
+runtime is built by the fleet builder from a policy that names it, and its GPU memory
+and CPU reach the idle decision (AWS on moto lists the instance)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.core.errors import InputError
+from gpuplan.core.idle import IdleVerdict
+from gpuplan.core.policy import Policy
+from gpuplan.core.policy.models import MetricsSettings
+from gpuplan.usecases import metrics_sources
+from gpuplan.usecases.fleet import idle_rule, survey
+from gpuplan.usecases.providers import build_fleet
+from tests.e2e.metrics_contract.toy_source import TOY_ENTRY, ToyMetrics, ToySource
+from tests.fakes.aws_helpers import policy
+from tests.fakes.aws_world import NOW, World
+
+
+class ToyMetricsSettings(MetricsSettings):
+    """``idle.metrics`` with the toy's section, as the source's one schema line adds it."""
+
+    toy: ToyMetrics | None = None
+
+
+def toy_policy(toy: ToyMetrics, **metrics: object) -> Policy:
+    base = policy()
+    section = ToyMetricsSettings.model_validate({**metrics, "toy": toy})
+    return base.model_copy(update={"idle": base.idle.model_copy(update={"metrics": section})})
+
+
+@pytest.fixture
+def registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries = [*metrics_sources.METRICS_ENTRIES, TOY_ENTRY]
+    monkeypatch.setattr(metrics_sources, "METRICS_ENTRIES", entries)
+
+
+@pytest.mark.usefixtures("registered")
+def test_the_fleet_builder_takes_the_toy_source_from_the_policy(world: World) -> None:
+    iid = world.launch(tags={"team": "research"})
+    pol = toy_policy(ToyMetrics(utilisation=0.0, memory_percent=60.0, cpu_percent=2.0))
+    fleet = build_fleet(pol, None, {})
+    assert fleet.problems == []
+    seen = survey(fleet.adapters, idle_rule(pol), NOW).seen
+    (only,) = (s for s in seen if s.instance.instance_id == iid)
+    d = only.decision
+    assert d.memory_percent == 60.0 and d.cpu_percent == 2.0
+    assert d.verdict is IdleVerdict.IDLE
+    assert "live-process window" in d.reason  # quiet, but a process holds GPU memory
+
+
+@pytest.mark.usefixtures("registered")
+def test_without_its_section_the_toy_is_not_built() -> None:
+    assert metrics_sources.shared_source(policy()) is None
+    toy = ToyMetrics(utilisation=1.0, memory_percent=0.0, cpu_percent=0.0)
+    assert isinstance(metrics_sources.shared_source(toy_policy(toy)), ToySource)
+
+
+@pytest.mark.usefixtures("registered")
+def test_two_shared_sources_are_refused() -> None:
+    toy = ToyMetrics(utilisation=1.0, memory_percent=0.0, cpu_percent=0.0)
+    both = toy_policy(toy, prometheus={"url": "http://prometheus:9090"})
+    with pytest.raises(InputError, match=r"idle\.metrics\.prometheus, idle\.metrics\.toy"):
+        metrics_sources.shared_source(both)
+
+
+def test_unregistered_the_toy_section_is_ignored() -> None:
+    toy = ToyMetrics(utilisation=1.0, memory_percent=0.0, cpu_percent=0.0)
+    assert metrics_sources.shared_source(toy_policy(toy)) is None
