@@ -305,6 +305,5 @@ FAKE_ENTRY = CloudEntry(
     ),
     catalog_file="",
     permission_file="",
-    metrics_sources=("flat percent from the fleet file",),
 )
 """The in-memory fake standing in for every cloud (``GPUPLAN_FAKE_FLEET``)."""

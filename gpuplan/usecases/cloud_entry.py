@@ -122,7 +122,6 @@ class CloudEntry:
     """The service behind each kind of call, as ``GPUPLAN_SERVICE_LIMITS`` names it."""
     nothing_found: str = NOTHING_SURVEYED
     """The problem line when the cloud's scope section finds nothing to survey."""
-    metrics_sources: tuple[str, ...] = ("native", "prometheus")
 
     def handles(self, action: Action) -> bool:
         """The cloud carries ``action`` out (declared, and not refused)."""
