@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import BaseModel
+
 from gpuplan.core.kinds import Provider
 from gpuplan.core.region_naming import AWS_NAMING, AZURE_NAMING, GCP_NAMING, RegionNaming
 
@@ -27,11 +29,22 @@ class CloudFacts:
     catalog_file: str
     """The catalog CSV's file name, in the bundle and in the user catalog folder."""
     regions: RegionNaming
+    local_storage: str = "local instance storage"
+    """What an acting action (stop, hibernate, suspend) erases on this cloud, as
+    ``policy check`` names it when ``idle.allow_data_loss`` is not written."""
+    scope_section: type[BaseModel] | None = None
+    """The policy's ``scope.<name>`` section of a cloud a registry entry adds (checked
+    by this model); None for the built-in clouds, whose sections are fields of
+    :class:`gpuplan.core.policy.models.Scope`."""
 
 
-AWS = CloudFacts(Provider.AWS, "aws.csv", AWS_NAMING)
-GCP = CloudFacts(Provider.GCP, "gcp.csv", GCP_NAMING)
-AZURE = CloudFacts(Provider.AZURE, "azure.csv", AZURE_NAMING)
+AWS = CloudFacts(
+    Provider.AWS, "aws.csv", AWS_NAMING, "AWS instance store (NVMe on g4dn, g5, g6, p4d, p5 ...)"
+)
+GCP = CloudFacts(Provider.GCP, "gcp.csv", GCP_NAMING, "GCP local SSD")
+AZURE = CloudFacts(
+    Provider.AZURE, "azure.csv", AZURE_NAMING, "the Azure temporary disk (every N-series size)"
+)
 
 _TABLE: dict[Provider, CloudFacts] = {f.provider: f for f in (AWS, GCP, AZURE)}
 
@@ -54,3 +67,12 @@ def facts_of(provider: Provider) -> CloudFacts:
 def registered() -> tuple[Provider, ...]:
     """Every cloud with facts, built-in ones first, then in registration order."""
     return tuple(_TABLE)
+
+
+def scope_section(name: str) -> tuple[Provider, type[BaseModel]] | None:
+    """The registered cloud whose policy section is ``scope.<name>``, with its model;
+    None for a built-in cloud (a field of the scope) or an unknown key."""
+    for facts in _TABLE.values():
+        if facts.provider.value == name and facts.scope_section is not None:
+            return facts.provider, facts.scope_section
+    return None

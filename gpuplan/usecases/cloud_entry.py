@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from pydantic import BaseModel
+
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.clouds import CloudFacts
 from gpuplan.core.discovery import Discovery
@@ -122,6 +124,11 @@ class CloudEntry:
     """The service behind each kind of call, as ``GPUPLAN_SERVICE_LIMITS`` names it."""
     nothing_found: str = NOTHING_SURVEYED
     """The problem line when the cloud's scope section finds nothing to survey."""
+    local_storage: str = "local instance storage"
+    """What stop, hibernate or suspend erases here (``policy check`` names it)."""
+    scope_section: type[BaseModel] | None = None
+    """The model of the policy's ``scope.<name>`` for a cloud that is not built in; its
+    builder reads the checked section with ``context.policy.scope.section(provider)``."""
 
     def handles(self, action: Action) -> bool:
         """The cloud carries ``action`` out (declared, and not refused)."""
@@ -138,4 +145,6 @@ class CloudEntry:
         """The facts the loaders and the core read (registered with the entry)."""
         if self.regions is None:
             raise ValueError(f"{self.provider.value}: an entry without region naming")
-        return CloudFacts(self.provider, self.catalog_file, self.regions)
+        return CloudFacts(
+            self.provider, self.catalog_file, self.regions, self.local_storage, self.scope_section
+        )

@@ -14,16 +14,9 @@ Pure. Two kinds of finding, each at the key path it is about:
 
 from __future__ import annotations
 
-from gpuplan.core.offers import Provider
+from gpuplan.core.clouds import facts_of
 from gpuplan.core.policy.models import IdleAction, Policy
 from gpuplan.core.policy.rules import PolicyProblem
-
-LOCAL_STORAGE: dict[Provider, str] = {
-    Provider.AWS: "AWS instance store (NVMe on g4dn, g5, g6, p4d, p5 ...)",
-    Provider.GCP: "GCP local SSD",
-    Provider.AZURE: "the Azure temporary disk (every N-series size)",
-}
-"""What an acting action erases, per cloud."""
 
 ACTING = frozenset({IdleAction.STOP, IdleAction.HIBERNATE, IdleAction.SUSPEND})
 """Actions after which the instance can come back, but not its local disks
@@ -40,7 +33,7 @@ def data_loss_unstated(policy: Policy) -> PolicyProblem | None:
     clouds = policy.scope.providers
     if idle.action not in ACTING or not clouds or "allow_data_loss" in idle.model_fields_set:
         return None
-    erased = ", ".join(LOCAL_STORAGE[c] for c in clouds)
+    erased = ", ".join(facts_of(c).local_storage for c in clouds)
     return PolicyProblem(
         ("idle", "allow_data_loss"),
         f"missing: write true or false. {idle.action.value} erases {erased}; false leaves "

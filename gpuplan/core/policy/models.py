@@ -17,11 +17,16 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     StrictBool,
     Tag,
+    ValidatorFunctionWrapHandler,
     WithJsonSchema,
+    create_model,
+    model_validator,
 )
 
+from gpuplan.core.clouds import scope_section
 from gpuplan.core.fleet import Action
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.fields import (
@@ -198,16 +203,45 @@ class Scope(_Section):
     azure: AzureScope | None = None
     match_labels: dict[TagName, TagValue] = Field(default_factory=dict)
     """Tags (AWS, Azure) or labels (GCP) an instance must carry; empty: all GPU instances."""
+    _registered: dict[Provider, BaseModel] = PrivateAttr(default_factory=dict)
+    """Sections of clouds a registry entry adds, checked by the model its facts name."""
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _registered_clouds(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """``scope.<name>`` of a cloud a registry entry adds is checked by that cloud's
+        section model; any other unknown key stays an error ("extra inputs")."""
+        if not isinstance(data, dict):
+            return handler(data)
+        found = {k: scope_section(k) for k in data if k not in cls.model_fields}
+        models = {k: f for k, f in found.items() if f is not None}
+        scope = handler({k: v for k, v in data.items() if k not in models})
+        if models:
+            fields: Any = {k: (model, ...) for k, (_, model) in models.items()}
+            checked = create_model("RegisteredClouds", __config__=_Section.model_config, **fields)
+            sections = checked.model_validate({k: data[k] for k in models})
+            for key, (provider, _) in models.items():
+                scope._registered[provider] = getattr(sections, key)
+        return scope
 
     @property
     def providers(self) -> list[Provider]:
-        """The clouds with a section here, in a fixed order."""
+        """The clouds with a section here: the built-in ones in a fixed order, then the
+        ones registry entries add, in the order they were registered."""
         sections = (
             (Provider.AWS, self.aws),
             (Provider.GCP, self.gcp),
             (Provider.AZURE, self.azure),
         )
-        return [provider for provider, section in sections if section is not None]
+        built_in = [provider for provider, section in sections if section is not None]
+        return built_in + [p for p in Provider if p in self._registered]
+
+    def section(self, provider: Provider) -> BaseModel | None:
+        """The policy's section for ``provider`` (``scope.aws``, ``scope.<name>`` ...)."""
+        if provider in (Provider.AWS, Provider.GCP, Provider.AZURE):
+            section: BaseModel | None = getattr(self, provider.value)
+            return section
+        return self._registered.get(provider)
 
 
 class Budget(_Section):

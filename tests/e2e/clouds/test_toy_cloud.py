@@ -137,3 +137,60 @@ def test_fleet_survey_and_stop_idle_dry_run(toy: Provider) -> None:
         "us-toy1-busy": ("none", "none"),
     }
     assert all(a.calls and not any(c.method == "act" for c in a.calls) for a in adapters)
+
+
+def _policy_file(tmp_path: Path, scope: str, *, data_loss: bool = True) -> Path:
+    stated = "  allow_data_loss: false\n" if data_loss else ""
+    path = tmp_path / "team.yaml"
+    path.write_text(
+        "version: 1\nname: toy-team\n"
+        f"scope:\n{scope}"
+        "  match_labels: {team: research}\n"
+        f"idle:\n  action: stop\n  max_actions_per_run: 10\n{stated}"
+    )
+    return path
+
+
+def test_a_policy_names_the_cloud_and_the_commands_act_on_it(
+    toy: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the CLI with a policy file: its ``scope.toy`` section is checked by the
+    entry's model, ``fleet`` surveys only the regions it lists, ``stop-idle`` plans
+    (dry run) a stop for the idle instance there and acts on nothing."""
+    path = _policy_file(tmp_path, "  toy:\n    regions: [us-toy1]\n")
+    assert main(["policy", "check", str(path)]) == 0, capsys.readouterr()
+    capsys.readouterr()
+
+    folder = _catalog_dir(tmp_path)
+    assert main(["fleet", "--policy", str(path), "--json", "--catalog-dir", str(folder)]) == 0
+    listed = json.loads(capsys.readouterr().out)["instances"]
+    verdicts = {r["instance_id"]: r["verdict"] for r in listed}
+    assert verdicts == {"us-toy1-idle": "idle", "us-toy1-busy": "busy"}
+
+    db = tmp_path / "ledger.db"
+    args = ["--policy", str(path), "--json", "--db", str(db), "--catalog-dir", str(folder)]
+    assert main(["stop-idle", *args]) == 0
+    out = json.loads(capsys.readouterr().out)
+    planned = {d["instance_id"]: (d["planned_action"], d["action"]) for d in out["decisions"]}
+    assert planned == {"us-toy1-idle": ("stop", "none"), "us-toy1-busy": ("none", "none")}
+
+
+def test_its_section_is_checked_and_its_data_loss_named(
+    toy: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unstated = _policy_file(tmp_path, "  toy:\n    regions: [us-toy1]\n", data_loss=False)
+    assert main(["policy", "check", str(unstated)]) == 2
+    assert "Toycloud scratch disks" in capsys.readouterr().err
+    wrong = _policy_file(tmp_path, "  toy:\n    regions: [mars-1]\n")
+    assert main(["policy", "check", str(wrong)]) == 2
+    err = capsys.readouterr().err
+    assert "not a Toycloud region: mars-1" in err and str(wrong) in err
+
+
+def test_without_the_entry_its_section_is_an_unknown_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _policy_file(tmp_path, "  toy:\n    regions: [us-toy1]\n")
+    assert main(["policy", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "scope.toy" in err and ":4" in err, err

@@ -10,6 +10,7 @@ from gpuplan.providers.base import LifecycleProvider
 from gpuplan.providers.fake import FakeProvider
 from gpuplan.usecases.cloud_entry import BuildContext
 from tests.fakes.toycloud.listing import REGIONS
+from tests.fakes.toycloud.scope import ToyScope
 
 STARTED = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 UTILISATION = {"idle": 1.0, "busy": 90.0}
@@ -37,9 +38,12 @@ def instances(region: str) -> list[GpuInstance]:
 
 
 def scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
-    """One in-memory adapter per Toycloud region."""
+    """One in-memory adapter per region of the policy's ``scope.toy`` (every Toycloud
+    region when the policy has no such section: a test builds them directly)."""
+    section = context.policy.scope.section(Provider("toy"))
+    regions = section.regions if isinstance(section, ToyScope) else REGIONS
     out: dict[str, LifecycleProvider] = {}
-    for region in REGIONS:
+    for region in regions:
         adapter = FakeProvider(
             Provider("toy"),
             instances(region),

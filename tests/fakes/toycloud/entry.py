@@ -6,6 +6,7 @@ from gpuplan.core.fleet import Action
 from gpuplan.core.offers import Provider
 from gpuplan.usecases.cloud_entry import CloudEntry, Service
 from tests.fakes.toycloud import adapter, listing, prices
+from tests.fakes.toycloud.scope import ToyScope
 
 ENTRY = CloudEntry(
     Provider.named("toy"),
@@ -25,4 +26,6 @@ ENTRY = CloudEntry(
     discoverer=listing.types,
     services={Service.LISTING: "instances", Service.METRICS: "telemetry"},
     nothing_found="no Toycloud region: nothing was surveyed",
+    local_storage="Toycloud scratch disks",
+    scope_section=ToyScope,
 )
