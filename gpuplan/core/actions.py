@@ -148,3 +148,16 @@ class Snapshotter(Protocol):
     def snapshot(self, instance: GpuInstance) -> str:
         """Snapshot ``instance``'s disks; the snapshot's id."""
         ...
+
+
+class StepState(StrEnum):
+    """Where one step of a composite action stands (the ledger's ``action_steps.state``)."""
+
+    PLANNED = "planned"
+    """Recorded with the action's intent; its call not made yet."""
+    PENDING = "pending"
+    """Its call is being made (committed right before it): a kill here leaves this."""
+    DONE = "done"
+    FAILED = "failed"
+    NOT_DONE = "not done"
+    """Never called: an earlier step failed, or a killed run's action was not resumed."""
