@@ -141,6 +141,17 @@ def offered_by(action: Action, table: ActionTable = ACTIONS) -> tuple[Provider, 
     return tuple(p for p, rows in table.items() if isinstance(rows.get(action), Steps))
 
 
+def describe(found: Entry) -> str:
+    """What the registry says of an action: the calls it makes, or ``"refused: why"``."""
+    return found.how if isinstance(found, Steps) else f"refused: {found.reason}"
+
+
+def described(provider: Provider, table: ActionTable = ACTIONS) -> dict[Action, str]:
+    """Every acting action of ``provider`` -> :func:`describe` (a registry entry's
+    ``actions``)."""
+    return {action: describe(found) for action, found in table.get(provider, {}).items()}
+
+
 @runtime_checkable
 class Snapshotter(Protocol):
     """An adapter that can snapshot an instance's disks (the ``snapshot`` step)."""
@@ -161,3 +172,6 @@ class StepState(StrEnum):
     FAILED = "failed"
     NOT_DONE = "not done"
     """Never called: an earlier step failed, or a killed run's action was not resumed."""
+    INTERRUPTED = "interrupted"
+    """Its call was in flight when the run was killed, and the action was not resumed:
+    whether the call took effect is not known (e.g. a snapshot may be partial)."""

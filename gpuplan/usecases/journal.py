@@ -319,8 +319,11 @@ def _not_resumable(left: Sequence[StepRecord], still_idle: bool) -> str:
 
 
 def _give_up(ledger: Ledger, left: Sequence[StepRecord], why: str, now: datetime) -> None:
+    """Close the steps of an action that is not resumed: none is left planned or pending."""
     for s in left:
-        if s.state is not StepState.FAILED:
+        if s.state is StepState.PENDING:
+            mark_step(ledger, s.id, StepState.INTERRUPTED, f"killed mid-call; {why}", now)
+        elif s.state is StepState.PLANNED:
             mark_step(ledger, s.id, StepState.NOT_DONE, f"not resumed: {why}", now)
 
 
