@@ -9,6 +9,7 @@ also writes one ``action_steps`` row per step. Kills between steps are in
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,12 @@ def test_a_failed_step_leaves_the_later_steps_undone(
 def test_the_registry_entries_say_what_the_action_table_says(cloud: CloudEntry) -> None:
     # How CloudEntry.actions derives from core/actions.py: described(provider).
     assert described(cloud.provider) == dict(cloud.actions)
+
+
+def test_adding_an_action_names_files_that_exist() -> None:
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Adding an action", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`((?:gpuplan|tests)/[\w/]+\.py)`", section))
+    assert "gpuplan/core/actions.py" in named and "tests/ledger/test_composite_kill.py" in named
+    assert sorted(p for p in named if not (root / p).exists()) == []
