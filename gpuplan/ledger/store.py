@@ -12,8 +12,10 @@ Actions are written twice: an intent (outcome ``pending``) committed before the 
 is called, then the outcome. A ``pending`` row left behind is a run killed mid-call;
 the next run of the same policy covering the same scope reconciles it
 (:mod:`gpuplan.ledger.killed`, :meth:`Ledger.settle_action`) and closes the killed run
-(status ``killed``). On PostgreSQL an intent whose run is still alive (its run lock
-held by another session: a concurrent shard mid-call) is not handed out for reconciling.
+(status ``killed``). An action of several steps also writes one row per step, each
+settled in turn (:mod:`gpuplan.ledger.steps`). On PostgreSQL an intent whose run is
+still alive (its run lock held by another session: a concurrent shard mid-call) is not
+handed out for reconciling.
 
 Before acting on an instance a run claims it (:mod:`gpuplan.ledger.claims`); a claim
 holds until it expires, so two runs that reach one instance (shards set up to
