@@ -185,7 +185,7 @@ class Executor:
 
     def _act(self, adapter: LifecycleProvider, inst: GpuInstance, o: InstanceResult) -> None:
         item = o.item
-        calls = calls_for(inst, item.do, self.actions)
+        calls = calls_for(inst, item.planned_action, item.do, self.actions)
         ids: list[int | None] = []
         if len(calls) == 1:  # one step: the action's own row is its record
             intent = self.journal.intent(item, self.now)

@@ -23,12 +23,17 @@ Mark = Callable[[int | None, StepState, str, datetime], None]
 """Records one step's state (the journal's :meth:`~gpuplan.usecases.journal.Journal.step`)."""
 
 
-def calls_for(inst: GpuInstance, do: Action, table: ActionTable) -> tuple[Call, ...]:
-    """The calls that carry out ``do`` on ``inst``'s cloud; one call (``do`` itself) where
-    the table has no steps for it (the adapter then says whether it can)."""
-    found = entry(inst.provider, do, table)
-    if isinstance(found, Steps) and found.do is do:
-        return tuple(s.call for s in found.steps)
+def calls_for(
+    inst: GpuInstance, planned: Action, do: Action, table: ActionTable
+) -> tuple[Call, ...]:
+    """The calls that carry out ``do`` on ``inst``'s cloud: the steps of the policy's
+    ``planned`` action when they amount to ``do`` (Azure stop: a deallocate), else those
+    of ``do`` itself (hibernate fallen back to stop); one call, ``do``, where the table
+    has no steps for it (the adapter then says whether it can)."""
+    for action in (planned, do):
+        found = entry(inst.provider, action, table)
+        if isinstance(found, Steps) and found.do is do:
+            return tuple(s.call for s in found.steps)
     return (Call(do.value),)
 
 

@@ -15,17 +15,20 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.actions import described
+from gpuplan.core.actions import ACTIONS, Call, ProviderStep, Steps, described
+from gpuplan.core.fleet import Action, GpuInstance
+from gpuplan.core.offers import Provider
 from gpuplan.ledger import Ledger
 from gpuplan.providers.fake import FakeProvider
 from gpuplan.usecases.cloud_adapters import ENTRIES
 from gpuplan.usecases.providers import CloudEntry
+from gpuplan.usecases.steps import calls_for
 from gpuplan.usecases.stop_idle import run_stop_idle
-from tests.ledger.composite_child import NOW, POLICY, fake, instance, run
+from tests.ledger.composite_child import NOW, POLICY, SNAPSHOT_THEN_STOP, fake, instance, run
 
 IID = "i-0steps"
 STEPS = "SELECT step, provider_call, state, detail FROM action_steps ORDER BY id"
-ACTIONS = "SELECT instance_id, action, outcome, detail FROM actions ORDER BY id"
+ROWS = "SELECT instance_id, action, outcome, detail FROM actions ORDER BY id"
 
 
 @pytest.fixture
@@ -48,7 +51,7 @@ def test_a_one_step_action_writes_its_action_row_alone(
     with Ledger(db) as ledger:
         result = run_stop_idle(POLICY, [provider], apply=True, now=NOW, ledger=ledger)
     assert [o.outcome.value for o in result.outcomes] == ["stopped"]
-    assert rows(db, ACTIONS) == [(IID, "stop", "stopped", "")]
+    assert rows(db, ROWS) == [(IID, "stop", "stopped", "")]
     assert rows(db, STEPS) == []
     assert [c.method for c in provider.calls if c.method in ("snapshot", "stop")] == ["stop"]
 
@@ -64,7 +67,7 @@ def test_a_composite_action_records_each_step_before_and_after_its_call(
         "stop",
     ]
     assert provider.snapshots == {IID: [f"snap-{IID}-1"]}
-    assert rows(Path(db), ACTIONS) == [(IID, "stop", "stopped", "")]
+    assert rows(Path(db), ROWS) == [(IID, "stop", "stopped", "")]
     assert rows(Path(db), STEPS) == [
         (1, "snapshot", "done", f"snapshot snap-{IID}-1"),
         (2, "stop", "done", ""),
@@ -80,7 +83,7 @@ def test_a_failed_step_leaves_the_later_steps_undone(
     assert [(o.outcome.value, o.detail) for o in result.outcomes] == [("failed", "throttled")]
     assert result.failed
     assert provider.calls_to("stop") == [] and provider.instances[IID].state.value == "running"
-    assert rows(Path(db), ACTIONS) == [(IID, "stop", "failed", "throttled")]
+    assert rows(Path(db), ROWS) == [(IID, "stop", "failed", "throttled")]
     assert rows(Path(db), STEPS) == [
         (1, "snapshot", "failed", "throttled"),
         (2, "stop", "not done", "snapshot failed"),
@@ -100,3 +103,23 @@ def test_adding_an_action_names_files_that_exist() -> None:
     named = set(re.findall(r"`((?:gpuplan|tests)/[\w/]+\.py)`", section))
     assert "gpuplan/core/actions.py" in named and "tests/ledger/test_composite_kill.py" in named
     assert sorted(p for p in named if not (root / p).exists()) == []
+
+
+def test_the_steps_are_the_policy_actions_where_they_amount_to_the_call() -> None:
+    azure = GpuInstance.model_validate({**instance("vm-1"), "provider": "azure"})
+    snapshot_then_deallocate = {
+        Provider.AZURE: {
+            Action.STOP: Steps(
+                (ProviderStep(Call.SNAPSHOT, "snap"), ProviderStep(Call.DEALLOCATE, "dealloc"))
+            )
+        }
+    }
+    got = calls_for(azure, Action.STOP, Action.DEALLOCATE, snapshot_then_deallocate)
+    assert got == (Call.SNAPSHOT, Call.DEALLOCATE)
+    aws = GpuInstance.model_validate(instance("i-1"))
+    # Hibernate fallen back to stop: the stop's steps, not the hibernate's.
+    assert calls_for(aws, Action.HIBERNATE, Action.STOP, SNAPSHOT_THEN_STOP) == (
+        Call.SNAPSHOT,
+        Call.STOP,
+    )
+    assert calls_for(aws, Action.STOP, Action.STOP, ACTIONS) == (Call.STOP,)
