@@ -284,9 +284,10 @@ def _settle_steps(
         return Outcome.FAILED, f"{half}; the instance is no longer listed"
     inst, adapter = found
     action = Action(pending.action)
-    if inst.state in (InstanceState.RUNNING, InstanceState.PENDING):
+    last_in_flight = [s.state for s in left] == [StepState.PENDING] and left[0] is steps[-1]
+    if inst.state is InstanceState.RUNNING:
         why = _not_resumable(left, still_idle)
-    elif [s.state for s in left] == [StepState.PENDING] and left[0] is steps[-1]:
+    elif last_in_flight and inst.state is not InstanceState.PENDING:
         # Only the last call, which changes the state, was in flight: the cloud took it.
         mark_step(ledger, left[0].id, StepState.DONE, f"found {inst.state.value}", now)
         return _settle_one(inst, adapter, action, pending.acted_at, reason_code)
