@@ -168,6 +168,22 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE audit_alerts_sent ADD COLUMN expires_at TEXT NOT NULL DEFAULT '';
         """,
     ),
+    Migration(
+        8,
+        "the steps of a composite action, each recorded before its call and settled after",
+        """
+        CREATE TABLE action_steps (
+            id INTEGER PRIMARY KEY,
+            action_id INTEGER NOT NULL REFERENCES actions (id),
+            step INTEGER NOT NULL,
+            provider_call TEXT NOT NULL,
+            state TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '',
+            updated_at TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX action_steps_action ON action_steps (action_id, step);
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -12,34 +12,33 @@ Actions are written twice: an intent (outcome ``pending``) committed before the 
 is called, then the outcome. A ``pending`` row left behind is a run killed mid-call;
 the next run of the same policy covering the same scope reconciles it
 (:mod:`gpuplan.ledger.killed`, :meth:`Ledger.settle_action`) and closes the killed run
-(status ``killed``). On PostgreSQL an intent whose run is still alive (its run lock
-held by another session: a concurrent shard mid-call) is not handed out for reconciling.
+(status ``killed``). An action of several steps also writes one row per step, each
+settled in turn (:mod:`gpuplan.ledger.steps`). On PostgreSQL an intent whose run is
+still alive (its run lock held by another session: a concurrent shard mid-call) is not
+handed out for reconciling.
 
 Before acting on an instance a run claims it (:mod:`gpuplan.ledger.claims`); a claim
 holds until it expires, so two runs that reach one instance (shards set up to
-overlap by mistake) never both act on it. Any database failure leaves as one
-:class:`LedgerError` line naming the ledger (a URL without its password); a failing
-ROLLBACK never hides the error that caused it.
+overlap by mistake) never both act on it. The connection, its transactions and locks
+are :class:`~gpuplan.ledger.handle.LedgerHandle`'s; any database failure leaves as one
+:class:`LedgerError` line naming the ledger (a URL without its password).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from gpuplan.core.urls import is_postgres_dsn
 from gpuplan.ledger import rows as rows_mod
-from gpuplan.ledger.backend import Cursor, Db, SqliteDb
-from gpuplan.ledger.files import private_file
+from gpuplan.ledger.backend import Cursor
+from gpuplan.ledger.handle import LedgerHandle
 from gpuplan.ledger.location import DB_ENV, DB_FILE, ledger_location, ledger_path
-from gpuplan.ledger.migrations import LedgerError, migrate
+from gpuplan.ledger.migrations import LedgerError
 from gpuplan.ledger.records import (
     PENDING,
     ActionRecord,
@@ -79,110 +78,9 @@ def _money(value: Decimal | None) -> str | None:
     return None if value is None else str(value)
 
 
-class Ledger:
-    """A handle on one ledger (file or PostgreSQL); migrates it to the current schema."""
-
-    def __init__(
-        self, path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
-    ) -> None:
-        self._depth = 0
-        """How deep in nested ``transaction()`` blocks we are (0: none open)."""
-        self.damaged: list[rows_mod.DamagedRow] = []
-        """Rows that reading skipped because they could not be decoded (for notices)."""
-        self.shard = ""
-        """The shard (``INDEX/COUNT``) of the session using this handle, kept per run."""
-        self.lock_name = ""
-        """The run lock the session holds through this handle, kept per run."""
-        self.path: Path | None = None
-        where = os.fspath(path)
-        if is_postgres_dsn(where):
-            from gpuplan.ledger.postgres import PostgresDb
-
-            self._conn: Db = PostgresDb(where, environ)
-            self.label = self._conn.label
-            try:
-                migrate(self._conn, self.label)
-            except BaseException:
-                self._conn.close()
-                raise
-            return
-        self.path = Path(path)
-        self.label = where
-        try:
-            if where != ":memory:":
-                private_file(self.path)
-            self._conn = SqliteDb(where)
-            migrate(self._conn, where)
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-            raise LedgerError(f"{path}: cannot use as the gpuplan ledger: {exc}") from None
-        except OSError as exc:
-            raise LedgerError(f"{path}: cannot create the ledger: {exc.strerror}") from None
-
-    @property
-    def dialect(self) -> str:
-        """``sqlite`` or ``postgresql``."""
-        return self._conn.dialect
-
-    @classmethod
-    def open(
-        cls,
-        explicit: str | os.PathLike[str] | None = None,
-        environ: Mapping[str, str] | None = None,
-    ) -> Ledger:
-        """The ledger named by ``--db``, ``GPUPLAN_DB`` or the default location."""
-        return cls(ledger_location(explicit, environ), environ=environ)
-
-    def close(self) -> None:
-        self._conn.close()
-
-    def try_lock(self, name: str) -> bool:
-        """Take the session lock ``name`` (PostgreSQL advisory lock) without waiting;
-        False when another session holds it. Always True for a ledger file, whose runs
-        take turns through the lock file beside it."""
-        return self._conn.try_lock(name)
-
-    def unlock(self, name: str) -> None:
-        self._conn.unlock(name)
-
-    def __enter__(self) -> Ledger:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator[Db]:
-        """One write transaction: all of it lands, or none of it does.
-
-        Nested use joins the outer transaction, so a whole run (run, decisions, actions)
-        can be written atomically from the same record methods.
-        """
-        depth = self._depth
-        if depth:
-            self._depth = depth + 1
-            try:
-                yield self._conn
-            finally:
-                self._depth = depth
-            return
-        try:
-            self._conn.begin()
-        except self._conn.errors as exc:
-            raise self._failed(exc) from None
-        self._depth = 1
-        try:
-            yield self._conn
-            self._conn.commit()
-        except BaseException as exc:
-            self._conn.rollback()  # never raises: the first error is the one to report
-            if isinstance(exc, self._conn.errors):
-                raise self._failed(exc) from None
-            raise
-        finally:
-            self._depth = 0
-
-    def _failed(self, exc: BaseException) -> LedgerError:
-        return LedgerError(f"{self.label}: ledger write failed: {exc}")
+class Ledger(LedgerHandle):
+    """A handle on one ledger (file or PostgreSQL), migrated to the current schema, with
+    the records gpuplan writes and reads."""
 
     # Runs, decisions, actions (used by the lifecycle manager) -------------------
 
@@ -269,11 +167,6 @@ class Ledger:
 
         return pending_actions(self)
 
-    def lock_held_elsewhere(self, name: str) -> bool:
-        """True when another session holds the run lock ``name`` (its run is alive);
-        always False for a ledger file, whose runs take turns through the lock file."""
-        return self._conn.lock_held_elsewhere(name)
-
     def finish_run(
         self,
         run_id: int,
@@ -308,26 +201,6 @@ class Ledger:
         good, damaged = rows_mod.decode_rows("runs", rows, _run_record)
         self.damaged.extend(damaged)
         return good
-
-    def select(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """Rows of one read-only query (for :mod:`gpuplan.ledger.queries`)."""
-        try:
-            return list(self._conn.execute(sql, params).fetchall())
-        except self._conn.errors as exc:
-            raise LedgerError(f"{self.label}: ledger read failed: {exc}") from None
-
-    def count(self, table: str) -> int:
-        """Rows in one of the ledger's tables (for reports and tests)."""
-        if table not in {
-            "runs",
-            "decisions",
-            "actions",
-            "spend_snapshots",
-            "alerts_sent",
-            "instance_claims",
-        }:
-            raise ValueError(f"not a ledger table: {table}")
-        return int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
     # Spend and alerts (used by ``gpuplan budget`` and the planner) -----------------
 

@@ -1,7 +1,8 @@
 """An in-memory provider for tests, demos and the UI: a list of instances, nothing else.
 
 It implements :class:`~gpuplan.providers.base.LifecycleProvider` (listing,
-utilisation, re-read, ``act``, tags) and records every call in ``calls`` so
+utilisation, re-read, ``act``, tags) and ``snapshot`` (the first step of a composite
+action, :mod:`gpuplan.core.actions`), and records every call in ``calls`` so
 tests can assert what was asked; ``failures`` makes a method raise
 :class:`~gpuplan.providers.base.ProviderError` (fault injection). Each ability is a
 plain method over ``self.instances`` that starts with ``self._called(name, *args)``.
@@ -92,6 +93,8 @@ class FakeProvider:
         self.utilisation: dict[str, GpuSeries] = {}
         self.flat_percent: dict[str, float] = {}
         self.notices: list[str] = []
+        self.snapshots: dict[str, list[str]] = {}
+        """Instance id -> the snapshots taken of it, in order."""
 
     @property
     def scope(self) -> str:
@@ -158,6 +161,14 @@ class FakeProvider:
         else:
             self._called(action.value, instance.instance_id)
         return self._set_state(instance, _ANSWERS[action])
+
+    def snapshot(self, instance: GpuInstance) -> str:
+        """Records a snapshot of ``instance``'s disks (a composite action's first step,
+        :mod:`gpuplan.core.actions`); its id. The instance keeps running."""
+        self._called("snapshot", instance.instance_id)
+        taken = self.snapshots.setdefault(instance.instance_id, [])
+        taken.append(f"snap-{instance.instance_id}-{len(taken) + 1}")
+        return taken[-1]
 
     def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
         self._called("tag", instance.instance_id, dict(tags))

@@ -15,7 +15,10 @@ Per scope, for the instances the plan would act on:
    second scheduler is acting on this fleet: the instance is left alone and the run
    reports it;
 4. the intent is committed to the ledger, the cloud is called, the outcome is
-   committed; a stop request (SIGTERM, Ctrl-C) lets the call in flight finish and
+   committed; an action of several steps (:mod:`gpuplan.core.actions`: e.g. snapshot
+   then stop) commits each step before its call and after it
+   (:mod:`gpuplan.usecases.steps`), so a kill between steps is resumed or reported by
+   the next run; a stop request (SIGTERM, Ctrl-C) lets the call in flight finish and
    leaves every later instance alone.
 """
 
@@ -26,14 +29,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from gpuplan.core.actions import ACTIONS, ActionTable
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.fleet import GpuInstance, GpuSamples, InstanceState
 from gpuplan.core.idle import IdleRule, IdleVerdict, format_tag_time, parse_tag_time, window_bounds
 from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction, Step
+from gpuplan.ledger import LedgerError
 from gpuplan.providers.base import LifecycleProvider
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.fleet import decide_one, fetch_samples
 from gpuplan.usecases.journal import LEASE_TAG, Journal
+from gpuplan.usecases.steps import calls_for, run_steps
 
 LEASE_MINUTES = 15
 
@@ -56,6 +62,8 @@ class Executor:
     now: datetime
     should_stop: Callable[[], bool] = lambda: False
     concurrency: Concurrency = SERIAL
+    actions: ActionTable = field(default_factory=lambda: ACTIONS)
+    """Per cloud, the steps of each action (:mod:`gpuplan.core.actions`)."""
     token: str = field(default_factory=lambda: secrets.token_hex(6))
     problems: list[str] = field(default_factory=list)
     interrupted: bool = False
@@ -177,9 +185,21 @@ class Executor:
 
     def _act(self, adapter: LifecycleProvider, inst: GpuInstance, o: InstanceResult) -> None:
         item = o.item
-        intent = self.journal.intent(item, self.now)
+        calls = calls_for(inst, item.planned_action, item.do, self.actions)
+        ids: list[int | None] = []
+        if len(calls) == 1:  # one step: the action's own row is its record
+            intent = self.journal.intent(item, self.now)
+        else:
+            intent, ids = self.journal.intent_steps(item, self.now, calls)
         try:
-            adapter.act(inst, item.do)
+            if len(calls) == 1:
+                adapter.act(inst, item.do)
+            else:
+                run_steps(
+                    adapter, inst, [*zip(ids, calls, strict=True)], self.journal.step, self.now
+                )
+        except LedgerError:
+            raise  # a record that cannot be written stops the run
         except GpuplanError as exc:
             o.outcome, o.detail = Outcome.FAILED, exc.message
             self.journal.settle(intent, o.outcome, o.detail, self.now)

@@ -14,6 +14,13 @@ Promises (docs/lifecycle.md, "Guarantees"):
   why, as a normal stop would, and its stale lease tag removed), one still running as
   failed, one no longer listed in its scope as failed; each is reported. Intents of
   other policies and of scopes this run does not cover are left for their owner.
+- An action of several steps (:mod:`gpuplan.core.actions`, e.g. snapshot then stop)
+  also records each step (:mod:`gpuplan.ledger.steps`): committed ``pending`` before
+  its call and settled after. A killed one is resumed from its first step not done
+  when that is safe (the instance still running and found idle by this run, and no
+  preparing step cut short mid-call), else reported half done (failed, with each step's
+  state); its last step found carried out (the instance stopping or stopped) counts as
+  done, as for a one-step action.
 - The killed run itself is closed (status ``killed``, when, and by which run) by the
   run that settles its last intent, or by any later applied run of its policy when it
   left none (:func:`gpuplan.ledger.killed.close_killed_runs`).
@@ -32,6 +39,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from gpuplan.core.actions import Call, StepState
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.fleet import Action, GpuInstance, InstanceState
 from gpuplan.core.idle import REASON_TAG, STOPPED_AT_TAG, format_tag_time
@@ -42,11 +50,14 @@ from gpuplan.ledger import (
     DecisionRecord,
     InstanceKey,
     Ledger,
+    LedgerError,
     PendingAction,
 )
 from gpuplan.ledger.claims import claim_instance, release_instance
 from gpuplan.ledger.killed import close_killed_runs
+from gpuplan.ledger.steps import StepRecord, action_steps, mark_step, record_steps
 from gpuplan.providers.base import LifecycleProvider
+from gpuplan.usecases.steps import run_steps
 
 CLAIM_MINUTES = 15
 """How long a claim keeps other runs off an instance (as long as the lease tag)."""
@@ -106,6 +117,24 @@ class Journal:
     def intent(self, item: PlannedAction, now: datetime) -> int | None:
         """The planned call, committed before the cloud is asked."""
         return self._write(item, item.do, PENDING, item.note, now)
+
+    def intent_steps(
+        self, item: PlannedAction, now: datetime, calls: Sequence[Call]
+    ) -> tuple[int | None, list[int | None]]:
+        """A composite action's intent and one ``planned`` row per step, committed
+        together before the first call; the ids (None without a ledger)."""
+        if self.ledger is None or self.run_id is None:
+            return None, [None] * len(calls)
+        with self.ledger.transaction():
+            intent = self.intent(item, now)
+            assert intent is not None  # a ledger and a run: the row was written
+            ids: list[int | None] = [*record_steps(self.ledger, intent, calls, now)]
+            return intent, ids
+
+    def step(self, step_id: int | None, state: StepState, detail: str, now: datetime) -> None:
+        """One step's state, committed (before its call: ``pending``; after: the result)."""
+        if self.ledger is not None and step_id is not None:
+            mark_step(self.ledger, step_id, state, detail, now)
 
     def settle(self, intent: int | None, outcome: Outcome, detail: str, now: datetime) -> None:
         if self.ledger is not None and intent is not None:
@@ -199,9 +228,11 @@ def reconcile(
     reason_code: str,
     now: datetime,
     owner: Owner,
+    idle: Collection[str] = (),
 ) -> list[Reconciled]:
     """Settle the ``pending`` intents ``owner`` could have made from the instances listed
-    this run, then close the killed runs left with none."""
+    this run, then close the killed runs left with none. ``idle``: the instances this
+    run found idle, the only ones whose half-done composite action may be resumed."""
     if ledger is None:
         return []
     out: list[Reconciled] = []
@@ -210,13 +241,17 @@ def reconcile(
             continue  # another policy's or another shard's: left for its owner
         action = Action(pending.action)
         found = listed.get(pending.instance_id)
-        if found is None:
+        steps = action_steps(ledger, pending.id)
+        if steps:
+            outcome, detail = _settle_steps(
+                ledger, steps, found, pending, reason_code, now, pending.instance_id in idle
+            )
+        elif found is None:
             outcome, detail = Outcome.FAILED, "killed mid-call; the instance is no longer listed"
-            inst = None
         else:
-            inst, adapter = found
-            outcome, detail = _settle_one(inst, adapter, action, pending.acted_at, reason_code)
+            outcome, detail = _settle_one(*found, action, pending.acted_at, reason_code)
         ledger.settle_action(pending.id, outcome.value, detail, now)
+        inst = None if found is None else found[0]
         out.append(Reconciled(inst, pending.instance_id, action, outcome, detail))
     if owner.run_id is not None:
         close_killed_runs(
@@ -230,18 +265,82 @@ def reconcile(
     return out
 
 
+def _settle_steps(
+    ledger: Ledger,
+    steps: Sequence[StepRecord],
+    found: tuple[GpuInstance, LifecycleProvider] | None,
+    pending: PendingAction,
+    reason_code: str,
+    now: datetime,
+    still_idle: bool,
+) -> tuple[Outcome, str]:
+    """A killed composite action: resumed from its first step not done when that is safe
+    (the instance still running and idle, no step cut short), else reported half done."""
+    had = ", ".join(f"{s.call.value} {s.state.value}" for s in steps)
+    half = f"half done when its run was killed ({had})"
+    left = [s for s in steps if s.state is not StepState.DONE]
+    if found is None:
+        _give_up(ledger, left, "the instance is no longer listed", now)
+        return Outcome.FAILED, f"{half}; the instance is no longer listed"
+    inst, adapter = found
+    action = Action(pending.action)
+    last_in_flight = [s.state for s in left] == [StepState.PENDING] and left[0] is steps[-1]
+    if inst.state is InstanceState.RUNNING:
+        why = _not_resumable(left, still_idle)
+    elif last_in_flight and inst.state is not InstanceState.PENDING:
+        # Only the last call, which changes the state, was in flight: the cloud took it.
+        mark_step(ledger, left[0].id, StepState.DONE, f"found {inst.state.value}", now)
+        return _settle_one(inst, adapter, action, pending.acted_at, reason_code)
+    else:
+        why = f"found {inst.state.value}"
+    if why:
+        _give_up(ledger, left, why, now)
+        return Outcome.FAILED, f"{half}; not resumed: {why}" + _drop_lease(inst, adapter)
+    try:
+        run_steps(adapter, inst, [(s.id, s.call) for s in left], Journal(ledger).step, now)
+        inst = adapter.refresh(inst)
+    except LedgerError:
+        raise
+    except GpuplanError as exc:
+        return Outcome.FAILED, f"{half}; resuming failed: {exc.message}" + _drop_lease(
+            inst, adapter
+        )
+    said = f"resumed after a killed run ({had})"
+    return _settle_one(inst, adapter, action, pending.acted_at, reason_code, said)
+
+
+def _not_resumable(left: Sequence[StepRecord], still_idle: bool) -> str:
+    """Why a killed composite action's remaining steps are not run, or "" when safe."""
+    for s in left:
+        if s.state is StepState.FAILED:
+            return f"its {s.call.value} step failed"
+        if s.state is StepState.PENDING and s.call.action is None:
+            return f"its {s.call.value} step was cut short (killed mid-call)"
+    return "" if still_idle else "the instance is no longer idle"
+
+
+def _give_up(ledger: Ledger, left: Sequence[StepRecord], why: str, now: datetime) -> None:
+    """Close the steps of an action that is not resumed: none is left planned or pending."""
+    for s in left:
+        if s.state is StepState.PENDING:
+            mark_step(ledger, s.id, StepState.INTERRUPTED, f"killed mid-call; {why}", now)
+        elif s.state is StepState.PLANNED:
+            mark_step(ledger, s.id, StepState.NOT_DONE, f"not resumed: {why}", now)
+
+
 def _settle_one(
     inst: GpuInstance,
     adapter: LifecycleProvider,
     action: Action,
     acted_at: datetime,
     reason_code: str,
+    said: str = "reconciled after a killed run",
 ) -> tuple[Outcome, str]:
     lease = _drop_lease(inst, adapter)
     if inst.state in (InstanceState.RUNNING, InstanceState.PENDING):
         return Outcome.FAILED, "killed mid-call; the instance is still running" + lease
     # Stopping counts as done: the cloud accepted the call and finishes it on its own.
-    detail = f"reconciled after a killed run: found {inst.state.value}" + lease
+    detail = f"{said}: found {inst.state.value}" + lease
     if STOPPED_AT_TAG not in inst.labels:
         try:
             adapter.tag(inst, {STOPPED_AT_TAG: format_tag_time(acted_at), REASON_TAG: reason_code})

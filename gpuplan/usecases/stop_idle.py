@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from gpuplan.core.actions import ACTIONS, ActionTable
 from gpuplan.core.fleet import GpuInstance
 from gpuplan.core.idle import STOPPED_AT_TAG, IdleVerdict
 from gpuplan.core.lifecycle import Outcome, Plan, SkipReason, Step, plan
@@ -64,13 +65,15 @@ def run_stop_idle(
     should_stop: Callable[[], bool] = lambda: False,
     concurrency: Concurrency = SERIAL,
     on_scope: Callable[[LifecycleProvider, Survey], None] | None = None,
+    actions: ActionTable = ACTIONS,
 ) -> StopIdleResult:
     """One run; ``instance_ids`` narrows it to those instances (the TUI's single stop).
 
     ``should_stop`` is asked before each cloud call (SIGTERM, Ctrl-C): once true, the
     rest is left alone and the result says ``interrupted``. ``concurrency`` bounds the
     scopes surveyed (and re-checked) at once; the ledger is written from this thread
-    only, in the same order as a serial run.
+    only, in the same order as a serial run. ``actions``: the steps of each action per
+    cloud (:data:`gpuplan.core.actions.ACTIONS`).
     """
     rule = idle_rule(policy)
     seen = survey(providers, rule, now, instance_ids, concurrency=concurrency, on_scope=on_scope)
@@ -90,9 +93,10 @@ def run_stop_idle(
             journal.run_id, policy.name, set(seen.listed),  # a failed listing settles nothing
             ledger.lock_name if ledger else "", ledger.shard if ledger else "", instance_ids,
         )  # fmt: skip
-        result.reconciled = reconcile(ledger, listed, rule.code, now, owner)
+        idle = {s.instance.instance_id for s in seen.seen if s.decision.verdict is IdleVerdict.IDLE}
+        result.reconciled = reconcile(ledger, listed, rule.code, now, owner, idle)
     if apply and planned.aborted is None:
-        executor = Executor(journal, rule, now, should_stop, concurrency)
+        executor = Executor(journal, rule, now, should_stop, concurrency, actions)
         executor.run(result.outcomes, by_id)
         result.problems.extend(executor.problems)
         result.interrupted = executor.interrupted

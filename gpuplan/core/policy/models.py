@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from gpuplan.core.actions import provider_action
 from gpuplan.core.clouds import scope_section
 from gpuplan.core.fleet import Action
 from gpuplan.core.offers import PricingModel, Provider
@@ -81,10 +82,9 @@ class IdleAction(StrEnum):
     NOTIFY = "notify"
 
     def for_provider(self, provider: Provider) -> Action:
-        """The provider action this policy action becomes (Azure stop = deallocate)."""
-        if self is IdleAction.STOP and provider is Provider.AZURE:
-            return Action.DEALLOCATE
-        return Action(self.value)
+        """The provider action this policy action becomes (Azure stop = deallocate), as
+        :data:`gpuplan.core.actions.ACTIONS` says."""
+        return provider_action(provider, Action(self.value))
 
 
 class OrgUnits(_Section):

@@ -1,8 +1,9 @@
 """Rules across keys and against the GPU table, and which instances a policy governs.
 
-Field types check one value each; the rules here need several (``suspend`` needs GCP
-in scope, the window must hold whole periods). Each problem carries the key path it
-is about, so the loader can point at the line in the file.
+Field types check one value each; the rules here need several (an action needs every
+cloud in scope to offer it, as :mod:`gpuplan.core.actions` says; the window must hold
+whole periods). Each problem carries the key path it is about, so the loader can point
+at the line in the file.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from gpuplan.core.actions import offered_by
 from gpuplan.core.errors import InputError
-from gpuplan.core.fleet import GpuInstance, label_mismatch
+from gpuplan.core.fleet import ACTING, Action, GpuInstance, label_mismatch
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.models import IdleAction, Policy
@@ -57,20 +59,7 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
                 f"got {idle.live_process_window_minutes}",
             )
         )
-    if idle.action is IdleAction.SUSPEND:
-        others = [p.value for p in policy.scope.providers if p is not Provider.GCP]
-        if others:
-            problems.append(
-                PolicyProblem(
-                    ("idle", "action"),
-                    "suspend is a GCP action, but the scope also names "
-                    f"{', '.join(others)}; use stop or hibernate, or a separate GCP policy",
-                )
-            )
-        elif policy.scope.gcp is None:
-            problems.append(
-                PolicyProblem(("idle", "action"), "suspend is a GCP action; scope names no gcp")
-            )
+    problems.extend(action_rules(policy))
     if idle.action is IdleAction.TERMINATE and not idle.allow_data_loss:
         problems.append(
             PolicyProblem(
@@ -83,6 +72,37 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
     problems.extend(region_rules(policy))
     problems.extend(scope_rules(policy))
     return problems
+
+
+_NAMES = {Provider.AWS: "AWS", Provider.GCP: "GCP", Provider.AZURE: "Azure"}
+
+
+def action_rules(policy: Policy) -> list[PolicyProblem]:
+    """An action only some clouds offer (:data:`~gpuplan.core.actions.ACTIONS`: suspend
+    is GCP's) needs every cloud in scope to offer it. Hibernate is not checked here: the
+    planner stops an instance that cannot hibernate instead (said so per instance)."""
+    action = Action(policy.idle.action.value)
+    if action not in ACTING or action is Action.HIBERNATE:
+        return []
+    offered = offered_by(action)
+    if set(offered) == set(Provider):
+        return []  # every cloud carries it out
+    scope = policy.scope.providers
+    others = [p.value for p in scope if p not in offered]
+    names = " or ".join(_NAMES[p] for p in offered)
+    here = ("idle", "action")
+    if others:
+        return [
+            PolicyProblem(
+                here,
+                f"{action.value} is a {names} action, but the scope also names "
+                f"{', '.join(others)}; use stop or hibernate, or a separate {names} policy",
+            )
+        ]
+    if not scope:
+        listed = " or ".join(p.value for p in offered)
+        return [PolicyProblem(here, f"{action.value} is a {names} action; scope names no {listed}")]
+    return []
 
 
 def scope_rules(policy: Policy) -> list[PolicyProblem]:

@@ -26,6 +26,7 @@ from typing import Any
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from gpuplan.core.actions import Call, provider_call
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.fleet import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
@@ -168,11 +169,13 @@ class AwsProvider:
             )
 
     def act(self, instance: GpuInstance, action: Action) -> InstanceState:
-        if action is Action.STOP:
+        """The call :data:`~gpuplan.core.actions.ACTIONS` names for ``action``."""
+        call = provider_call(Provider.AWS, action)
+        if call is Call.STOP:
             return self.stop(instance)
-        if action is Action.HIBERNATE:
+        if call is Call.HIBERNATE:
             return self.stop(instance, hibernate=True)
-        if action is Action.TERMINATE:
+        if call is Call.TERMINATE:
             return self.terminate(instance)
         raise unsupported(self.scope, action)
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from gpuplan.core.actions import Call, provider_call
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.fleet import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
@@ -298,9 +299,11 @@ class AzureProvider:
     # -- actions -----------------------------------------------------------------
 
     def act(self, instance: GpuInstance, action: Action) -> InstanceState:
-        if action in (Action.STOP, Action.DEALLOCATE):
+        """The call :data:`~gpuplan.core.actions.ACTIONS` names (stop = deallocate)."""
+        call = provider_call(Provider.AZURE, action)
+        if call is Call.DEALLOCATE:
             return self.deallocate(instance)
-        if action is Action.TERMINATE:
+        if call is Call.TERMINATE:
             return self.terminate(instance)
         raise unsupported(self.scope, action)
 

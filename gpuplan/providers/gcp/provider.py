@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from gpuplan.core.actions import Call, provider_call
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.fleet import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
@@ -170,11 +171,13 @@ class GcpProvider:
         return fresh
 
     def act(self, instance: GpuInstance, action: Action) -> InstanceState:
-        if action is Action.STOP:
+        """The call :data:`~gpuplan.core.actions.ACTIONS` names for ``action``."""
+        call = provider_call(Provider.GCP, action)
+        if call is Call.STOP:
             return self.stop(instance)
-        if action is Action.SUSPEND:
+        if call is Call.SUSPEND:
             return self.suspend(instance)
-        if action is Action.TERMINATE:
+        if call is Call.TERMINATE:
             return self.terminate(instance)
         raise unsupported(self.scope, action)
 

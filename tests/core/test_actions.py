@@ -1,0 +1,48 @@
+"""The per-cloud action table (core/actions.py): one place for every action's steps."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuplan.core.actions import (
+    ACTIONS,
+    Call,
+    ProviderStep,
+    Refusal,
+    Steps,
+    entry,
+    offered_by,
+    provider_action,
+    provider_call,
+)
+from gpuplan.core.fleet import ACTING, Action
+from gpuplan.core.offers import Provider
+from gpuplan.core.policy import IdleAction
+
+
+def test_every_cloud_has_a_row_for_every_acting_action() -> None:
+    assert set(ACTIONS) == set(Provider)
+    assert all(set(rows) == set(ACTING) for rows in ACTIONS.values())
+
+
+def test_azure_stop_is_a_deallocate_in_one_place() -> None:
+    assert provider_action(Provider.AZURE, Action.STOP) is Action.DEALLOCATE
+    assert provider_call(Provider.AZURE, Action.STOP) is Call.DEALLOCATE
+    assert IdleAction.STOP.for_provider(Provider.AZURE) is Action.DEALLOCATE  # reads it
+    assert provider_action(Provider.AWS, Action.STOP) is Action.STOP
+
+
+def test_a_refused_action_is_typed_with_its_reason() -> None:
+    found = entry(Provider.AWS, Action.SUSPEND)
+    assert isinstance(found, Refusal) and found.reason == "not an action of this cloud"
+    assert provider_call(Provider.AWS, Action.SUSPEND) is None
+    assert provider_action(Provider.AWS, Action.SUSPEND) is Action.SUSPEND  # then skipped
+    assert offered_by(Action.SUSPEND) == (Provider.GCP,)
+    assert offered_by(Action.HIBERNATE) == (Provider.AWS,)
+
+
+def test_an_action_ends_with_an_acting_call() -> None:
+    with pytest.raises(ValueError, match="last step"):
+        Steps((ProviderStep(Call.STOP, "StopInstances"), ProviderStep(Call.SNAPSHOT, "x")))
+    two = Steps((ProviderStep(Call.SNAPSHOT, "CreateSnapshots"), ProviderStep(Call.STOP, "Stop")))
+    assert two.do is Action.STOP and two.how == "CreateSnapshots, then Stop"
