@@ -89,7 +89,7 @@ def one(call: Call, how: str) -> Steps:
 
 
 _NOT_HERE = Refusal("not an action of this cloud")
-ACTIONS: ActionTable = {
+ACTIONS: dict[Provider, Mapping[Action, Entry]] = {
     Provider.AWS: {
         Action.STOP: one(Call.STOP, "StopInstances"),
         Action.HIBERNATE: one(Call.HIBERNATE, "StopInstances Hibernate=true"),
@@ -115,7 +115,19 @@ ACTIONS: ActionTable = {
         Action.TERMINATE: one(Call.TERMINATE, "virtualMachines.delete"),
     },
 }
-"""Per cloud: each acting :class:`Action` -> its steps, or why the cloud refuses it."""
+"""Per cloud: each acting :class:`Action` -> its steps, or why the cloud refuses it. The
+built-in clouds' rows are here; a cloud a registry entry adds brings its row in the entry
+(``CloudEntry.steps``), put here by :func:`register`."""
+
+
+def register(provider: Provider, rows: Mapping[Action, Entry]) -> None:
+    """Add (or replace) one cloud's row; the cloud registry calls this for an entry."""
+    ACTIONS[provider] = dict(rows)
+
+
+def unregister(provider: Provider) -> None:
+    """Drop a cloud's row (a cloud a test registered, once the test is done)."""
+    ACTIONS.pop(provider, None)
 
 
 def entry(provider: Provider, action: Action, table: ActionTable = ACTIONS) -> Entry:

@@ -43,10 +43,6 @@ class HostSamples:
     """How the series were tied to the instance when not by its id (host name, unique)."""
 
 
-GpuSamples = HostSamples
-"""The former name of :class:`HostSamples`, kept while ``usecases/executor.py`` uses it."""
-
-
 class InstanceState(StrEnum):
     PENDING = "pending"
     RUNNING = "running"

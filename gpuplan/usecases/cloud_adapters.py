@@ -27,8 +27,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.core import clouds
+from gpuplan.core.actions import ACTIONS, Call, one
 from gpuplan.core.errors import InputError
-from gpuplan.core.fleet import Action
+from gpuplan.core.fleet import ACTING
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy.models import OrgUnits
 from gpuplan.providers.base import LifecycleProvider
@@ -228,17 +229,11 @@ def fake_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
     return {f.scope: f for f in fake_providers(path, context.policy.scope.providers)}
 
 
-_NOT_HERE = "not an action of this cloud"
 ENTRIES = (
     CloudEntry(
         Provider.AWS,
         aws_scopes,
-        actions={
-            Action.STOP: "StopInstances",
-            Action.HIBERNATE: "StopInstances Hibernate=true",
-            Action.TERMINATE: "TerminateInstances",
-        },
-        refusals={Action.SUSPEND: _NOT_HERE, Action.DEALLOCATE: _NOT_HERE},
+        steps=ACTIONS[Provider.AWS],
         catalog_file=clouds.AWS.catalog_file,
         permission_file="deploy/aws-iam-policy.json",
         regions=clouds.AWS.regions,
@@ -253,15 +248,7 @@ ENTRIES = (
     CloudEntry(
         Provider.GCP,
         gcp_scopes,
-        actions={
-            Action.STOP: "instances.stop",
-            Action.SUSPEND: "instances.suspend",
-            Action.TERMINATE: "instances.delete",
-        },
-        refusals={
-            Action.HIBERNATE: "GCP's memory-preserving stop is suspend",
-            Action.DEALLOCATE: _NOT_HERE,
-        },
+        steps=ACTIONS[Provider.GCP],
         catalog_file=clouds.GCP.catalog_file,
         permission_file="deploy/gcp-custom-role.yaml",
         regions=clouds.GCP.regions,
@@ -276,15 +263,7 @@ ENTRIES = (
     CloudEntry(
         Provider.AZURE,
         azure_scopes,
-        actions={
-            Action.STOP: "virtualMachines.deallocate (a powered-off VM still bills)",
-            Action.DEALLOCATE: "virtualMachines.deallocate",
-            Action.TERMINATE: "virtualMachines.delete",
-        },
-        refusals={
-            Action.HIBERNATE: "not offered by gpuplan on Azure yet",
-            Action.SUSPEND: _NOT_HERE,
-        },
+        steps=ACTIONS[Provider.AZURE],
         catalog_file=clouds.AZURE.catalog_file,
         permission_file="deploy/azure-role-definition.json",
         regions=clouds.AZURE.regions,
@@ -302,10 +281,7 @@ ENTRIES = (
 FAKE_ENTRY = CloudEntry(
     Provider.AWS,
     fake_scopes,
-    actions=dict.fromkeys(
-        (Action.STOP, Action.HIBERNATE, Action.SUSPEND, Action.DEALLOCATE, Action.TERMINATE),
-        "in memory",
-    ),
+    steps={action: one(Call(action.value), "in memory") for action in ACTING},
     catalog_file="",
     permission_file="",
 )

@@ -21,6 +21,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
+from gpuplan.core.actions import Entry as StepsOrRefusal
+from gpuplan.core.actions import Refusal, Steps
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.clouds import CloudFacts
 from gpuplan.core.discovery import Discovery
@@ -106,14 +108,14 @@ class CloudEntry:
 
     provider: Provider
     scopes: ScopeBuilder
-    actions: Mapping[Action, str]
-    """Each acting action this cloud carries out -> how (the API call)."""
+    steps: Mapping[Action, StepsOrRefusal]
+    """Each acting action -> its steps (:class:`gpuplan.core.actions.Steps`, the cloud API
+    calls) or why the cloud refuses it (:class:`~gpuplan.core.actions.Refusal`): the
+    cloud's row of :data:`gpuplan.core.actions.ACTIONS`."""
     catalog_file: str
     """The catalog CSV this cloud's offers live in (read and written by that name)."""
     permission_file: str
     """The least-privilege role for the adapter's calls, relative to the repository."""
-    refusals: Mapping[Action, str] = field(default_factory=dict)
-    """Each acting action this cloud refuses -> why (``{feature: reason}``)."""
     regions: RegionNaming | None = None
     """How the cloud names its regions; None only for a stand-in that has no catalog."""
     prices: Fetcher | None = None
@@ -129,6 +131,16 @@ class CloudEntry:
     scope_section: type[BaseModel] | None = None
     """The model of the policy's ``scope.<name>`` for a cloud that is not built in; its
     builder reads the checked section with ``context.policy.scope.section(provider)``."""
+
+    @property
+    def actions(self) -> dict[Action, str]:
+        """Each acting action this cloud carries out -> how (the API calls)."""
+        return {a: found.how for a, found in self.steps.items() if isinstance(found, Steps)}
+
+    @property
+    def refusals(self) -> dict[Action, str]:
+        """Each acting action this cloud refuses -> why (``{feature: reason}``)."""
+        return {a: f.reason for a, f in self.steps.items() if isinstance(f, Refusal)}
 
     def handles(self, action: Action) -> bool:
         """The cloud carries ``action`` out (declared, and not refused)."""

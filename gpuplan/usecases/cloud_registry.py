@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from gpuplan.core import clouds
+from gpuplan.core import actions, clouds
 from gpuplan.core.offers import Provider
 from gpuplan.usecases.cloud_adapters import ENTRIES
 from gpuplan.usecases.cloud_entry import CloudEntry, Discoverer, Fetcher
@@ -27,6 +27,7 @@ def register(entry: CloudEntry) -> None:
     :mod:`gpuplan.core.clouds`."""
     Provider.define(entry.provider)
     clouds.register(entry.facts)
+    actions.register(entry.provider, entry.steps)
     _ENTRIES[entry.provider] = entry
 
 
@@ -36,6 +37,7 @@ def unregister(provider: Provider) -> None:
         raise ValueError(f"{provider.value} is built in")
     _ENTRIES.pop(provider, None)
     clouds.unregister(provider)
+    actions.unregister(provider)
     Provider.forget(provider.value)
 
 

@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 
 from gpuplan.core.actions import ACTIONS, ActionTable
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import GpuInstance, GpuSamples, InstanceState
+from gpuplan.core.fleet import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.idle import IdleRule, IdleVerdict, format_tag_time, parse_tag_time, window_bounds
 from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction, Step
 from gpuplan.ledger import LedgerError
@@ -117,7 +117,7 @@ class Executor:
 
     def _fresh_samples(
         self, scope: tuple[LifecycleProvider, list[InstanceResult]]
-    ) -> tuple[Mapping[str, GpuSamples], str]:
+    ) -> tuple[Mapping[str, HostSamples], str]:
         """The scope's latest utilisation (one batch): the re-check's read, no record."""
         adapter, results = scope
         if self.should_stop():
@@ -130,7 +130,7 @@ class Executor:
         self,
         adapter: LifecycleProvider,
         results: list[InstanceResult],
-        samples: Mapping[str, GpuSamples],
+        samples: Mapping[str, HostSamples],
         failure: str,
     ) -> None:
         for o in results:
@@ -153,7 +153,7 @@ class Executor:
         adapter: LifecycleProvider,
         inst: GpuInstance,
         o: InstanceResult,
-        samples: Mapping[str, GpuSamples],
+        samples: Mapping[str, HostSamples],
     ) -> None:
         if inst.state is not InstanceState.RUNNING:
             self._settle(o, Outcome.SKIPPED, f"state changed to {inst.state.value} since the plan")

@@ -92,8 +92,11 @@ def test_a_failed_step_leaves_the_later_steps_undone(
 
 @pytest.mark.parametrize("cloud", ENTRIES, ids=lambda e: e.provider.value)
 def test_the_registry_entries_say_what_the_action_table_says(cloud: CloudEntry) -> None:
-    # How CloudEntry.actions derives from core/actions.py: described(provider).
-    assert described(cloud.provider) == dict(cloud.actions)
+    # The entry's steps are the cloud's row of core/actions.py: what it carries out and
+    # what it refuses, with the reason, read from that one table.
+    assert cloud.steps == ACTIONS[cloud.provider]
+    said = {a: f"refused: {why}" for a, why in cloud.refusals.items()} | cloud.actions
+    assert described(cloud.provider) == said
 
 
 def test_adding_an_action_names_files_that_exist() -> None:

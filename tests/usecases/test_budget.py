@@ -110,7 +110,7 @@ def test_thresholds_crossed(spent: str, crossed: list[int]) -> None:
 
 
 def entry(provider: Provider, scopes: Any) -> CloudEntry:
-    return CloudEntry(provider, scopes, actions={}, catalog_file="", permission_file="")
+    return CloudEntry(provider, scopes, steps={}, catalog_file="", permission_file="")
 
 
 class FakeRegistry(ProviderRegistry):

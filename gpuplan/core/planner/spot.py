@@ -17,14 +17,8 @@ RESTART_HOURS = 0.25
 """Get replacement capacity, reload the checkpoint, warm up (assumed)."""
 
 _DATACENTER_GPUS = frozenset({"A100-40GB", "A100-80GB", "H100", "H200", "B200", "GB200", "MI300X"})
-_RATES: dict[tuple[Provider, bool], float] = {
-    (Provider.AWS, True): 0.005,
-    (Provider.AWS, False): 0.002,
-    (Provider.GCP, True): 0.005,
-    (Provider.GCP, False): 0.002,
-    (Provider.AZURE, True): 0.005,
-    (Provider.AZURE, False): 0.002,
-}
+_RATES: dict[bool, float] = {True: 0.005, False: 0.002}
+"""By scarce (datacenter) GPU or not; the same on every cloud (no cloud publishes rates)."""
 RATE_SOURCE = (
     "assumed: no provider publishes hourly rates; AWS Spot Instance Advisor puts most "
     "GPU types in its highest bucket (>20% of instances interrupted per month); we take "
@@ -46,8 +40,8 @@ class SpotOverhead:
 
 
 def interruption_rate(provider: Provider, gpu: str) -> float:
-    """Assumed interruptions per instance-hour for this provider and GPU family."""
-    return _RATES[(provider, gpu in _DATACENTER_GPUS)]
+    """Assumed interruptions per instance-hour for this GPU family (any provider)."""
+    return _RATES[gpu in _DATACENTER_GPUS]
 
 
 def spot_overhead(

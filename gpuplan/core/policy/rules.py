@@ -89,7 +89,7 @@ def action_rules(policy: Policy) -> list[PolicyProblem]:
         return []  # every cloud carries it out
     scope = policy.scope.providers
     others = [p.value for p in scope if p not in offered]
-    names = " or ".join(_NAMES[p] for p in offered)
+    names = " or ".join(_NAMES.get(p, p.value) for p in offered)
     here = ("idle", "action")
     if others:
         return [

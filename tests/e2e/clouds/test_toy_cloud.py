@@ -194,3 +194,15 @@ def test_without_the_entry_its_section_is_an_unknown_key(
     assert main(["policy", "check", str(path)]) == 2
     err = capsys.readouterr().err
     assert "scope.toy" in err and ":4" in err, err
+
+
+def test_estimate_ranks_its_offers_with_spot(
+    toy: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The planner prices a registered cloud's offers, spot included (no per-cloud table)."""
+    folder = _catalog_dir(tmp_path)
+    args = ["--params", "7B", "--tokens", "100B", "--provider", "toy", "--json"]
+    assert main(["estimate", *args, "--catalog-dir", str(folder)]) == 0
+    options = json.loads(capsys.readouterr().out)["options"]
+    assert {o["provider"] for o in options} == {"toy"}
+    assert {o["pricing"] for o in options} >= {"on_demand", "spot"}

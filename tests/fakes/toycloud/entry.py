@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuplan.core.actions import Call, Refusal, one
 from gpuplan.core.fleet import Action
 from gpuplan.core.offers import Provider
 from gpuplan.usecases.cloud_entry import CloudEntry, Service
@@ -11,12 +12,12 @@ from tests.fakes.toycloud.scope import ToyScope
 ENTRY = CloudEntry(
     Provider.named("toy"),
     adapter.scopes,
-    actions={Action.STOP: "in memory"},
-    refusals={
-        Action.HIBERNATE: "Toycloud keeps no memory",
-        Action.SUSPEND: "Toycloud keeps no memory",
-        Action.DEALLOCATE: "Toycloud bills nothing once stopped",
-        Action.TERMINATE: "not in this test",
+    steps={
+        Action.STOP: one(Call.STOP, "in memory"),
+        Action.HIBERNATE: Refusal("Toycloud keeps no memory"),
+        Action.SUSPEND: Refusal("Toycloud keeps no memory"),
+        Action.DEALLOCATE: Refusal("Toycloud bills nothing once stopped"),
+        Action.TERMINATE: Refusal("not in this test"),
     },
     catalog_file="toy.csv",
     permission_file="tests/fakes/toycloud/permissions.json",
