@@ -1,7 +1,7 @@
 """The idle decision: is this GPU instance idle, busy, or can we not tell?
 
 Pure: samples, start time, labels, the rule and ``now`` come in; a verdict with a reason
-goes out. The rules, from what went wrong for others (DOMAIN.md section 6):
+goes out. The rules, from what went wrong for others (docs/lifecycle.md):
 
 - Per period, the busiest GPU of the instance counts (one busy GPU = a busy instance).
 - A period is *covered* only when every GPU of the instance reported in it. Missing or
