@@ -34,35 +34,6 @@ if TYPE_CHECKING:
     from gpuplan.core.planner.options import PlanResult
     from gpuplan.usecases.estimate import EstimateArgs
 
-CSV_COLUMNS = (
-    "rank",
-    "gpu",
-    "gpus",
-    "nodes",
-    "provider",
-    "instance_type",
-    "region",
-    "pricing",
-    "hours",
-    "hours_low",
-    "hours_high",
-    "days",
-    "gpu_hours",
-    "gpu_hours_low",
-    "gpu_hours_high",
-    "cost_usd",
-    "cost_usd_low",
-    "cost_usd_high",
-    "hourly_usd",
-    "commitment_usd",
-    "break_even_utilization",
-    "mfu",
-    "fits_memory",
-    "memory_per_gpu_gb",
-    "pareto",
-    "spot_outlier",
-)
-
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
