@@ -75,6 +75,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     setup.add_argument("--lora-rank", help="adapter rank for lora/qlora (default 16)")
     _choices(p)
+    _output(p)
+    add_output_format(p)
+    add_catalog_dir(p)
+    p.set_defaults(handler=run)
+    # "-1T", "-inf" are values (then refused by the parser with the flag's name), not flags:
+    # `--tokens -1T` and `--tokens=-1T` get the same message.
+    p._negative_number_matcher = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
+def _output(p: argparse.ArgumentParser) -> None:
     out = p.add_argument_group("output")
     out.add_argument(
         "--top", help="show N rows (default 10, all for one GPU at one count); JSON lists the same"
@@ -92,12 +102,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     out.add_argument("--currency", metavar="CODE", help="show money in CODE (needs --fx)")
     out.add_argument("--fx", metavar="RATE", help="units of CODE per USD, display only")
-    add_output_format(p)
-    add_catalog_dir(p)
-    p.set_defaults(handler=run)
-    # "-1T", "-inf" are values (then refused by the parser with the flag's name), not flags:
-    # `--tokens -1T` and `--tokens=-1T` get the same message.
-    p._negative_number_matcher = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
 def _choices(p: argparse.ArgumentParser) -> None:
