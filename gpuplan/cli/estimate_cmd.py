@@ -151,13 +151,8 @@ def _listed(values: type[StrEnum], default: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli import estimate_render as render
-    from gpuplan.usecases.estimate import (
-        EstimateArgs,
-        estimate,
-        job_error,
-        merge_job_file,
-        read_job_file,
-    )
+    from gpuplan.usecases.estimate import EstimateArgs, estimate
+    from gpuplan.usecases.estimate_job import job_error, merge_job_file, read_job_file
 
     values = EstimateArgs(
         **{k: getattr(args, k) for k in _SCALARS},
