@@ -11,7 +11,7 @@ header click sorts them.
 ``a`` switches to the audit view (:mod:`gpuplan.tui.audit_view`): the same policy's
 instances over its ``audit.period_days`` (hourly aggregates) through
 :func:`gpuplan.usecases.audit_live.audit_fleet`, in a worker like the refresh, with
-the same providers, catalog and clock; ``a`` again goes back to the idle view.
+the same adapters, catalog and clock; ``a`` again goes back to the idle view.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from gpuplan.tui.context import TuiContext
 from gpuplan.tui.fleet_rows import COLUMNS, cut, fit_columns, instance_row, row_text, sort_rows
 from gpuplan.tui.fleet_scope import busiest_per_period
 from gpuplan.tui.fleet_stop import StopActions
-from gpuplan.tui.fleet_view import FleetView, idle_summary, load_fleet
+from gpuplan.tui.fleet_view import FleetView, idle_summary, load_adapters
 from gpuplan.tui.keys import LEAVE_FIELD, command, focus_now
 from gpuplan.tui.policies import check_file, find_policy_files
 from gpuplan.tui.problems import describe
@@ -184,9 +184,9 @@ class FleetScreen(StopActions):
 
         now = self.context.clock()
         try:
-            policy, adapters, problems = self._providers(path)
+            policy, adapters, problems = self._adapters(path)
             catalog = self.catalog
-            if catalog is None:  # _providers has loaded it; said for the type checker
+            if catalog is None:  # _adapters has loaded it; said for the type checker
                 raise GpuplanError("the catalog could not be loaded")
             days = policy.audit.period_days
             start, end = aligned_window(now - timedelta(days=days), now, 60)
@@ -221,14 +221,14 @@ class FleetScreen(StopActions):
 
     @work(thread=True, exclusive=True, group="fleet")
     def _survey(self, path: Path) -> None:
-        """Load policy and catalog, build providers, survey each scope; report as we go."""
+        """Load policy and catalog, build adapters, survey each scope; report as we go."""
         from gpuplan.core.idle import period_starts
         from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
         from gpuplan.usecases.fleet import Survey, idle_rule, survey
 
         now = self.context.clock()
         try:
-            policy, adapters, problems = self._providers(path)
+            policy, adapters, problems = self._adapters(path)
         except GpuplanError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
@@ -256,8 +256,8 @@ class FleetScreen(StopActions):
         if not get_current_worker().is_cancelled:  # a newer refresh replaced this one
             self.app.call_from_thread(self._show_survey, path, view)
 
-    def _providers(self, path: Path) -> tuple[Policy, list[LifecycleProvider], list[str]]:
-        policy, self.catalog, adapters, problems = load_fleet(self.context, path, self.catalog)
+    def _adapters(self, path: Path) -> tuple[Policy, list[LifecycleProvider], list[str]]:
+        policy, self.catalog, adapters, problems = load_adapters(self.context, path, self.catalog)
         return policy, adapters, problems
 
     def _progress(self, done: int, total: int) -> None:

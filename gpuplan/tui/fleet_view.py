@@ -47,7 +47,7 @@ def idle_summary(view: FleetView, acted: Mapping[str, Outcome] | None = None) ->
     return text + (f", {fmt.plural(len(view.problems), 'problem')} (!)" if view.problems else "")
 
 
-def load_fleet(
+def load_adapters(
     context: TuiContext, path: Path, catalog: Catalog | None
 ) -> tuple[Policy, Catalog, list[LifecycleProvider], list[str]]:
     """The policy at ``path``, the catalog (loaded once), and the policy's adapters with
@@ -58,13 +58,13 @@ def load_fleet(
     policy = load_policy(path, gpus=gpu_table(context.catalog_dir))
     if catalog is None:
         catalog = load_catalog(context.catalog_dir)
-    build = context.providers_for
+    build = context.adapters_for
     if build is None:
         import os
 
         from gpuplan.usecases.providers import build_fleet
 
-        fleet = build_fleet(policy, catalog, os.environ)
-        return policy, catalog, fleet.adapters, fleet.problems
+        built = build_fleet(policy, catalog, os.environ)
+        return policy, catalog, built.adapters, built.problems
     adapters, problems = build(policy, catalog)
     return policy, catalog, adapters, problems
