@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import work
 from textual.widgets import Static
+from textual.worker import Worker, WorkerState
 
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.idle import IdleVerdict
@@ -41,6 +42,7 @@ class StopActions(RoutedScreen):
         self.view: FleetView | None = None
         self.acted: dict[str, Outcome] = {}
         """Instance id -> what this session did to it, shown until a refresh agrees."""
+        self.refresh_after_stop = False
 
     if TYPE_CHECKING:  # given by the Fleet screen
 
@@ -181,7 +183,15 @@ class StopActions(RoutedScreen):
         self.acted.update(acted_outcomes(result))
         self._draw()  # the row says what was done now, before the cloud catches up
         self._status(message)
-        self.action_refresh()
+        self.refresh_after_stop = True  # once this stop's worker is done: see below
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Re-read the fleet after a stop once the stop's worker has finished. Started from
+        inside it, the refresh (same exclusive group) would cancel the stop's own worker."""
+        done = event.worker.name == "_execute_stop" and event.state is WorkerState.SUCCESS
+        if done and self.refresh_after_stop:
+            self.refresh_after_stop = False
+            self.action_refresh()
 
     # --- reporting ---------------------------------------------------------------
 
