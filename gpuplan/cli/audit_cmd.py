@@ -16,6 +16,7 @@ from gpuplan.cli.common import (
     load_catalog_for,
 )
 from gpuplan.cli.render import print_csv, print_json, render_table, wrap
+from gpuplan.core.alerts import AlertStatus
 
 if TYPE_CHECKING:
     from gpuplan.core.audit.advice import InstanceAudit
@@ -125,7 +126,7 @@ def _live(
         for alert in sent:
             print(f"gpuplan: audit alert {alert.instance_id}: {alert.status} {alert.detail}",
                   file=sys.stderr)  # fmt: skip
-            if alert.status == "failed":
+            if alert.status is AlertStatus.FAILED:
                 problems.append(f"alert for {alert.instance_id} not sent: {alert.detail}")
     for line in problems:
         print(f"gpuplan: error: {line}", file=sys.stderr)

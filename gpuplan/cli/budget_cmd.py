@@ -10,6 +10,7 @@ from typing import Any
 
 from gpuplan.cli.common import add_concurrency, add_db, add_wide, print_notices
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
+from gpuplan.core.alerts import AlertStatus
 from gpuplan.core.wording import plural
 
 
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     for line in outcome.problems:
         print(f"gpuplan: error: {line}", file=sys.stderr)
     for alert in outcome.alerts:
-        if alert.status == "failed":
+        if alert.status is AlertStatus.FAILED:
             print(
                 f"gpuplan: error: alert at {alert.threshold_percent:g}% not sent: {alert.detail}",
                 file=sys.stderr,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if acted is not None:
         return acted
     from gpuplan.core.planner.quantities import parse_duration
-    from gpuplan.usecases.catalog import find_offers, offer_record, parse_pricing
+    from gpuplan.usecases.catalog import offer_record, parse_pricing
 
     pricing = parse_pricing(args.pricing) if args.pricing else None
     max_hourly: Decimal | None = (
@@ -124,27 +125,8 @@ def run(args: argparse.Namespace) -> int:
     )
     max_age = timedelta(hours=parse_duration(args.max_age, "--max-age")) if args.max_age else None
     today = date.today()
-    from gpuplan.core.regions import expand_regions
-
     catalog = load_catalog_for(args)
-    region_words = split_list(args.region)
-    check_provider_regions(split_list(args.provider), region_words, catalog)
-    regions = expand_regions(region_words, catalog_regions(catalog))
-    offers = find_offers(
-        catalog,
-        providers=split_list(args.provider),
-        gpus=split_list(args.gpu),
-        gpus_per_instance=args.gpus,
-        min_gpus=args.min_gpus,
-        regions=regions,
-        pricing=pricing,
-        max_hourly=max_hourly,
-        sort=args.sort,
-        max_age=max_age,
-        today=today,
-    )
-    if region_words and not regions:
-        offers = []  # a group without a region in the catalog: nothing, not everything
+    offers = _matching(args, catalog, _Limits(pricing, max_hourly, max_age), today)
     matched = len(offers)
     if args.top is not None:
         offers = offers[: args.top]
@@ -164,24 +146,73 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         print_csv((*CSV_COLUMNS, "origin") if args.source else CSV_COLUMNS, records)
         return 0
-    from gpuplan.core.offers import PricingModel
+    _print_table(offers, catalog, flagged, pricing, today, matched)
+    return 0
 
-    shown = pricing or PricingModel.ON_DEMAND
-    headers = [
-        "provider",
-        "instance",
-        "region",
-        "GPU",
-        "on-demand $/h",
-        "spot $/h",
-        "1y $/h",
-        "3y $/h",
-        "$/GPU-h",
-        "TFLOP/s/$",
-        "as of",
-    ]
+
+@dataclass(frozen=True)
+class _Limits:
+    """The parsed ``--pricing``, ``--max-hourly`` and ``--max-age``."""
+
+    pricing: PricingModel | None
+    max_hourly: Decimal | None
+    max_age: timedelta | None
+
+
+def _matching(
+    args: argparse.Namespace, catalog: Catalog, limits: _Limits, today: date
+) -> list[Offer]:
+    """The offers the filters in ``args`` select, sorted, before ``--top``."""
+    from gpuplan.core.regions import expand_regions
+    from gpuplan.usecases.catalog import find_offers
+
+    region_words = split_list(args.region)
+    check_provider_regions(split_list(args.provider), region_words, catalog)
+    regions = expand_regions(region_words, catalog_regions(catalog))
+    offers = find_offers(
+        catalog,
+        providers=split_list(args.provider),
+        gpus=split_list(args.gpu),
+        gpus_per_instance=args.gpus,
+        min_gpus=args.min_gpus,
+        regions=regions,
+        pricing=limits.pricing,
+        max_hourly=limits.max_hourly,
+        sort=args.sort,
+        max_age=limits.max_age,
+        today=today,
+    )
+    if region_words and not regions:
+        return []  # a group without a region in the catalog: nothing, not everything
+    return list(offers)
+
+
+_HEADERS = (
+    "provider",
+    "instance",
+    "region",
+    "GPU",
+    "on-demand $/h",
+    "spot $/h",
+    "1y $/h",
+    "3y $/h",
+    "$/GPU-h",
+    "TFLOP/s/$",
+    "as of",
+)
+
+
+def _print_table(
+    offers: Sequence[Offer],
+    catalog: Catalog,
+    flagged: Mapping[tuple[str, str, str], str],
+    pricing: PricingModel | None,
+    today: date,
+    matched: int,
+) -> None:
     from gpuplan.core.catalog import is_old, tflops_per_dollar
 
+    shown = pricing or PricingModel.ON_DEMAND
     rows = []
     for o in offers:
         count = format_count(o.gpu_count)
@@ -201,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
             ]
         )
     right = [False] * 4 + [True] * 6 + [False]
-    print(render_table(headers, rows, align_right=right, drop=DROP_ORDER))
+    print(render_table(list(_HEADERS), rows, align_right=right, drop=DROP_ORDER))
     note = (
         f" ($/GPU-h at {shown.value})"
         if pricing
@@ -210,7 +241,6 @@ def run(args: argparse.Namespace) -> int:
     print("\n" + wrap(freshness_footer(offers, today, matched) + note + "."))
     if any(_key(o) in flagged for o in offers):
         print(wrap(SPOT_FLAG_LEGEND))
-    return 0
 
 
 SPOT_FLAG_LEGEND = (

@@ -134,7 +134,7 @@ def _add_target_dir(parser: argparse.ArgumentParser) -> None:
     parser.epilog = parser.epilog or OVERLAY_HELP
 
 
-def _providers(values: list[str] | None) -> list[object]:
+def _clouds(values: list[str] | None) -> list[object]:
     from gpuplan.core.offers import Provider
     from gpuplan.usecases.catalog import parse_provider
 
@@ -150,7 +150,7 @@ def run_refresh(args: argparse.Namespace) -> int:
     from gpuplan.core.offers import Provider
     from gpuplan.usecases.refresh import refresh_catalog
 
-    providers = [p for p in _providers(args.provider) if isinstance(p, Provider)]
+    providers = [p for p in _clouds(args.provider) if isinstance(p, Provider)]
     report = refresh_catalog(
         now=datetime.now(UTC),
         providers=providers,
@@ -168,7 +168,7 @@ def run_import(args: argparse.Namespace) -> int:
     from gpuplan.core.offers import Provider
     from gpuplan.usecases.refresh import import_skypilot
 
-    providers = [p for p in _providers(args.provider) if isinstance(p, Provider)]
+    providers = [p for p in _clouds(args.provider) if isinstance(p, Provider)]
     report, notices = import_skypilot(
         args.directory,
         now=datetime.now(UTC),

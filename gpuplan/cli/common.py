@@ -279,14 +279,3 @@ def row_limit(text: str) -> int:
     if not 1 <= value <= 1_000_000:
         raise argparse.ArgumentTypeError(f"expected a number from 1 to 1000000, got {text!r}")
     return value
-
-
-def finite_count(text: str) -> float:
-    """An argparse type: a GPU count, finite, from 0 to 100,000 (nan, inf, -1 refused)."""
-    try:
-        value = float(text) if text.isascii() else math.nan
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
-    if not 0 <= value <= 100_000:  # also false for nan
-        raise argparse.ArgumentTypeError(f"expected a count from 0 to 100000, got {text[:40]!r}")
-    return value

@@ -34,35 +34,6 @@ if TYPE_CHECKING:
     from gpuplan.core.planner.options import PlanResult
     from gpuplan.usecases.estimate import EstimateArgs
 
-CSV_COLUMNS = (
-    "rank",
-    "gpu",
-    "gpus",
-    "nodes",
-    "provider",
-    "instance_type",
-    "region",
-    "pricing",
-    "hours",
-    "hours_low",
-    "hours_high",
-    "days",
-    "gpu_hours",
-    "gpu_hours_low",
-    "gpu_hours_high",
-    "cost_usd",
-    "cost_usd_low",
-    "cost_usd_high",
-    "hourly_usd",
-    "commitment_usd",
-    "break_even_utilization",
-    "mfu",
-    "fits_memory",
-    "memory_per_gpu_gb",
-    "pareto",
-    "spot_outlier",
-)
-
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -104,6 +75,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     setup.add_argument("--lora-rank", help="adapter rank for lora/qlora (default 16)")
     _choices(p)
+    _output(p)
+    add_output_format(p)
+    add_catalog_dir(p)
+    p.set_defaults(handler=run)
+    # "-1T", "-inf" are values (then refused by the parser with the flag's name), not flags:
+    # `--tokens -1T` and `--tokens=-1T` get the same message.
+    p._negative_number_matcher = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
+def _output(p: argparse.ArgumentParser) -> None:
     out = p.add_argument_group("output")
     out.add_argument(
         "--top", help="show N rows (default 10, all for one GPU at one count); JSON lists the same"
@@ -121,12 +102,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     out.add_argument("--currency", metavar="CODE", help="show money in CODE (needs --fx)")
     out.add_argument("--fx", metavar="RATE", help="units of CODE per USD, display only")
-    add_output_format(p)
-    add_catalog_dir(p)
-    p.set_defaults(handler=run)
-    # "-1T", "-inf" are values (then refused by the parser with the flag's name), not flags:
-    # `--tokens -1T` and `--tokens=-1T` get the same message.
-    p._negative_number_matcher = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
 def _choices(p: argparse.ArgumentParser) -> None:
@@ -176,13 +151,8 @@ def _listed(values: Iterable[StrEnum | Provider], default: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli import estimate_render as render
-    from gpuplan.usecases.estimate import (
-        EstimateArgs,
-        estimate,
-        job_error,
-        merge_job_file,
-        read_job_file,
-    )
+    from gpuplan.usecases.estimate import EstimateArgs, estimate
+    from gpuplan.usecases.estimate_job import job_error, merge_job_file, read_job_file
 
     values = EstimateArgs(
         **{k: getattr(args, k) for k in _SCALARS},

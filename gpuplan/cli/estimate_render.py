@@ -21,6 +21,37 @@ from gpuplan.core.wording import plural
 
 Fx = tuple[str, Decimal] | None
 
+CSV_COLUMNS = (
+    "rank",
+    "gpu",
+    "gpus",
+    "nodes",
+    "provider",
+    "instance_type",
+    "region",
+    "pricing",
+    "hours",
+    "hours_low",
+    "hours_high",
+    "days",
+    "gpu_hours",
+    "gpu_hours_low",
+    "gpu_hours_high",
+    "cost_usd",
+    "cost_usd_low",
+    "cost_usd_high",
+    "hourly_usd",
+    "commitment_usd",
+    "break_even_utilization",
+    "mfu",
+    "fits_memory",
+    "memory_per_gpu_gb",
+    "pareto",
+    "spot_outlier",
+)
+"""The columns of ``--format csv``, in order (with ``cost_<cur>``, ``hourly_<cur>`` after
+them under ``--currency``)."""
+
 
 def _local(value: Decimal | None, fx: Fx) -> Decimal | None:
     if value is None or fx is None:
@@ -62,8 +93,6 @@ def print_plan_json(
 
 
 def print_plan_csv(result: PlanResult, top: int | None, fx: Fx, *, every: bool = False) -> None:
-    from gpuplan.cli.estimate_cmd import CSV_COLUMNS
-
     shown = shown_options(result, top, every)
     rows = [option_record(o, i + 1) for i, o in enumerate(shown)]
     columns = list(CSV_COLUMNS)

@@ -1,6 +1,6 @@
 """``gpuplan waste --since 7d --by label:team``: idle GPU-hours and dollars, from the ledger.
 
-An audit view over the decisions that ``stop-idle`` runs recorded (no cloud call), every
+A report over the decisions that ``stop-idle`` runs recorded (no cloud call), every
 run whichever shard wrote it: time each instance was seen idle between runs, per month
 and group (a label's value, or ``--by account``), with totals per group. Also reachable
 as ``gpuplan fleet --report`` (the older spelling).

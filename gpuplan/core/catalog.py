@@ -161,8 +161,3 @@ def stale_notice(offers: Sequence[Offer], now: datetime, source: str) -> str | N
         f"as_of {oldest.isoformat()}, {(today - oldest).days} days old); run "
         "'gpuplan catalog refresh' or check current list prices"
     )
-
-
-def distinct(values: Iterable[str]) -> Sequence[str]:
-    """Values in first-seen order without repeats."""
-    return list(dict.fromkeys(values))

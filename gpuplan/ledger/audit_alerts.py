@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from gpuplan.core.alerts import AlertClaim
 from gpuplan.ledger.claims import stamp
 from gpuplan.ledger.store import Ledger
 
-CLAIMED = "claimed"
-SENT = "sent"
+CLAIMED = AlertClaim.CLAIMED
+SENT = AlertClaim.SENT
 
 _KEY = "policy = ? AND instance_id = ? AND period = ?"
 _CLAIM = (
@@ -49,7 +50,7 @@ class AlertKey:
 class AlertHolder:
     """Why an alert is not this run's to send: sent already, or claimed by another run."""
 
-    state: str
+    state: AlertClaim
     at: str
     expires_at: str
 
@@ -77,7 +78,7 @@ def claim_audit_alert(
         row = conn.execute(
             f"SELECT state, sent_at, expires_at FROM audit_alerts_sent WHERE {_KEY}", key.values
         ).fetchone()
-    return AlertHolder(str(row[0]), str(row[1]), str(row[2]))
+    return AlertHolder(AlertClaim(str(row[0])), str(row[1]), str(row[2]))
 
 
 def confirm_audit_alert(ledger: Ledger, key: AlertKey, *, token: str, at: datetime) -> bool:

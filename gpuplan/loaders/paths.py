@@ -7,7 +7,6 @@ elsewhere (a test's corrupted copy, a team's own catalog).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -23,13 +22,3 @@ def bundled_pricing_dir() -> Path:
     raise FileNotFoundError(
         f"bundled pricing data not found next to {_PACKAGE}: the installation is incomplete"
     )
-
-
-def pricing_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    """The catalog folder to read: an explicit override, the environment, or the bundle."""
-    if override:
-        return Path(override)
-    env = os.environ.get(CATALOG_DIR_ENV)
-    if env:
-        return Path(env)
-    return bundled_pricing_dir()

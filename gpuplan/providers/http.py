@@ -102,20 +102,6 @@ def request(
     raise HttpError(f"{shown}: {last} (after {plural(max(1, limits.attempts), 'attempt')})")
 
 
-def get_json(
-    url: str,
-    *,
-    limits: Limits,
-    parse_float: Callable[[str], Any] | None = None,
-    sleep: Sleep = time.sleep,
-) -> Any:
-    """GET ``url`` and decode its JSON body; any other answer is an :class:`HttpError`."""
-    response = request(
-        "GET", url, limits=limits, headers={"Accept": "application/json"}, sleep=sleep
-    )
-    return decode_json(response, url, ok_only=True, parse_float=parse_float)
-
-
 def decode_json(
     response: Response,
     url: str,

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from gpuplan.providers.base import LifecycleProvider
     from gpuplan.usecases.concurrency import Concurrency
 
-    ProvidersFor = Callable[[Policy, Catalog | None], tuple[list[LifecycleProvider], list[str]]]
+    AdaptersFor = Callable[[Policy, Catalog | None], tuple[list[LifecycleProvider], list[str]]]
 
 
 def utc_now() -> datetime:
@@ -38,8 +38,8 @@ class TuiContext:
     """A policy file opened first (``--policy FILE``)."""
     clock: Callable[[], datetime] = utc_now
     """The only clock the TUI reads; tests pass a fixed one."""
-    providers_for: ProvidersFor | None = None
-    """Builds the Fleet screen's providers for a policy (and problem lines); None means
+    adapters_for: AdaptersFor | None = None
+    """Builds the Fleet screen's adapters for a policy (and problem lines); None means
     :func:`gpuplan.usecases.providers.build_fleet`, the real clouds, whose SDKs are
     imported only then. Tests pass the in-memory fake."""
     ledger_path: Path | None = None

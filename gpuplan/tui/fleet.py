@@ -2,23 +2,20 @@
 
 Surveying is :func:`gpuplan.usecases.fleet.survey` in a worker thread (scopes
 ``--concurrency`` at a time, reported in order as each is read) so progress shows and
-the screen never freezes. Stopping is
-:func:`gpuplan.usecases.stop_idle.run_stop_idle` on the chosen instance only: first as
-a dry run to show the plan, then, once confirmed, for real in LIVE mode (or recorded
-as a dry run in DRY RUN mode), under the same lock and into the same ledger as
-``gpuplan stop-idle``. Provider failures go to the problems panel (``!``), never
-crash the screen; ``/`` filters the rows and a header click sorts them.
+the screen never freezes. Stopping one instance (``x``, planned as a dry run first,
+then carried out in LIVE mode or recorded in DRY RUN mode) is
+:class:`gpuplan.tui.fleet_stop.StopActions`, this screen's base. Provider failures go
+to the problems panel (``!``), never crash the screen; ``/`` filters the rows and a
+header click sorts them.
 
 ``a`` switches to the audit view (:mod:`gpuplan.tui.audit_view`): the same policy's
 instances over its ``audit.period_days`` (hourly aggregates) through
 :func:`gpuplan.usecases.audit_live.audit_fleet`, in a worker like the refresh, with
-the same providers, catalog and clock; ``a`` again goes back to the idle view.
+the same adapters, catalog and clock; ``a`` again goes back to the idle view.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -31,14 +28,14 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, ProgressBar
 from textual.worker import get_current_worker
 
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.idle import IdleVerdict
-from gpuplan.tui import format as fmt
+from gpuplan.core.fleet import InstanceState
 from gpuplan.tui.audit_view import AuditPane, AuditResult
-from gpuplan.tui.confirm import ConfirmScreen
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.fleet_rows import COLUMNS, cut, fit_columns, instance_row, row_text, sort_rows
 from gpuplan.tui.fleet_scope import busiest_per_period
-from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
+from gpuplan.tui.fleet_stop import StopActions
+from gpuplan.tui.fleet_view import FleetView, idle_summary, load_adapters
+from gpuplan.tui.keys import LEAVE_FIELD, command, focus_now
 from gpuplan.tui.policies import check_file, find_policy_files
 from gpuplan.tui.problems import describe
 from gpuplan.tui.table import FieldInput, NavTable, header
@@ -47,23 +44,10 @@ if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
     from gpuplan.core.policy import Policy
     from gpuplan.providers.base import LifecycleProvider
-    from gpuplan.providers.webhook import Notifier
     from gpuplan.usecases.fleet import Seen
-    from gpuplan.usecases.stop_idle import StopIdleResult
 
 
-@dataclass
-class FleetView:
-    """What one refresh saw: rows, the series behind each sparkline, and problems."""
-
-    policy: Policy
-    seen: list[Seen] = field(default_factory=list)
-    series: dict[str, list[float | None]] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-
-
-class FleetScreen(RoutedScreen):
+class FleetScreen(StopActions):
     """Policy picker and mode badge on top, instances in the middle, the reason below."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -96,17 +80,12 @@ class FleetScreen(RoutedScreen):
     """
 
     def __init__(self, context: TuiContext) -> None:
-        super().__init__()
-        self.context = context
-        self.live = False
+        super().__init__(context)
         self.policies: dict[str, Path] = {}
-        self.view: FleetView | None = None
         self.catalog: Catalog | None = None
         self.rows: list[Seen] = []
         """The rows as drawn: filtered by ``/``, sorted by the clicked header."""
         self.sort: tuple[str, bool] | None = None
-        self.acted: dict[str, str] = {}
-        """Instance id -> what this session did to it, shown until a refresh agrees."""
         self.shown: dict[str, Path] = {}
         """View ("idle", "audit") -> the policy file its rows came from."""
 
@@ -205,9 +184,9 @@ class FleetScreen(RoutedScreen):
 
         now = self.context.clock()
         try:
-            policy, adapters, problems = self._providers(path)
+            policy, adapters, problems = self._adapters(path)
             catalog = self.catalog
-            if catalog is None:  # _providers has loaded it; said for the type checker
+            if catalog is None:  # _adapters has loaded it; said for the type checker
                 raise GpuplanError("the catalog could not be loaded")
             days = policy.audit.period_days
             start, end = aligned_window(now - timedelta(days=days), now, 60)
@@ -242,14 +221,14 @@ class FleetScreen(RoutedScreen):
 
     @work(thread=True, exclusive=True, group="fleet")
     def _survey(self, path: Path) -> None:
-        """Load policy and catalog, build providers, survey each scope; report as we go."""
+        """Load policy and catalog, build adapters, survey each scope; report as we go."""
         from gpuplan.core.idle import period_starts
         from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
         from gpuplan.usecases.fleet import Survey, idle_rule, survey
 
         now = self.context.clock()
         try:
-            policy, adapters, problems = self._providers(path)
+            policy, adapters, problems = self._adapters(path)
         except GpuplanError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
@@ -277,37 +256,12 @@ class FleetScreen(RoutedScreen):
         if not get_current_worker().is_cancelled:  # a newer refresh replaced this one
             self.app.call_from_thread(self._show_survey, path, view)
 
-    def _providers(self, path: Path) -> tuple[Policy, list[LifecycleProvider], list[str]]:
-        from gpuplan.loaders.catalog import load_catalog
-        from gpuplan.usecases.policy import gpu_table, load_policy
-
-        policy = load_policy(path, gpus=gpu_table(self.context.catalog_dir))
-        if self.catalog is None:
-            self.catalog = load_catalog(self.context.catalog_dir)
-        build = self.context.providers_for
-        if build is None:
-            import os
-
-            from gpuplan.usecases.providers import build_fleet
-
-            fleet = build_fleet(policy, self.catalog, os.environ)
-            return policy, fleet.adapters, fleet.problems
-        adapters, problems = build(policy, self.catalog)
+    def _adapters(self, path: Path) -> tuple[Policy, list[LifecycleProvider], list[str]]:
+        policy, self.catalog, adapters, problems = load_adapters(self.context, path, self.catalog)
         return policy, adapters, problems
 
     def _progress(self, done: int, total: int) -> None:
         self.query_one("#progress", ProgressBar).update(total=total, progress=done)
-
-    def _failed(self, message: str, error: BaseException | None = None) -> None:
-        self._status(message)
-        self._problem("fleet", error or message)
-
-    def _problem(self, source: str, problem: BaseException | str) -> None:
-        report = getattr(self.app, "report_problem", None)
-        if report is not None:
-            report(source, problem)
-        else:
-            self.notify(str(problem), title=source, severity="error")
 
     def _show_survey(self, path: Path, view: FleetView) -> None:
         self.shown["idle"] = path
@@ -316,7 +270,7 @@ class FleetScreen(RoutedScreen):
     def _show(self, view: FleetView) -> None:
         self.view = view
         for seen in view.seen:  # the cloud now agrees the action happened: drop the note
-            if seen.instance.state.value != "running":
+            if seen.instance.state is not InstanceState.RUNNING:
                 self.acted.pop(seen.instance.instance_id, None)
         self._draw()
         self._status(idle_summary(view, self.acted))
@@ -389,9 +343,6 @@ class FleetScreen(RoutedScreen):
             arrow = "▼" if self.sort[1] else "▲"
             self._status(f"{idle_summary(self.view)} · sort: {dict(COLUMNS)[key]}{arrow}")
 
-    def _status(self, text: str) -> None:
-        self.query_one("#status", Static).update(Text(text))
-
     # --- selection ---------------------------------------------------------------
 
     def selected(self) -> Seen | None:
@@ -410,149 +361,3 @@ class FleetScreen(RoutedScreen):
         inst, d = seen.instance, seen.decision
         name = f" ({inst.name})" if inst.name else ""
         detail.update(Text(f"{inst.instance_id}{name} · {d.verdict.value}: {d.reason}"))
-
-    # --- dry run / live ----------------------------------------------------------
-
-    def action_toggle_live(self) -> None:
-        if self.live:
-            self._set_live(False)
-            return
-        body = Text(
-            "In LIVE mode a confirmed stop is carried out on the real instance.\n"
-            "In DRY RUN mode it is only planned and recorded in the ledger."
-        )
-        self.app.push_screen(
-            ConfirmScreen("Switch to LIVE?", body, confirm_label="Go live (y)"), self._set_live
-        )
-
-    def _set_live(self, live: bool | None) -> None:
-        self.live = bool(live)
-        mode = self.query_one("#mode", Static)
-        mode.update("LIVE" if self.live else "DRY RUN")
-        mode.set_class(self.live, "live")
-        mode.set_class(not self.live, "dry")
-
-    # --- stop --------------------------------------------------------------------
-
-    def action_stop(self) -> None:
-        if self.auditing:
-            self.notify("Stops are made from the idle view: press a, then x.", severity="warning")
-            return
-        seen = self.selected()
-        if seen is None or self.view is None:
-            self.notify("No instance selected.", severity="warning")
-            return
-        done = self.acted.get(seen.instance.instance_id)
-        if done is not None and done != "stop failed":
-            self.notify(
-                f"{seen.instance.instance_id} is already {done}; the cloud has not caught up yet",
-                severity="warning",
-            )
-            return
-        if seen.decision.verdict is not IdleVerdict.IDLE:
-            self.notify(
-                f"{seen.instance.instance_id} is {seen.decision.verdict.value}, not idle: "
-                f"{seen.decision.reason}",
-                severity="warning",
-            )
-            return
-        self._status(f"Planning the stop of {seen.instance.instance_id}…")
-        self._plan_stop(self.view.policy, seen)
-
-    @work(thread=True, exclusive=True, group="fleet")
-    def _plan_stop(self, policy: Policy, seen: Seen) -> None:
-        """The use case's dry run on this one instance: what it would do and why."""
-        from gpuplan.usecases.stop_idle import run_stop_idle
-
-        try:
-            result = run_stop_idle(
-                policy,
-                [seen.provider],
-                apply=False,
-                now=self.context.clock(),
-                instance_ids={seen.instance.instance_id},
-            )
-        except GpuplanError as exc:
-            self.app.call_from_thread(self._failed, str(exc))
-            return
-        except Exception as exc:  # a bug must not kill the app: it goes to the ! panel
-            self.app.call_from_thread(self._failed, describe(exc), exc)
-            return
-        self.app.call_from_thread(self._confirm_stop, policy, seen, result)
-
-    def _confirm_stop(self, policy: Policy, seen: Seen, plan: StopIdleResult) -> None:
-        from gpuplan.tui.fleet_text import plan_text
-
-        self._status("Waiting for confirmation…")
-        live = self.live
-        title = f"{'Stop' if live else 'Dry run: plan the stop of'} {seen.instance.instance_id}?"
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._execute_stop(policy, seen, live)
-            else:
-                self._status("Stop cancelled; nothing was done.")
-
-        self.app.push_screen(ConfirmScreen(title, plan_text(plan, live)), answered)
-
-    @work(thread=True, exclusive=True, group="fleet")
-    def _execute_stop(self, policy: Policy, seen: Seen, live: bool) -> None:
-        """Run the use case for real (LIVE) or as a recorded dry run, under the CLI's lock."""
-        from gpuplan.usecases.session import run_session
-        from gpuplan.usecases.stop_idle import run_stop_idle
-
-        try:
-            with run_session(self.context.ledger_path, 5.0) as ledger:
-                result = run_stop_idle(
-                    policy,
-                    [seen.provider],
-                    apply=live,
-                    now=self.context.clock(),
-                    ledger=ledger,
-                    notifier=self._notifier(policy),
-                    instance_ids={seen.instance.instance_id},
-                )
-        except GpuplanError as exc:
-            self.app.call_from_thread(self._failed, str(exc))
-            return
-        except Exception as exc:  # a bug must not kill the app: it goes to the ! panel
-            self.app.call_from_thread(self._failed, describe(exc), exc)
-            return
-        self.app.call_from_thread(self._stopped, result)
-
-    @staticmethod
-    def _notifier(policy: Policy) -> Notifier | None:
-        """The policy's webhook, as ``gpuplan stop-idle`` uses it (sent for live runs only)."""
-        from gpuplan.providers.webhook import notifier_for
-
-        return notifier_for(policy.notify)
-
-    def _stopped(self, result: StopIdleResult) -> None:
-        from gpuplan.tui.fleet_text import acted_labels, outcome_message
-
-        message, failed = outcome_message(result)
-        if failed:
-            self._problem("stop", message)
-        else:
-            self.notify(message, title="stop")
-        self.acted.update(acted_labels(result))
-        self._draw()  # the row says what was done now, before the cloud catches up
-        self._status(message)
-        self.action_refresh()
-
-
-def idle_summary(view: FleetView, acted: Mapping[str, str] | None = None) -> str:
-    """``team: 5 instances, 2 idle, 1 stopped``: an instance this screen just stopped
-    counts as stopped, not idle, until the cloud agrees."""
-    acted = acted or {}
-    gone = {i for i, label in acted.items() if label != "stop failed"}
-    idle = sum(
-        1
-        for s in view.seen
-        if s.decision.verdict is IdleVerdict.IDLE and s.instance.instance_id not in gone
-    )
-    stopped = sum(1 for s in view.seen if s.instance.instance_id in gone)
-    text = f"{view.policy.name}: {fmt.plural(len(view.seen), 'instance')}, {idle} idle"
-    if stopped:
-        text += f", {stopped} stopped"
-    return text + (f", {fmt.plural(len(view.problems), 'problem')} (!)" if view.problems else "")

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from gpuplan.core.idle import IdleVerdict
+from gpuplan.core.lifecycle import Outcome
 from gpuplan.tui import format as fmt
 from gpuplan.tui.bars import sparkline
 from gpuplan.tui.table import Column, choose_columns, fit_text
@@ -103,23 +105,34 @@ def sort_rows(rows: list[Seen], key: str, descending: bool) -> list[Seen]:
 
 
 def instance_row(
-    seen: Seen, series: list[float | None], acted: str | None = None
+    seen: Seen, series: list[float | None], acted: Outcome | None = None
 ) -> list[str | Text]:
     inst, d = seen.instance, seen.decision
-    verdict_style = {"idle": "bold yellow", "busy": "green", "unknown": "red"}
     return [
         inst.name or inst.instance_id,
-        Text(d.verdict.value, style=verdict_style.get(d.verdict.value, "")),
+        Text(d.verdict.value, style=VERDICT_STYLE.get(d.verdict, "")),
         fmt.minutes(d.idle_minutes),
         sparkline(series, width=SPARK_WIDTH),
         Text(_percent(d.memory_percent), justify="right"),
         Text(_percent(d.cpu_percent), justify="right"),
         Text(fmt.money(inst.hourly_usd), justify="right"),
         f"{fmt.count(inst.gpu_count)}x {inst.gpu or '?'}",
-        Text(acted, style="bold") if acted else inst.state.value,
+        Text(acted_label(acted), style="bold") if acted is not None else inst.state.value,
         inst.instance_type,
         inst.region,
     ]
+
+
+VERDICT_STYLE = {
+    IdleVerdict.IDLE: "bold yellow",
+    IdleVerdict.BUSY: "green",
+    IdleVerdict.UNKNOWN: "red",
+}
+
+
+def acted_label(outcome: Outcome) -> str:
+    """The state cell of an instance this session acted on, until a refresh agrees."""
+    return "stop failed" if outcome is Outcome.FAILED else outcome.value
 
 
 def _percent(value: float | None) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from gpuplan.core.fleet import Action
 from gpuplan.core.lifecycle import Outcome
 from gpuplan.tui import format as fmt
 from gpuplan.usecases.executor import InstanceResult
@@ -26,7 +27,7 @@ def plan_text(plan: StopIdleResult, live: bool) -> Text:
         out.append(f"  {inst.instance_type} · {inst.region} · {fmt.money(inst.hourly_usd)} $/h\n")
         out.append(f"verdict: {item.decision.verdict.value}: {item.decision.reason}\n")
         out.append(f"plan: {item.step.value} → {item.planned_action.value}", style="bold")
-        if item.do.value != "none" and item.do != item.planned_action:
+        if item.do is not Action.NONE and item.do is not item.planned_action:
             out.append(f" (carried out as {item.do.value})")
         out.append("\n")
         if item.note:
@@ -51,21 +52,22 @@ def plan_text(plan: StopIdleResult, live: bool) -> Text:
 def outcome_word(outcome: InstanceResult, dry_run: bool) -> str:
     """What happened to one instance, in the plan's words: a dry run "would stop"."""
     if dry_run and outcome.outcome is Outcome.NONE:
-        planned = outcome.item.planned_action.value
-        return f"would {planned} (dry run, nothing changed)" if planned != "none" else "none"
+        planned = outcome.item.planned_action
+        if planned is Action.NONE:
+            return Outcome.NONE.value
+        return f"would {planned.value} (dry run, nothing changed)"
     return outcome.outcome.value
 
 
-def acted_labels(result: StopIdleResult) -> dict[str, str]:
-    """Instance id -> the state cell to show until the next refresh agrees."""
-    out: dict[str, str] = {}
+def acted_outcomes(result: StopIdleResult) -> dict[str, Outcome]:
+    """Instance id -> what a live run did to it (acted or failed), shown until the next
+    refresh agrees; a dry run did nothing."""
+    out: dict[str, Outcome] = {}
     for o in result.outcomes:
         if result.dry_run:
             continue
-        if o.outcome.acted:
-            out[o.item.instance.instance_id] = o.outcome.value
-        elif o.outcome is Outcome.FAILED:
-            out[o.item.instance.instance_id] = "stop failed"
+        if o.outcome.acted or o.outcome is Outcome.FAILED:
+            out[o.item.instance.instance_id] = o.outcome
     return out
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from gpuplan.core.alerts import AlertClaim, AlertStatus
 from gpuplan.core.audit.advice import InstanceAudit, audit_instance
 from gpuplan.core.audit.split import AuditRule, Subject, Usage
 from gpuplan.core.catalog import Catalog
@@ -43,9 +44,7 @@ class LiveAudit:
 @dataclass(frozen=True)
 class AlertOutcome:
     instance_id: str
-    status: str
-    """``sent``, ``already-sent``, ``claimed`` (another run is sending it), ``failed`` or
-    ``no-webhook``."""
+    status: AlertStatus
     detail: str = ""
 
 
@@ -175,24 +174,27 @@ def send_alerts(
         if notifier is None:
             sent = audit_alert_sent(ledger, policy.name, iid, period)
             outcomes.append(
-                AlertOutcome(iid, "already-sent", period)
+                AlertOutcome(iid, AlertStatus.ALREADY_SENT, period)
                 if sent
-                else AlertOutcome(iid, "no-webhook", "set notify.webhook_url")
+                else AlertOutcome(iid, AlertStatus.NO_WEBHOOK, "set notify.webhook_url")
             )
             continue
         holder = claim_audit_alert(ledger, key, token=token, at=now, until=until,
                                    busy_percent=busy, paid_usd=a.split.paid)  # fmt: skip
         if holder is not None:
-            status = "already-sent" if holder.state == "sent" else "claimed"
+            sent = holder.state is AlertClaim.SENT
+            status = AlertStatus.ALREADY_SENT if sent else AlertStatus.CLAIMED
             outcomes.append(AlertOutcome(iid, status, f"{period}: {holder.detail}"))
             continue
         delivery = notifier.send(alert_text(policy.name, a, busy, period))
         if not delivery.ok:
             release_audit_alert(ledger, key, token=token)
-            outcomes.append(AlertOutcome(iid, "failed", delivery.error or str(delivery.status)))
+            outcomes.append(
+                AlertOutcome(iid, AlertStatus.FAILED, delivery.error or str(delivery.status))
+            )
             continue
         confirm_audit_alert(ledger, key, token=token, at=now)
-        outcomes.append(AlertOutcome(iid, "sent", period))
+        outcomes.append(AlertOutcome(iid, AlertStatus.SENT, period))
     return outcomes
 
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from gpuplan.core.alerts import AlertStatus
 from gpuplan.core.budget import BLIND_SPOTS, SpendEstimate, estimate_spend, thresholds_crossed
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import GpuplanError
@@ -31,8 +32,8 @@ from gpuplan.usecases.providers import ProviderRegistry, build_fleet
 @dataclass(frozen=True)
 class AlertOutcome:
     threshold_percent: float
-    status: str
-    """``sent``, ``already-sent``, ``failed`` or ``no-webhook``."""
+    status: AlertStatus
+    """Never ``claimed``: budget alerts are marked once delivered, not claimed before."""
     detail: str = ""
 
 
@@ -49,7 +50,7 @@ class BudgetOutcome:
     @property
     def failed(self) -> bool:
         """Something could not be seen or delivered: the run only partly worked."""
-        return bool(self.problems) or any(a.status == "failed" for a in self.alerts)
+        return bool(self.problems) or any(a.status is AlertStatus.FAILED for a in self.alerts)
 
 
 def list_in_scope(
@@ -149,17 +150,19 @@ def send_alerts(
     outcomes: list[AlertOutcome] = []
     for percent in crossed:
         if ledger.alert_sent(policy.name, estimate.month, percent):
-            outcomes.append(AlertOutcome(percent, "already-sent"))
+            outcomes.append(AlertOutcome(percent, AlertStatus.ALREADY_SENT))
             continue
         if notifier is None:
-            outcomes.append(AlertOutcome(percent, "no-webhook", "set notify.webhook_url"))
+            outcomes.append(AlertOutcome(percent, AlertStatus.NO_WEBHOOK, "set notify.webhook_url"))
             continue
         delivery = notifier.send(alert_text(policy, estimate, percent))
         if delivery.ok:
             ledger.mark_alert(policy.name, estimate.month, percent, now)
-            outcomes.append(AlertOutcome(percent, "sent"))
+            outcomes.append(AlertOutcome(percent, AlertStatus.SENT))
         else:
-            outcomes.append(AlertOutcome(percent, "failed", delivery.error or "not delivered"))
+            outcomes.append(
+                AlertOutcome(percent, AlertStatus.FAILED, delivery.error or "not delivered")
+            )
     return outcomes
 
 

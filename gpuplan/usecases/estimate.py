@@ -8,15 +8,13 @@ the public JSON shape.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
 from typing import Any
 
 from gpuplan.core.catalog import Catalog, oldest_price_note
-from gpuplan.core.errors import DataError, InputError
+from gpuplan.core.errors import InputError
 from gpuplan.core.kinds import Precision
 from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.options import DEFAULT_GOODPUT, PlanRequest, PlanResult
@@ -114,7 +112,7 @@ def check_contradictions(args: EstimateArgs) -> None:
         for other in ("samples", "flops_per_sample"):
             if getattr(args, work) is not None and getattr(args, other) is not None:
                 raise InputError(
-                    f"{_flag(work)} contradicts {_flag(other)}: give --params with --tokens, "
+                    f"{flag_of(work)} contradicts {flag_of(other)}: give --params with --tokens, "
                     "or --samples with --flops-per-sample, not both"
                 )
     if args.fsdp and args.zero is not None and str(args.zero).strip() != "3":
@@ -137,7 +135,8 @@ def check_contradictions(args: EstimateArgs) -> None:
         raise InputError(f"{which} needs --active-params (the parameters each token uses)")
 
 
-def _flag(name: str) -> str:
+def flag_of(name: str) -> str:
+    """The flag a field of :class:`EstimateArgs` comes from: ``seq_len`` -> ``--seq-len``."""
     return "--" + name.replace("_", "-")
 
 
@@ -333,83 +332,3 @@ def _money(text: str | None, flag: str) -> Decimal | None:
 
 MAX_USD = Decimal("1e12")
 """A trillion dollars: above any training budget, below what overflows the arithmetic."""
-
-
-def read_job_file(path: str) -> dict[str, Any]:
-    """A YAML or JSON job file: a mapping with the same keys as the flags."""
-    from gpuplan.loaders.safe_read import JOB_FILE_LIMIT, load_yaml_tree, read_text
-
-    file = Path(path)
-    text = read_text(path, limit=JOB_FILE_LIMIT, what="job file")
-    import yaml
-
-    try:
-        data = (
-            json.loads(text)
-            if file.suffix.lower() == ".json"
-            else load_yaml_tree(text, path, what="job file")
-        )
-    except json.JSONDecodeError as exc:
-        raise DataError(path, f"not valid JSON: {exc.msg}", line=exc.lineno) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        line = mark.line + 1 if mark is not None else None
-        raise DataError(path, f"not valid YAML: {problem}", line=line) from None
-    except (ValueError, OverflowError, RecursionError) as exc:
-        reason = (
-            "a number too long" if "digits" in str(exc) else str(exc)[:80] or "nested too deeply"
-        )
-        raise DataError(path, f"not a valid job file: {reason}") from None
-    if not isinstance(data, dict):
-        raise DataError(path, "expected a mapping of flag names to values")
-    known = {f.name for f in fields(EstimateArgs)}
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        name = str(key).replace("-", "_")
-        if name not in known:
-            raise _unknown_key(path, text, str(key), known)
-        out[name] = value
-    return out
-
-
-def job_error(exc: InputError, path: str, keys: set[str]) -> InputError:
-    """An error about a flag the job file set, re-said with the file and the key."""
-    for key in keys:
-        flag = _flag(key)
-        if exc.message.startswith(flag + ":") or exc.message.startswith(flag + " "):
-            return DataError(path, exc.message, field=key.replace("_", "-"))
-    return exc
-
-
-def _unknown_key(path: str, text: str, key: str, known: set[str]) -> DataError:
-    """The unknown key's line, and the closest known key (``tokns`` -> ``tokens``)."""
-    import difflib
-    import re
-
-    line = next(
-        (
-            number
-            for number, content in enumerate(text.splitlines(), start=1)
-            if re.match(rf"""\s*["']?{re.escape(key)}["']?\s*:""", content)
-        ),
-        None,
-    )
-    close = difflib.get_close_matches(key.replace("-", "_"), sorted(known), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return DataError(path, f"unknown key {key!r}{hint}", line=line, field=key)
-
-
-def merge_job_file(args: EstimateArgs, job: dict[str, Any]) -> EstimateArgs:
-    """Job-file values fill what the flags left unset (flags win)."""
-    for name, value in job.items():
-        current = getattr(args, name)
-        if current in (None, [], False):
-            if isinstance(current, list):
-                value = [str(v) for v in value] if isinstance(value, list) else [str(value)]
-            elif isinstance(current, bool) or name in ("fsdp", "reuse_commitment"):
-                value = bool(value)
-            else:
-                value = str(value)
-            setattr(args, name, value)
-    return args

@@ -22,12 +22,12 @@ from tests.tui.fleet_fake import LifecycleFake, demo_fleet
 
 
 def on_fake(context: TuiContext, fake: LifecycleFake) -> TuiContext:
-    def providers_for(
+    def adapters_for(
         policy: Policy, catalog: Catalog | None
     ) -> tuple[list[LifecycleProvider], list[str]]:
         return [fake], []
 
-    return replace(context, providers_for=providers_for)
+    return replace(context, adapters_for=adapters_for)
 
 
 async def open_fleet(app: GpuplanApp, pilot: Pilot[None]) -> FleetScreen:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from gpuplan.core.planner.options import Option, PlanResult
+from gpuplan.core.planner.workload import Recompute
 
 COMPARED_GPUS = ("A100-80GB", "H100", "H200", "B200", "MI300X")
 """The generations people choose between for training (the issue's question)."""
@@ -94,6 +95,6 @@ def _why(option: Option, first: Option) -> str:
     if size >= 0.02:
         text += f"; {name} x{ratio:.2f} against {first.gpu}"
     memory = option.memory
-    if memory is not None and memory.plan.recompute.value == "full":
+    if memory is not None and memory.plan.recompute is Recompute.FULL:
         text += "; needs full recomputation to fit"
     return text

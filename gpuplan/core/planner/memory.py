@@ -34,12 +34,14 @@ from gpuplan.core.planner.workload import (
 
 GIB = float(2**30)
 CONTEXT_BYTES = 1.0 * GIB
-"""CUDA context, NCCL buffers, cuBLAS workspace (DOMAIN notes: 1-2 GB)."""
+"""CUDA context, NCCL buffers, cuBLAS workspace (typically 1-2 GB; docs/estimating.md,
+section 6)."""
 NF4_BYTES = 4.127 / 8
 """4-bit NormalFloat weights plus double-quantised block constants (QLoRA Sec 3: 0.127
 bits per parameter for the constants)."""
 FRAGMENTATION = 0.05
-"""Allocator fragmentation on top of what is live (DOMAIN notes: up to ~10%)."""
+"""Allocator fragmentation on top of what is live (up to ~10% in practice;
+docs/estimating.md, section 6)."""
 
 
 def bytes_per_param(precision: Precision, optimizer: Optimizer) -> tuple[float, float, float]:

@@ -10,16 +10,14 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.kinds import PricingModel
+from gpuplan.core.kinds import PricingModel, ReservationRules
 from gpuplan.core.planner.calibration import RESIDUAL_HIGH, RESIDUAL_LOW
+from gpuplan.core.planner.plan import Option, PlanRequest
 from gpuplan.core.planner.reserved import hours_cost, reserved_cost, term_cost
 from gpuplan.core.planner.spot import spot_overhead
 
 if TYPE_CHECKING:
     from gpuplan.core.offers import Offer
-
-if TYPE_CHECKING:
-    from gpuplan.core.planner.options import Option, PlanRequest
 
 CUSTOM = "custom"
 """Pricing label for ``--price-per-gpu-hour``."""
@@ -34,32 +32,7 @@ def price_option(
     notes = base.compute.notes + base.compute.suggestions if base.compute else ()
     low, high = hours * RESIDUAL_LOW, hours * RESIDUAL_HIGH
     if offer is None:
-        base = replace(base, hours_low=low, hours_high=high)
-        rate = request.price_per_gpu_hour
-        if rate is None:
-            return [
-                replace(
-                    base,
-                    hours=hours,
-                    notes=(*notes, f"{base.gpu}: no catalog sells it; give --price-per-gpu-hour"),
-                )
-            ]
-        hourly = rate * Decimal(str(base.gpus))
-        note = f"custom rate ${rate}/GPU-h (--price-per-gpu-hour)"
-        return [
-            replace(
-                base,
-                pricing=CUSTOM,
-                hours=hours,
-                hourly_usd=hourly,
-                cost_usd=hours_cost(hourly, hours),
-                cost_usd_low=hours_cost(hourly, low),
-                cost_usd_high=hours_cost(hourly, high),
-                notes=(*notes, note),
-            )
-        ]
-    from gpuplan.core.planner.options import Option as make  # (options imports this module)
-
+        return _custom(replace(base, hours_low=low, hours_high=high), request, hours, notes)
     out: list[Option] = []
     nodes = Decimal(base.nodes)
     common = {f: getattr(base, f) for f in _PLACEMENT_FIELDS}
@@ -76,26 +49,57 @@ def price_option(
         elif term_hours is not None:
             extra = _reserved(model, offer, request, hours, hourly, base.nodes)
         elif rules is not None:  # sold in blocks (capacity blocks, DWS): see core.offers
-            billed = rules.billed_hours(hours)
-            note = f"{value}: {billed:,} h billed ({rules.summary})"
-            extra = {
-                "hours": hours,
-                "cost_usd": hours_cost(hourly, billed),
-                "cost_usd_low": hours_cost(hourly, rules.billed_hours(low)),
-                "cost_usd_high": hours_cost(hourly, rules.billed_hours(high)),
-                "notes": (note,),
-            }
+            extra = _blocks(value, rules, hours, hourly)
         else:
-            extra = {
-                "hours": hours,
-                "cost_usd": hours_cost(hourly, hours),
-                "cost_usd_low": hours_cost(hourly, low),
-                "cost_usd_high": hours_cost(hourly, high),
-                "notes": (),
-            }
+            extra = _by_the_hour(hours, hourly)
         extra["notes"] = (*notes, *extra["notes"])
-        out.append(make(**{**common, "pricing": value, "hourly_usd": hourly, **extra}))
+        out.append(Option(**{**common, "pricing": value, "hourly_usd": hourly, **extra}))
     return out
+
+
+def _custom(
+    base: Option, request: PlanRequest, hours: float, notes: tuple[str, ...]
+) -> list[Option]:
+    """No catalog offer: priced at ``--price-per-gpu-hour``, or unpriced with a note."""
+    rate = request.price_per_gpu_hour
+    if rate is None:
+        note = f"{base.gpu}: no catalog sells it; give --price-per-gpu-hour"
+        return [replace(base, hours=hours, notes=(*notes, note))]
+    hourly = rate * Decimal(str(base.gpus))
+    note = f"custom rate ${rate}/GPU-h (--price-per-gpu-hour)"
+    return [
+        replace(
+            base,
+            pricing=CUSTOM,
+            hours=hours,
+            hourly_usd=hourly,
+            cost_usd=hours_cost(hourly, hours),
+            cost_usd_low=hours_cost(hourly, hours * RESIDUAL_LOW),
+            cost_usd_high=hours_cost(hourly, hours * RESIDUAL_HIGH),
+            notes=(*notes, note),
+        )
+    ]
+
+
+def _by_the_hour(hours: float, hourly: Decimal) -> dict[str, Any]:
+    return {
+        "hours": hours,
+        "cost_usd": hours_cost(hourly, hours),
+        "cost_usd_low": hours_cost(hourly, hours * RESIDUAL_LOW),
+        "cost_usd_high": hours_cost(hourly, hours * RESIDUAL_HIGH),
+        "notes": (),
+    }
+
+
+def _blocks(value: str, rules: ReservationRules, hours: float, hourly: Decimal) -> dict[str, Any]:
+    billed = rules.billed_hours(hours)
+    return {
+        "hours": hours,
+        "cost_usd": hours_cost(hourly, billed),
+        "cost_usd_low": hours_cost(hourly, rules.billed_hours(hours * RESIDUAL_LOW)),
+        "cost_usd_high": hours_cost(hourly, rules.billed_hours(hours * RESIDUAL_HIGH)),
+        "notes": (f"{value}: {billed:,} h billed ({rules.summary})",),
+    }
 
 
 _PLACEMENT_FIELDS = (

@@ -1,7 +1,7 @@
 """Spot interruptions: the wall time they add, with the rate stated as an assumption.
 
 Expected extra time = interruptions per hour x (half the checkpoint interval + restart
-time) x hours (DOMAIN notes, Sec 3): on average an interruption loses half an interval
+time) x hours (docs/estimating.md, section 7): on average an interruption loses half an interval
 of work plus the time to get capacity back and reload. A gang-scheduled job stops when
 any of its instances is reclaimed, so the job's rate is the per-instance rate x nodes.
 """
@@ -33,10 +33,6 @@ class SpotOverhead:
     lost_hours_per_interruption: float
     factor: float
     """Wall time multiplier: 1 + job rate x lost hours per interruption."""
-
-    @property
-    def expected_interruptions_per_hour(self) -> float:
-        return self.job_rate_per_hour
 
 
 def interruption_rate(provider: Provider, gpu: str) -> float:

@@ -1,0 +1,70 @@
+"""What the Fleet screen shows of one refresh, and where its adapters come from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpuplan.core.idle import IdleVerdict
+from gpuplan.core.lifecycle import Outcome
+from gpuplan.tui import format as fmt
+from gpuplan.tui.context import TuiContext
+
+if TYPE_CHECKING:
+    from gpuplan.core.catalog import Catalog
+    from gpuplan.core.policy import Policy
+    from gpuplan.providers.base import LifecycleProvider
+    from gpuplan.usecases.fleet import Seen
+
+
+@dataclass
+class FleetView:
+    """What one refresh saw: rows, the series behind each sparkline, and problems."""
+
+    policy: Policy
+    seen: list[Seen] = field(default_factory=list)
+    series: dict[str, list[float | None]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def idle_summary(view: FleetView, acted: Mapping[str, Outcome] | None = None) -> str:
+    """``team: 5 instances, 2 idle, 1 stopped``: an instance this screen just stopped
+    counts as stopped, not idle, until the cloud agrees."""
+    acted = acted or {}
+    gone = {i for i, outcome in acted.items() if outcome is not Outcome.FAILED}
+    idle = sum(
+        1
+        for s in view.seen
+        if s.decision.verdict is IdleVerdict.IDLE and s.instance.instance_id not in gone
+    )
+    stopped = sum(1 for s in view.seen if s.instance.instance_id in gone)
+    text = f"{view.policy.name}: {fmt.plural(len(view.seen), 'instance')}, {idle} idle"
+    if stopped:
+        text += f", {stopped} stopped"
+    return text + (f", {fmt.plural(len(view.problems), 'problem')} (!)" if view.problems else "")
+
+
+def load_adapters(
+    context: TuiContext, path: Path, catalog: Catalog | None
+) -> tuple[Policy, Catalog, list[LifecycleProvider], list[str]]:
+    """The policy at ``path``, the catalog (loaded once), and the policy's adapters with
+    the problems met building them: the context's factory, else the real clouds."""
+    from gpuplan.loaders.catalog import load_catalog
+    from gpuplan.usecases.policy import gpu_table, load_policy
+
+    policy = load_policy(path, gpus=gpu_table(context.catalog_dir))
+    if catalog is None:
+        catalog = load_catalog(context.catalog_dir)
+    build = context.adapters_for
+    if build is None:
+        import os
+
+        from gpuplan.usecases.providers import build_fleet
+
+        built = build_fleet(policy, catalog, os.environ)
+        return policy, catalog, built.adapters, built.problems
+    adapters, problems = build(policy, catalog)
+    return policy, catalog, adapters, problems
