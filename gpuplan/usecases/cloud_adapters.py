@@ -45,7 +45,8 @@ from gpuplan.usecases.cloud_entry import (
 
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy
-    from gpuplan.core.policy.models import AwsMetrics, AwsScope, AzureScope, GcpScope
+    from gpuplan.core.policy.metrics_settings import AwsMetrics
+    from gpuplan.core.policy.models import AwsScope, AzureScope, GcpScope
     from gpuplan.providers.aws.cloudwatch import MetricNames
     from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
 

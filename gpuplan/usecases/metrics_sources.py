@@ -34,7 +34,12 @@ from pydantic import BaseModel
 
 from gpuplan.core.errors import InputError
 from gpuplan.core.offers import Provider
-from gpuplan.core.policy.models import AwsMetrics, AzureMetrics, GcpMetrics, PrometheusMetrics
+from gpuplan.core.policy.metrics_settings import (
+    AwsMetrics,
+    AzureMetrics,
+    GcpMetrics,
+    PrometheusMetrics,
+)
 
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy

@@ -6,22 +6,24 @@ file lines; everything here works on values only.
 
 from __future__ import annotations
 
+from gpuplan.core.policy.metrics_settings import (
+    AwsMetrics,
+    AzureMetrics,
+    GcpMetrics,
+    MetricsSettings,
+    PrometheusMetrics,
+)
 from gpuplan.core.policy.models import (
     POLICY_VERSION,
-    AwsMetrics,
     AwsScope,
-    AzureMetrics,
     AzureScope,
     Budget,
-    GcpMetrics,
     GcpScope,
     IdleAction,
     IdleSettings,
-    MetricsSettings,
     Notify,
     Planning,
     Policy,
-    PrometheusMetrics,
     Scope,
 )
 from gpuplan.core.policy.rules import (

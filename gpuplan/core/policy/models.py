@@ -14,7 +14,6 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Discriminator,
     Field,
     PrivateAttr,
@@ -53,12 +52,12 @@ from gpuplan.core.policy.fields import (
     describe,
     union_tag,
 )
+from gpuplan.core.policy.metrics_settings import (
+    MetricsSettings,
+)
+from gpuplan.core.policy.section import Section as _Section
 
 POLICY_VERSION = 1
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 def _version(value: Any) -> int:
@@ -264,79 +263,6 @@ class Planning(_Section):
     """Pricing models: ``on_demand``, ``spot``, ``reserved_1y``, ``reserved_3y``."""
     allowed_regions: list[Identifier] = Field(default_factory=list)
     """Regions of any provider, e.g. ``us-east-1``, ``us-central1``, ``eastus``."""
-
-
-class AwsMetrics(_Section):
-    """Where the CloudWatch agent publishes GPU utilisation."""
-
-    namespace: str = "CWAgent"
-    """CloudWatch namespace the agent publishes to."""
-    metric: str = "nvidia_smi_utilization_gpu"
-    """Metric name; per GPU, dimensions ``InstanceId``, ``index``, ``name``, ``host``."""
-    memory_used_metric: str = "nvidia_smi_memory_used"
-    """Agent metric with GPU memory in use (MiB), per GPU like ``metric``."""
-    memory_total_metric: str = "nvidia_smi_memory_total"
-    """Agent metric with each GPU's total memory (MiB)."""
-    cpu_namespace: str = "AWS/EC2"
-    """Namespace of the instance CPU metric (EC2 basic monitoring: 5-minute points)."""
-    cpu_metric: str = "CPUUtilization"
-    """Instance CPU utilisation, percent, dimension ``InstanceId``."""
-
-
-class GcpMetrics(_Section):
-    """The Cloud Monitoring metric with GPU utilisation (Ops Agent)."""
-
-    metric_type: str = "agent.googleapis.com/gpu/utilization"
-    """Metric type; one series per GPU (label ``gpu_number``) per ``gce_instance``."""
-    memory_used_type: str = "agent.googleapis.com/gpu/memory/bytes_used"
-    """GPU memory in use, bytes, per GPU; label ``memory_state`` ``used``/``free``."""
-    cpu_type: str = "compute.googleapis.com/instance/cpu/utilization"
-    """Instance CPU utilisation, a fraction 0-1."""
-
-
-class AzureMetrics(_Section):
-    """The custom metric with GPU utilisation (Telegraf ``nvidia_smi``)."""
-
-    namespace: str = "Telegraf/nvidia_smi"
-    """Custom metric namespace (Azure has no platform GPU metric for VMs)."""
-    metric: str = "utilization_gpu"
-    """Metric name, one series per GPU."""
-    memory_used_metric: str = "memory_used"
-    """Telegraf ``nvidia_smi`` GPU memory in use (MiB), per GPU."""
-    memory_total_metric: str = "memory_total"
-    """Telegraf ``nvidia_smi`` GPU memory total (MiB), per GPU."""
-    cpu_metric: str = "Percentage CPU"
-    """Platform metric with the VM's CPU utilisation, percent."""
-
-
-class PrometheusMetrics(_Section):
-    """A Prometheus with dcgm-exporter data; when set, used for every provider."""
-
-    url: HttpUrl
-    """Base URL of the Prometheus HTTP API, e.g. ``http://prometheus:9090`` (may hold
-    ``${GPUPLAN_...}``; credentials in it are never printed or stored)."""
-    metric: str = "DCGM_FI_DEV_GPU_UTIL"
-    """dcgm-exporter metric with GPU utilisation in percent, one series per GPU."""
-    memory_used_metric: str = "DCGM_FI_DEV_FB_USED"
-    """dcgm-exporter framebuffer memory in use (MiB), one series per GPU."""
-    memory_free_metric: str = "DCGM_FI_DEV_FB_FREE"
-    """dcgm-exporter framebuffer memory free (MiB); used + free is the total."""
-    cpu_metric: str = "node_cpu_seconds_total"
-    """node_exporter CPU counter (per core and ``mode``); CPU percent is 100 x (1 - idle
-    rate), averaged per instance. Its series must carry ``instance_label`` too."""
-    instance_label: str = "instance_id"
-    """The label that carries the cloud instance id (AWS ``i-...``, GCP numeric id, Azure
-    ``vmId`` or resource id); names are never matched: they are not unique across scopes."""
-
-
-class MetricsSettings(_Section):
-    """Where GPU utilisation is read from, per provider."""
-
-    aws: AwsMetrics = Field(default_factory=AwsMetrics)
-    gcp: GcpMetrics = Field(default_factory=GcpMetrics)
-    azure: AzureMetrics = Field(default_factory=AzureMetrics)
-    prometheus: PrometheusMetrics | None = None
-    """When set, every provider's utilisation comes from this Prometheus."""
 
 
 class IdleSettings(_Section):

@@ -20,7 +20,7 @@ import pytest
 
 from gpuplan.core.fleet import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
-from gpuplan.core.policy.models import PrometheusMetrics
+from gpuplan.core.policy.metrics_settings import PrometheusMetrics
 from gpuplan.providers.azure.metrics import PLATFORM_NAMESPACE
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY
 from gpuplan.usecases.metrics_sources import metrics_entry
