@@ -14,11 +14,13 @@ Pure: no I/O. The table is process-wide and changes only through :func:`register
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING
 
 from gpuplan.core.kinds import Provider
 from gpuplan.core.region_naming import AWS_NAMING, AZURE_NAMING, GCP_NAMING, RegionNaming
+
+if TYPE_CHECKING:  # pydantic loads only where policies are read, never for `estimate`
+    from pydantic import BaseModel
 
 
 @dataclass(frozen=True)

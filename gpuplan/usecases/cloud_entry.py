@@ -18,8 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING
 
 from gpuplan.core.actions import Entry as StepsOrRefusal
 from gpuplan.core.actions import Refusal, Steps
@@ -33,6 +32,9 @@ from gpuplan.core.refresh import FetchResult
 from gpuplan.core.region_naming import RegionNaming
 from gpuplan.providers.base import LifecycleProvider, MetricsSource
 from gpuplan.providers.pricing import Progress
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 FAKE_FLEET_ENV = "GPUPLAN_FAKE_FLEET"
 
