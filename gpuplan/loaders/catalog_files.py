@@ -29,24 +29,14 @@ from gpuplan.core.errors import DataError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
 from gpuplan.core.wording import plural
-from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_bytes
-
-REQUIRED_COLUMNS = (
-    "instance_type",
-    "region",
-    "gpu",
-    "gpu_count",
-    "gpu_memory_gb",
-    "vcpus",
-    "memory_gb",
-    "as_of",
-    "source",
+from gpuplan.loaders.catalog_columns import (
+    MAX_PLAUSIBLE_HOURLY,
+    PLACEHOLDER_PRICES,
+    REQUIRED,
+    known_columns,
+    price_columns,
 )
-OPTIONAL_COLUMNS = ("interconnect", "network_gbps", "spot_zone")
-# No GPU instance lists above this per hour; larger figures are placeholders or typos.
-MAX_PLAUSIBLE_HOURLY = Decimal(1000)
-# Values seen used as placeholders in public catalogs (e.g. 700.0 for unpriced SKUs).
-PLACEHOLDER_PRICES = frozenset({Decimal(700), Decimal("999"), Decimal("9999"), Decimal("99999")})
+from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_bytes
 
 
 @dataclass(frozen=True)
@@ -54,12 +44,6 @@ class LoadedFile:
     offers: list[Offer]
     notices: list[str]
     as_of: date | None
-
-
-def price_columns(pricing: PricingModel) -> tuple[str, str, str]:
-    """(total, host part, GPU part) column names for a pricing model."""
-    p = pricing.value
-    return f"{p}_hourly", f"host_{p}_hourly", f"gpu_{p}_hourly"
 
 
 def load_provider_file(path: Path, provider: Provider, gpus: GpuTable) -> LoadedFile:
@@ -129,15 +113,13 @@ def _rows(name: str, text: str) -> Iterator[tuple[int, list[str]]]:
 
 
 def _check_header(name: str, line: int, header: list[str]) -> None:
-    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise DataError(name, f"header lacks column(s) {', '.join(missing)}", line=line)
     dupes = {c for c in header if header.count(c) > 1}
     if dupes:
         raise DataError(name, f"header repeats column(s) {', '.join(sorted(dupes))}", line=line)
-    known = set(REQUIRED_COLUMNS) | set(OPTIONAL_COLUMNS)
-    for pricing in PricingModel:
-        known.update(price_columns(pricing))
+    known = known_columns()
     unknown = [c for c in header if c not in known]
     if unknown:
         raise DataError(name, f"unknown column(s) {', '.join(unknown)}", line=line)

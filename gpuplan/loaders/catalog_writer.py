@@ -23,19 +23,7 @@ from pathlib import Path
 
 from gpuplan.core.clouds import facts_of
 from gpuplan.core.offers import BASE_MODELS, Offer, PricingModel, Provider
-
-SHAPE_COLUMNS = (
-    "instance_type",
-    "region",
-    "gpu",
-    "gpu_count",
-    "gpu_memory_gb",
-    "vcpus",
-    "memory_gb",
-    "interconnect",
-    "network_gbps",
-)
-TAIL_COLUMNS = ("spot_zone", "as_of", "source")
+from gpuplan.loaders.catalog_columns import TAIL, WRITTEN_SHAPE, price_columns
 
 
 def provider_csv(offers: Sequence[Offer]) -> str:
@@ -43,13 +31,14 @@ def provider_csv(offers: Sequence[Offer]) -> str:
     layout = _layout(offers)
     price_cols: list[str] = []
     for model, (parted, whole) in layout.items():
+        total, host, gpu = price_columns(model)
         if parted:
-            price_cols += [f"host_{model.value}_hourly", f"gpu_{model.value}_hourly"]
+            price_cols += [host, gpu]
         if whole:
-            price_cols.append(f"{model.value}_hourly")
+            price_cols.append(total)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*SHAPE_COLUMNS, *price_cols, *TAIL_COLUMNS])
+    writer.writerow([*WRITTEN_SHAPE, *price_cols, *TAIL])
     for offer in sorted(offers, key=lambda o: (o.instance_type, o.region)):
         writer.writerow(_row(offer, layout))
     return out.getvalue()

@@ -30,22 +30,21 @@ from gpuplan.core.errors import DataError
 from gpuplan.core.gpu_names import GpuTable
 from gpuplan.core.kinds import Precision, PricingModel, Provider
 from gpuplan.core.wording import plural
+from gpuplan.loaders.catalog_columns import (
+    MAX_PLAUSIBLE_HOURLY,
+    PLACEHOLDER_PRICES,
+    REQUIRED,
+    known_columns,
+    price_columns,
+)
 from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_bytes
 
 if TYPE_CHECKING:
     from gpuplan.core.gpus import GpuSpec
     from gpuplan.core.offers import Offer
 
-REQUIRED = ("instance_type", "region", "gpu", "gpu_count", "gpu_memory_gb", "vcpus")
-REQUIRED_TAIL = ("memory_gb", "as_of", "source")
-OPTIONAL = ("interconnect", "network_gbps", "spot_zone")
 MODELS = tuple(PricingModel)
-COLUMNS = {
-    m: (f"{m.value}_hourly", f"host_{m.value}_hourly", f"gpu_{m.value}_hourly") for m in MODELS
-}
-# The validated reader's bounds (catalog_files.MAX_PLAUSIBLE_HOURLY, PLACEHOLDER_PRICES).
-MAX_HOURLY = Decimal(1000)
-PLACEHOLDERS = frozenset({Decimal(700), Decimal("999"), Decimal("9999"), Decimal("99999")})
+COLUMNS = {m: price_columns(m) for m in MODELS}
 _INT = re.compile(r"[0-9]{1,9}")
 _FLOAT = re.compile(r"[0-9]{1,9}(\.[0-9]{1,12})?")
 _PRICE = re.compile(r"[0-9]{1,6}(\.[0-9]{1,12})?")
@@ -217,10 +216,8 @@ def read_offers(
 
 
 def _check_header(header: list[str]) -> None:
-    known = {*REQUIRED, *REQUIRED_TAIL, *OPTIONAL}
-    for columns in COLUMNS.values():
-        known.update(columns)
-    needed = {*REQUIRED, *REQUIRED_TAIL}
+    known = known_columns()
+    needed = set(REQUIRED)
     if len(set(header)) != len(header) or not needed <= set(header) or not set(header) <= known:
         raise NotFast("header")
 
@@ -298,7 +295,7 @@ def _price(text: str) -> Decimal | None:
         value = Decimal(text)
     except InvalidOperation:
         raise NotFast(text) from None
-    if value <= 0 or value in PLACEHOLDERS or value > MAX_HOURLY:
+    if value <= 0 or value in PLACEHOLDER_PRICES or value > MAX_PLAUSIBLE_HOURLY:
         raise NotFast(text)
     return value
 
