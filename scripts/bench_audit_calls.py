@@ -35,17 +35,17 @@ from google.auth.credentials import AnonymousCredentials
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpuplan.core.audit.split import AuditRule
-from gpuplan.core.fleet import GpuInstance, InstanceState
+from gpuplan.core.instances import GpuInstance, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy.models import AuditSettings
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.providers.aws.provider import AwsAdapter
 from gpuplan.providers.azure.metrics import PLATFORM_NAMESPACE
-from gpuplan.providers.azure.provider import AzureProvider
-from gpuplan.providers.base import LifecycleProvider
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.azure.provider import AzureAdapter
+from gpuplan.providers.base import CloudAdapter
+from gpuplan.providers.fake import FakeAdapter
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY
-from gpuplan.providers.gcp.provider import GcpProvider
+from gpuplan.providers.gcp.provider import GcpAdapter
 from gpuplan.providers.prometheus import PrometheusSource
 from gpuplan.usecases.audit_live import audit_fleet
 from tests.fakes.azure_arm import AzureFake
@@ -61,7 +61,7 @@ HOURS = [START + timedelta(hours=h, minutes=30) for h in range(7 * 24)]
 CATALOG = load_catalog()
 
 
-def _audit(adapter: LifecycleProvider, start: datetime = START) -> tuple[str, float]:
+def _audit(adapter: CloudAdapter, start: datetime = START) -> tuple[str, float]:
     """Audited instances and the share of their paid dollars with metrics behind them."""
     started = time.perf_counter()
     result = audit_fleet([adapter], CATALOG, AuditRule(), AuditSettings(), start=start,
@@ -96,7 +96,7 @@ def bench_gcp(n: int) -> str:
                                memory_state="free")  # fmt: skip
             monitoring.publish("p", iid, 0, at, 0.2, metric_type=DEFAULT_CPU)
     with serve(compute) as url, serve_monitoring(monitoring) as address:
-        provider = GcpProvider("p", compute_endpoint=url, monitoring_endpoint=f"http://{address}",
+        provider = GcpAdapter("p", compute_endpoint=url, monitoring_endpoint=f"http://{address}",
                                credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
                                catalog=CATALOG)  # fmt: skip
         audited, wall = _audit(provider)
@@ -113,7 +113,7 @@ def bench_azure(n: int) -> str:
             fake.publish(rid, 0, at, 81559.0, metric="memory_total")
             fake.publish(rid, 0, at, 20.0, namespace=PLATFORM_NAMESPACE, metric="Percentage CPU")
     with serve(fake, CA) as url:
-        provider = AzureProvider("s", credential=_Token(), arm_endpoint=url,
+        provider = AzureAdapter("s", credential=_Token(), arm_endpoint=url,
                                  metrics_endpoint=url, catalog=CATALOG,
                                  polling_interval_s=0)  # fmt: skip
         audited, wall = _audit(provider)
@@ -151,7 +151,7 @@ def bench_aws(n: int) -> str:
         for client in (ec2, cw):
             client.meta.events.register("before-call.*.*",
                                         lambda model, **_: calls.update([model.name]))  # fmt: skip
-        provider = AwsProvider("us-east-1", ec2_client=ec2, cloudwatch_client=cw, catalog=CATALOG)
+        provider = AwsAdapter("us-east-1", ec2_client=ec2, cloudwatch_client=cw, catalog=CATALOG)
         audited, wall = _audit(provider, start)
     return _row("AWS (moto)", n, dict(calls), audited, wall)
 
@@ -185,7 +185,7 @@ def bench_prometheus(n: int) -> str:
                              at + timedelta(minutes=minute), idle_seconds)  # fmt: skip
                 idle_seconds += 1800 * 0.8
     with serve(prom) as url:
-        inner = FakeProvider(Provider.AWS, instances, metrics=PrometheusSource(url))
+        inner = FakeAdapter(Provider.AWS, instances, metrics=PrometheusSource(url))
         audited, wall = _audit(inner)
     calls = Counter(c.method for c in inner.calls if c.method == "list_instances")
     calls["query_range"] = len(prom.queries)

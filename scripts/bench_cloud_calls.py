@@ -29,11 +29,11 @@ from google.auth.credentials import AnonymousCredentials
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.providers.aws.provider import AwsAdapter
 from gpuplan.providers.azure.metrics import PLATFORM_NAMESPACE
-from gpuplan.providers.azure.provider import AzureProvider
+from gpuplan.providers.azure.provider import AzureAdapter
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY
-from gpuplan.providers.gcp.provider import GcpProvider
+from gpuplan.providers.gcp.provider import GcpAdapter
 from tests.fakes.azure_arm import AzureFake
 from tests.fakes.gcp_compute import GcpComputeFake
 from tests.fakes.gcp_monitoring import MonitoringFake, serve_monitoring
@@ -61,7 +61,7 @@ def bench_gcp(n: int) -> str:
                                memory_state="free")  # fmt: skip
             monitoring.publish("p", iid, 0, at, 0.02, metric_type=DEFAULT_CPU)
     with serve(compute) as url, serve_monitoring(monitoring) as address:
-        provider = GcpProvider(
+        provider = GcpAdapter(
             "p",
             compute_endpoint=url,
             monitoring_endpoint=f"http://{address}",
@@ -89,7 +89,7 @@ def bench_azure(n: int, ca: trustme.CA) -> str:
             fake.publish(rid, 0, at, 81559.0, metric="memory_total")
             fake.publish(rid, 0, at, 2.0, namespace=PLATFORM_NAMESPACE, metric="Percentage CPU")
     with serve(fake, ca) as url:
-        provider = AzureProvider(
+        provider = AzureAdapter(
             "s",
             credential=_Token(),
             arm_endpoint=url,
@@ -140,7 +140,7 @@ def bench_aws(n: int) -> str:
             client.meta.events.register(
                 "before-call.*.*", lambda model, **_: calls.update([model.name])
             )
-        provider = AwsProvider("us-east-1", ec2_client=ec2, cloudwatch_client=cw,
+        provider = AwsAdapter("us-east-1", ec2_client=ec2, cloudwatch_client=cw,
                                catalog=load_catalog())  # fmt: skip
         started = time.perf_counter()
         listed = provider.list_instances()

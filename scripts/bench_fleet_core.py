@@ -6,7 +6,7 @@ held by the in-memory fake provider (``gpuplan/providers/fake.py``), one hour of
 5-minute utilisation per GPU generated up front (seeded), and then, timed phase by
 phase:
 
-- ``list``: ``FakeProvider.list_instances`` for the three clouds;
+- ``list``: ``FakeAdapter.list_instances`` for the three clouds;
 - ``decide``: the pure idle decision (``gpuplan.core.idle.decide``) for every instance;
 - ``plan``: lifecycle planning (``gpuplan.core.lifecycle.plan``) per cloud;
 - ``dry run``: the whole ``stop-idle`` use case without acting
@@ -44,12 +44,12 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "fleet_core.md"
 sys.path.insert(0, str(ROOT))
 
-from gpuplan.core.fleet import Capability, GpuInstance, HostSamples, InstanceState  # noqa: E402
 from gpuplan.core.idle import IdleRule, decide, period_starts  # noqa: E402
+from gpuplan.core.instances import Capability, GpuInstance, HostSamples, InstanceState  # noqa: E402
 from gpuplan.core.lifecycle import ActionRule, plan  # noqa: E402
 from gpuplan.core.offers import Provider  # noqa: E402
 from gpuplan.core.policy import Policy  # noqa: E402
-from gpuplan.providers.fake import FakeProvider  # noqa: E402
+from gpuplan.providers.fake import FakeAdapter  # noqa: E402
 from gpuplan.usecases.stop_idle import run_stop_idle  # noqa: E402
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -158,7 +158,7 @@ def main() -> int:
     args = parser.parse_args()
     began = time.perf_counter()
     rule = IdleRule(match_labels={"team": "research"})
-    # Azure's "stop" is carried out as deallocate (gpuplan.core.fleet.Action).
+    # Azure's "stop" is carried out as deallocate (gpuplan.core.instances.Action).
     actions = {
         p: ActionRule(action=POLICY.idle.action.for_provider(p), reason_code=rule.code)
         for p in TYPES
@@ -170,7 +170,7 @@ def main() -> int:
     build_s = time.perf_counter() - start
     fleet_mib = tracemalloc.get_traced_memory()[0] / MIB
     tracemalloc.stop()
-    fakes = [FakeProvider(p, fleet, capabilities=CAPS) for p in TYPES]
+    fakes = [FakeAdapter(p, fleet, capabilities=CAPS) for p in TYPES]
     for fake in fakes:
         fake.samples = {i: samples[i] for i in fake.instances if i in samples}
 

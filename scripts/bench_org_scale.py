@@ -37,11 +37,11 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from gpuplan.core.fleet import Capability, GpuInstance
+from gpuplan.core.instances import Capability, GpuInstance
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.fake import FakeAdapter
 from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
 from gpuplan.usecases.stop_idle import run_stop_idle
 
@@ -65,10 +65,10 @@ class Row:
     same_calls: bool
 
 
-def fleet(scopes: int, size: int, latency_s: float, batch: int | None) -> list[FakeProvider]:
+def fleet(scopes: int, size: int, latency_s: float, batch: int | None) -> list[FakeAdapter]:
     """Scopes of ``size`` instances: types mixed 40/20/40 (8, 4, 1 GPUs); 45% idle,
     45% busy, 10% without metrics (unknown)."""
-    out: list[FakeProvider] = []
+    out: list[FakeAdapter] = []
     for s in range(scopes):
         instances = []
         percent: dict[str, float] = {}
@@ -85,7 +85,7 @@ def fleet(scopes: int, size: int, latency_s: float, batch: int | None) -> list[F
                 percent[iid] = 1.0
             elif k % 20 < 18:
                 percent[iid] = 60.0
-        fake = FakeProvider(Provider.AWS, instances, capabilities=tuple(Capability),
+        fake = FakeAdapter(Provider.AWS, instances, capabilities=tuple(Capability),
                             latency_s=latency_s, metrics_batch=batch,
                             scope=f"aws scope-{s:03d}")  # fmt: skip
         fake.flat_percent = percent

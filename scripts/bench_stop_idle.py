@@ -36,7 +36,7 @@ from moto import mock_aws  # noqa: E402
 
 from gpuplan.core.idle import IdleRule, period_starts  # noqa: E402
 from gpuplan.core.policy import Policy  # noqa: E402
-from gpuplan.providers.aws.provider import AwsProvider  # noqa: E402
+from gpuplan.providers.aws.provider import AwsAdapter  # noqa: E402
 from gpuplan.usecases.stop_idle import run_stop_idle  # noqa: E402
 
 SIZES = (10, 100, 1000)
@@ -86,7 +86,7 @@ def one(n: int) -> dict[str, Any]:
             client.meta.events.register(
                 "before-call.*.*", lambda model, **_: calls.update([model.name])
             )
-        provider = AwsProvider("us-east-1", ec2_client=ec2, cloudwatch_client=cw)
+        provider = AwsAdapter("us-east-1", ec2_client=ec2, cloudwatch_client=cw)
         policy = Policy.model_validate(
             {"version": 1, "name": "bench", "scope": {"aws": {"regions": ["us-east-1"]}}}
         )

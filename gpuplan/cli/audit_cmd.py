@@ -100,9 +100,9 @@ def _live(
 
     from gpuplan.core.audit.split import AuditRule
     from gpuplan.usecases import audit_live as live
-    from gpuplan.usecases.fleet import idle_rule
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.savings import parse_since
+    from gpuplan.usecases.survey import idle_rule
 
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)

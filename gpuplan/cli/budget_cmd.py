@@ -35,9 +35,9 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import concurrency_for, load_catalog_for
     from gpuplan.ledger import Ledger
     from gpuplan.providers.webhook import notifier_for
+    from gpuplan.usecases.adapters import default_registry
     from gpuplan.usecases.budget import budget_record, run_budget
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.providers import default_registry
 
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)

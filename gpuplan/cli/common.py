@@ -14,9 +14,9 @@ from gpuplan.core.errors import InputError
 
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
-    from gpuplan.providers.base import LifecycleProvider
+    from gpuplan.providers.base import CloudAdapter
     from gpuplan.usecases.concurrency import Concurrency
-    from gpuplan.usecases.fleet import Survey
+    from gpuplan.usecases.survey import Survey
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -206,14 +206,14 @@ def load_catalog_for(args: argparse.Namespace, *, fast: bool = False) -> Catalog
 
 def scope_progress(
     total: int, verb: str = "surveyed"
-) -> Callable[[LifecycleProvider, Survey], None] | None:
+) -> Callable[[CloudAdapter, Survey], None] | None:
     """``surveyed 3/200 scopes (gcp my-project)`` on stderr as each scope is read; only when
     stderr is a terminal and there is more than one scope (logs and pipes stay clean)."""
     if total < 2 or not sys.stderr.isatty():
         return None
     done = 0
 
-    def report(adapter: LifecycleProvider, _part: Survey) -> None:
+    def report(adapter: CloudAdapter, _part: Survey) -> None:
         nonlocal done
         done += 1
         line = f"\r{verb} {done}/{total} scopes ({adapter.scope})"[:100]

@@ -59,16 +59,16 @@ def run(args: argparse.Namespace) -> int:
 
         raise InputError("fleet: --policy FILE is required (or use --report)")
     from gpuplan.cli.common import concurrency_for, load_catalog_for, scope_progress
-    from gpuplan.usecases.fleet import fleet_records, idle_rule, survey
+    from gpuplan.usecases.adapters import build_adapters
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.providers import build_fleet
     from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
+    from gpuplan.usecases.survey import fleet_records, idle_rule, survey
 
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
     shard = resolve_shard(args.shard, args.shards, os.environ)
     catalog = load_catalog_for(args)
-    whole = build_fleet(policy, catalog, os.environ)
+    whole = build_adapters(policy, catalog, os.environ)
     fleet = shard_fleet(whole, shard)
     notice = shard_notice(whole, fleet, shard)
     if notice:

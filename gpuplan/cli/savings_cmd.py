@@ -51,13 +51,13 @@ def run(args: argparse.Namespace) -> int:
     by = parse_group_by(args.by)
     name, reserved, problems = None, set[tuple[str, str]](), list[str]()
     if args.policy:
+        from gpuplan.usecases.adapters import build_adapters
         from gpuplan.usecases.policy import load_policy
-        from gpuplan.usecases.providers import build_fleet
         from gpuplan.usecases.savings import reserved_pairs
 
         policy = load_policy(args.policy)
         name = policy.name
-        fleet = build_fleet(policy, None, os.environ)
+        fleet = build_adapters(policy, None, os.environ)
         reserved, problems = reserved_pairs(fleet.adapters)
         problems = [*fleet.problems, *problems]
     with Ledger.open(args.db) as ledger:

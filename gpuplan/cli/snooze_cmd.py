@@ -40,9 +40,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import concurrency_for
     from gpuplan.core.planner.quantities import parse_duration
-    from gpuplan.usecases.fleet import snooze
+    from gpuplan.usecases.adapters import build_adapters
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.providers import build_fleet
+    from gpuplan.usecases.survey import snooze
 
     concurrency = concurrency_for(args)
     until: datetime | None = None
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         hours = parse_duration(args.duration, "--for", max_hours=366 * 24)
         until = datetime.now(UTC) + timedelta(hours=hours)
     policy = load_policy(args.policy)
-    fleet = build_fleet(policy, None, os.environ)
+    fleet = build_adapters(policy, None, os.environ)
     found = snooze(fleet.adapters, args.instance, until, fleet.problems, concurrency=concurrency)
     record = {
         "instance_id": found.instance_id,

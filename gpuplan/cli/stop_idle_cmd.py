@@ -69,8 +69,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import concurrency_for, load_catalog_for
     from gpuplan.providers.webhook import notifier_for
+    from gpuplan.usecases.adapters import build_adapters
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.providers import build_fleet
     from gpuplan.usecases.session import run_session
     from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
     from gpuplan.usecases.stop_idle import data_loss_skips, result_record, run_stop_idle
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     catalog = load_catalog_for(args)
     session = run_session(args.db, args.lock_wait, policy=policy.name, shard=shard)
     with session as ledger, stop_requests() as stopping:
-        whole = build_fleet(policy, catalog, os.environ)
+        whole = build_adapters(policy, catalog, os.environ)
         fleet = shard_fleet(whole, shard)
         notice = shard_notice(whole, fleet, shard)
         if notice:

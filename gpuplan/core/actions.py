@@ -1,6 +1,6 @@
 """Which provider steps carry out each policy action, per cloud: one table, pure data.
 
-A policy asks for an :class:`~gpuplan.core.fleet.Action` (stop, hibernate, suspend,
+A policy asks for an :class:`~gpuplan.core.instances.Action` (stop, hibernate, suspend,
 terminate ...); each cloud carries it out as a sequence of :class:`ProviderStep` s
 (usually one: AWS stop is ``StopInstances``, Azure stop is a deallocate, because a
 powered-off VM keeps billing), or refuses it with the reason (:class:`Refusal`:
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from gpuplan.core.fleet import Action, GpuInstance
+from gpuplan.core.instances import Action, GpuInstance
 from gpuplan.core.kinds import Provider
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from gpuplan.core.fleet import GpuInstance
+from gpuplan.core.instances import GpuInstance
 
 BLIND_SPOTS = (
     "instances terminated earlier this month are not listed by the providers",

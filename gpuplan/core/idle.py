@@ -27,8 +27,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
-from gpuplan.core.fleet import HostSamples, InstanceState, label_mismatch
 from gpuplan.core.idle_signals import Grid, Thresholds, build_grid, judge, quiet_minutes
+from gpuplan.core.instances import HostSamples, InstanceState, label_mismatch
 
 SNOOZE_TAG = "gpuplan-snooze-until"
 STOP_AFTER_TAG = "gpuplan-stop-after"

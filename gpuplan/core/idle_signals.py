@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from gpuplan.core.fleet import HostSamples
+from gpuplan.core.instances import HostSamples
 
 
 @dataclass(frozen=True)

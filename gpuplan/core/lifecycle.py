@@ -32,7 +32,6 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
 
-from gpuplan.core.fleet import NEEDS, Action, Capability, GpuInstance, InstanceState
 from gpuplan.core.idle import (
     REASON_TAG,
     STOP_AFTER_TAG,
@@ -42,6 +41,7 @@ from gpuplan.core.idle import (
     format_tag_time,
     parse_tag_time,
 )
+from gpuplan.core.instances import NEEDS, Action, Capability, GpuInstance, InstanceState
 from gpuplan.core.offers import Provider
 
 SCARCE_TYPE_PREFIXES = ("p5", "p4d", "p4de", "p6", "a3-", "a4-", "standard_nd96")

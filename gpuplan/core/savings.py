@@ -26,9 +26,9 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpuplan.core.budget import split_by_month
-from gpuplan.core.fleet import InstanceState
 from gpuplan.core.grouping import BY_LABEL_TEAM, GroupBy
 from gpuplan.core.idle import STOPPED_AT_TAG, IdleVerdict, format_tag_time
+from gpuplan.core.instances import InstanceState
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gpuplan.core.fleet import InstanceState
 from gpuplan.core.idle import IdleVerdict
+from gpuplan.core.instances import InstanceState
 from gpuplan.core.lifecycle import DONE
 from gpuplan.core.savings import Acted, Sighting
 from gpuplan.ledger.store import Ledger

@@ -1,16 +1,16 @@
 """The provider Protocols every cloud adapter (and the in-memory fake) implements.
 
 ``CloudProvider`` lists GPU instances in scope (enough for ``gpuplan budget``).
-``LifecycleProvider`` adds what the lifecycle manager needs: utilisation for many
+``CloudAdapter`` adds what the lifecycle manager needs: utilisation for many
 instances in one batch, re-reading one instance right before acting, one ``act`` for
 every action (stop, hibernate, suspend, deallocate, terminate) and tags. Each adapter
-declares its :class:`~gpuplan.core.fleet.Capability` set; the planner checks it before
+declares its :class:`~gpuplan.core.instances.Capability` set; the planner checks it before
 planning an action, and ``act`` refuses an action it does not handle.
 
 Utilisation comes from a :class:`MetricsSource`: the cloud's own monitoring by default,
 or one passed to the adapter's constructor (Prometheus), never a wrapper that would
 hide what else the adapter can do. Every metrics read answers ``instance id ->``
-:class:`~gpuplan.core.fleet.HostSamples`, whose utilisation, GPU memory and CPU are
+:class:`~gpuplan.core.instances.HostSamples`, whose utilisation, GPU memory and CPU are
 declared fields (sources: ``usecases.metrics_sources``).
 
 Adapters raise :class:`ProviderError` (a person-readable message, never an SDK
@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import Action, Capability, GpuInstance, HostSamples, InstanceState
+from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 
 
@@ -70,7 +70,7 @@ class CloudProvider(Protocol):
 
 
 @runtime_checkable
-class LifecycleProvider(CloudProvider, Protocol):
+class CloudAdapter(CloudProvider, Protocol):
     """A provider the lifecycle manager can watch and act on."""
 
     @property

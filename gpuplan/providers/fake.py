@@ -1,12 +1,12 @@
 """An in-memory provider for tests, demos and the UI: a list of instances, nothing else.
 
-It implements :class:`~gpuplan.providers.base.LifecycleProvider` (listing,
+It implements :class:`~gpuplan.providers.base.CloudAdapter` (listing,
 utilisation, re-read, ``act``, tags) and ``snapshot`` (the first step of a composite
 action, :mod:`gpuplan.core.actions`), and records every call in ``calls`` so
 tests can assert what was asked; ``failures`` makes a method raise
 :class:`~gpuplan.providers.base.ProviderError` (fault injection). Each ability is a
 plain method over ``self.instances`` that starts with ``self._called(name, *args)``.
-Samples come from ``samples`` (instance id -> :class:`~gpuplan.core.fleet.HostSamples`:
+Samples come from ``samples`` (instance id -> :class:`~gpuplan.core.instances.HostSamples`:
 utilisation, GPU memory and CPU), else from ``utilisation`` (instance id -> GPU ->
 period start -> percent; no memory or CPU) or, for demos, from ``flat_percent``
 (instance id -> one percent for every GPU and every period asked for).
@@ -18,7 +18,7 @@ one call per that many instances (CloudWatch answers at most 500 queries per
 By default none of this changes anything.
 
 ``load_fake_fleet`` reads a JSON file of instances (the ``GPUPLAN_FAKE_FLEET`` demo
-and test hook): a list of objects with :class:`~gpuplan.core.fleet.GpuInstance`'s
+and test hook): a list of objects with :class:`~gpuplan.core.instances.GpuInstance`'s
 fields, e.g. ``{"provider": "aws", "account": "123456789012", "region":
 "us-east-1", "instance_id": "i-0abc", "instance_type": "p5.48xlarge", "state":
 "running", "started_at": "2026-12-01T08:00:00Z", "labels": {"team": "research"},
@@ -40,7 +40,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpuplan.core.errors import DataError
-from gpuplan.core.fleet import (
+from gpuplan.core.instances import (
     NEEDS,
     Action,
     Capability,
@@ -61,7 +61,7 @@ class Call:
     args: tuple[Any, ...] = ()
 
 
-class FakeProvider:
+class FakeAdapter:
     """One cloud's instances held in memory; lists only those of its own provider."""
 
     def __init__(
@@ -227,12 +227,12 @@ def _flat(
     return HostSamples(utilisation={str(g): dict.fromkeys(periods, percent) for g in range(gpus)})
 
 
-def fake_providers(path: str | Path, providers: Iterable[Provider]) -> list[FakeProvider]:
+def fake_providers(path: str | Path, providers: Iterable[Provider]) -> list[FakeAdapter]:
     """Lifecycle-capable fakes for ``providers`` from a fleet file (``GPUPLAN_FAKE_FLEET``)."""
     fleet, flat = load_fake_fleet_file(path)
-    out: list[FakeProvider] = []
+    out: list[FakeAdapter] = []
     for provider in providers:
-        fake = FakeProvider(provider, fleet, capabilities=tuple(Capability))
+        fake = FakeAdapter(provider, fleet, capabilities=tuple(Capability))
         fake.flat_percent = dict(flat)
         out.append(fake)
     return out

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
     from gpuplan.core.policy import Policy
-    from gpuplan.providers.base import LifecycleProvider
+    from gpuplan.providers.base import CloudAdapter
     from gpuplan.usecases.concurrency import Concurrency
 
-    AdaptersFor = Callable[[Policy, Catalog | None], tuple[list[LifecycleProvider], list[str]]]
+    AdaptersFor = Callable[[Policy, Catalog | None], tuple[list[CloudAdapter], list[str]]]
 
 
 def utc_now() -> datetime:
@@ -40,7 +40,7 @@ class TuiContext:
     """The only clock the TUI reads; tests pass a fixed one."""
     adapters_for: AdaptersFor | None = None
     """Builds the Fleet screen's adapters for a policy (and problem lines); None means
-    :func:`gpuplan.usecases.providers.build_fleet`, the real clouds, whose SDKs are
+    :func:`gpuplan.usecases.adapters.build_adapters`, the real clouds, whose SDKs are
     imported only then. Tests pass the in-memory fake."""
     ledger_path: Path | None = None
     """The action ledger; None means the same default the CLI uses."""

@@ -1,6 +1,6 @@
 """Fleet screen: a policy's GPU instances, their utilisation and idle verdicts; stop one.
 
-Surveying is :func:`gpuplan.usecases.fleet.survey` in a worker thread (scopes
+Surveying is :func:`gpuplan.usecases.survey.survey` in a worker thread (scopes
 ``--concurrency`` at a time, reported in order as each is read) so progress shows and
 the screen never freezes. Stopping one instance (``x``, planned as a dry run first,
 then carried out in LIVE mode or recorded in DRY RUN mode) is
@@ -28,7 +28,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, ProgressBar
 from textual.worker import get_current_worker
 
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import InstanceState
+from gpuplan.core.instances import InstanceState
 from gpuplan.tui.audit_view import AuditPane, AuditResult
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.fleet_rows import COLUMNS, cut, fit_columns, instance_row, row_text, sort_rows
@@ -43,8 +43,8 @@ from gpuplan.tui.table import FieldInput, NavTable, header
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
     from gpuplan.core.policy import Policy
-    from gpuplan.providers.base import LifecycleProvider
-    from gpuplan.usecases.fleet import Seen
+    from gpuplan.providers.base import CloudAdapter
+    from gpuplan.usecases.survey import Seen
 
 
 class FleetScreen(StopActions):
@@ -180,7 +180,7 @@ class FleetScreen(StopActions):
         from gpuplan.core.audit.split import AuditRule
         from gpuplan.usecases.audit_live import aligned_window, audit_fleet
         from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
-        from gpuplan.usecases.fleet import idle_rule
+        from gpuplan.usecases.survey import idle_rule
 
         now = self.context.clock()
         try:
@@ -224,7 +224,7 @@ class FleetScreen(StopActions):
         """Load policy and catalog, build adapters, survey each scope; report as we go."""
         from gpuplan.core.idle import period_starts
         from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
-        from gpuplan.usecases.fleet import Survey, idle_rule, survey
+        from gpuplan.usecases.survey import Survey, idle_rule, survey
 
         now = self.context.clock()
         try:
@@ -239,7 +239,7 @@ class FleetScreen(StopActions):
         self.app.call_from_thread(self._progress, 0, max(1, len(adapters)))
         done = 0
 
-        def read(adapter: LifecycleProvider, part: Survey) -> None:
+        def read(adapter: CloudAdapter, part: Survey) -> None:
             nonlocal done
             done += 1
             view.seen.extend(part.seen)
@@ -256,7 +256,7 @@ class FleetScreen(StopActions):
         if not get_current_worker().is_cancelled:  # a newer refresh replaced this one
             self.app.call_from_thread(self._show_survey, path, view)
 
-    def _adapters(self, path: Path) -> tuple[Policy, list[LifecycleProvider], list[str]]:
+    def _adapters(self, path: Path) -> tuple[Policy, list[CloudAdapter], list[str]]:
         policy, self.catalog, adapters, problems = load_adapters(self.context, path, self.catalog)
         return policy, adapters, problems
 

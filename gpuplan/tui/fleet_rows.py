@@ -1,6 +1,6 @@
 """The Fleet screen's idle view rows: cells, sorting, filtering and the columns that fit.
 
-Pure functions over what a survey saw (:class:`gpuplan.usecases.fleet.Seen`), so the
+Pure functions over what a survey saw (:class:`gpuplan.usecases.survey.Seen`), so the
 screen module keeps to the widgets and the workers.
 """
 
@@ -17,7 +17,7 @@ from gpuplan.tui.bars import sparkline
 from gpuplan.tui.table import Column, choose_columns, fit_text
 
 if TYPE_CHECKING:
-    from gpuplan.usecases.fleet import Seen
+    from gpuplan.usecases.survey import Seen
 
 SPARK_WIDTH = 24
 """Most characters a sparkline takes; longer windows are bucketed (busiest per bucket)."""

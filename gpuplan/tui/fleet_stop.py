@@ -28,8 +28,8 @@ from gpuplan.tui.problems import describe
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy
     from gpuplan.providers.webhook import Notifier
-    from gpuplan.usecases.fleet import Seen
     from gpuplan.usecases.stop_idle import StopIdleResult
+    from gpuplan.usecases.survey import Seen
 
 
 class StopActions(RoutedScreen):
@@ -112,7 +112,7 @@ class StopActions(RoutedScreen):
         try:
             result = run_stop_idle(
                 policy,
-                [seen.provider],
+                [seen.adapter],
                 apply=False,
                 now=self.context.clock(),
                 instance_ids={seen.instance.instance_id},
@@ -150,7 +150,7 @@ class StopActions(RoutedScreen):
             with run_session(self.context.ledger_path, 5.0) as ledger:
                 result = run_stop_idle(
                     policy,
-                    [seen.provider],
+                    [seen.adapter],
                     apply=live,
                     now=self.context.clock(),
                     ledger=ledger,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from gpuplan.core.fleet import Action
+from gpuplan.core.instances import Action
 from gpuplan.core.lifecycle import Outcome
 from gpuplan.tui import format as fmt
 from gpuplan.usecases.executor import InstanceResult

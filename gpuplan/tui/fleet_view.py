@@ -15,8 +15,8 @@ from gpuplan.tui.context import TuiContext
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
     from gpuplan.core.policy import Policy
-    from gpuplan.providers.base import LifecycleProvider
-    from gpuplan.usecases.fleet import Seen
+    from gpuplan.providers.base import CloudAdapter
+    from gpuplan.usecases.survey import Seen
 
 
 @dataclass
@@ -49,7 +49,7 @@ def idle_summary(view: FleetView, acted: Mapping[str, Outcome] | None = None) ->
 
 def load_adapters(
     context: TuiContext, path: Path, catalog: Catalog | None
-) -> tuple[Policy, Catalog, list[LifecycleProvider], list[str]]:
+) -> tuple[Policy, Catalog, list[CloudAdapter], list[str]]:
     """The policy at ``path``, the catalog (loaded once), and the policy's adapters with
     the problems met building them: the context's factory, else the real clouds."""
     from gpuplan.loaders.catalog import load_catalog
@@ -62,9 +62,9 @@ def load_adapters(
     if build is None:
         import os
 
-        from gpuplan.usecases.providers import build_fleet
+        from gpuplan.usecases.adapters import build_adapters
 
-        built = build_fleet(policy, catalog, os.environ)
+        built = build_adapters(policy, catalog, os.environ)
         return policy, catalog, built.adapters, built.problems
     adapters, problems = build(policy, catalog)
     return policy, catalog, adapters, problems

@@ -18,7 +18,7 @@ from gpuplan.core.audit.advice import InstanceAudit, audit_instance
 from gpuplan.core.audit.split import AuditRule, Subject, Usage
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import GpuInstance, HostSamples
+from gpuplan.core.instances import GpuInstance, HostSamples
 from gpuplan.core.policy.models import AuditSettings, Policy
 from gpuplan.ledger.audit_alerts import (
     AlertKey,
@@ -28,7 +28,7 @@ from gpuplan.ledger.audit_alerts import (
     release_audit_alert,
 )
 from gpuplan.ledger.store import Ledger
-from gpuplan.providers.base import LifecycleProvider
+from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.webhook import Notifier
 from gpuplan.usecases.concurrency import SERIAL, Concurrency, Service
 
@@ -48,13 +48,13 @@ class AlertOutcome:
     detail: str = ""
 
 
-def build_adapters(policy: Policy, catalog: Catalog) -> tuple[list[LifecycleProvider], list[str]]:
-    """The one fleet builder of the lifecycle commands; its problems travel up."""
+def build_adapters(policy: Policy, catalog: Catalog) -> tuple[list[CloudAdapter], list[str]]:
+    """The one adapter builder of the lifecycle commands; its problems travel up."""
     import os
 
-    from gpuplan.usecases.providers import build_fleet
+    from gpuplan.usecases.adapters import build_adapters
 
-    fleet = build_fleet(policy, catalog, os.environ)
+    fleet = build_adapters(policy, catalog, os.environ)
     return list(fleet.adapters), list(fleet.problems)
 
 
@@ -96,7 +96,7 @@ def period_starts(start: datetime, end: datetime, period_minutes: int) -> list[d
 
 
 def audit_fleet(
-    adapters: Sequence[LifecycleProvider], catalog: Catalog, rule: AuditRule,
+    adapters: Sequence[CloudAdapter], catalog: Catalog, rule: AuditRule,
     settings: AuditSettings, *, start: datetime, end: datetime, period_minutes: int,
     progress: Callable[[int, int, str], None] | None = None,
     concurrency: Concurrency = SERIAL,
@@ -107,7 +107,7 @@ def audit_fleet(
     out = LiveAudit()
     starts = period_starts(start, end, period_minutes)
 
-    def one(indexed: tuple[int, LifecycleProvider]) -> LiveAudit:
+    def one(indexed: tuple[int, CloudAdapter]) -> LiveAudit:
         index, adapter = indexed
         if progress is not None:
             progress(index, len(adapters), adapter.scope)

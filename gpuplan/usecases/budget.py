@@ -19,14 +19,14 @@ from gpuplan.core.alerts import AlertStatus
 from gpuplan.core.budget import BLIND_SPOTS, SpendEstimate, estimate_spend, thresholds_crossed
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import GpuInstance
+from gpuplan.core.instances import GpuInstance
 from gpuplan.core.policy import Policy, out_of_scope_reason
 from gpuplan.ledger import Ledger, SpendRecord
-from gpuplan.providers.base import LifecycleProvider
+from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.webhook import Notifier
+from gpuplan.usecases.adapters import ProviderRegistry, build_adapters
 from gpuplan.usecases.concurrency import SERIAL, Concurrency, Service
-from gpuplan.usecases.fleet import listing_failed
-from gpuplan.usecases.providers import ProviderRegistry, build_fleet
+from gpuplan.usecases.survey import listing_failed
 
 
 @dataclass(frozen=True)
@@ -63,12 +63,12 @@ def list_in_scope(
     """Instances the policy governs, problem lines (one per scope that could not be
     built or listed, named), and how many were out of scope. Scopes are listed
     ``concurrency`` at a time; everything comes back in the scopes' order."""
-    fleet = build_fleet(policy, catalog, environ, registry)
+    fleet = build_adapters(policy, catalog, environ, registry)
     problems = list(fleet.problems)
     kept: list[GpuInstance] = []
     skipped = 0
 
-    def listed(adapter: LifecycleProvider) -> list[GpuInstance] | str:
+    def listed(adapter: CloudAdapter) -> list[GpuInstance] | str:
         try:
             with concurrency.hold(adapter.provider, Service.LISTING):
                 return adapter.list_instances()

@@ -17,7 +17,7 @@ Scopes may be discovered rather than listed: AWS member accounts through Organiz
 (one adapter per account and region, ``aws 111122223333/us-east-1``), GCP projects
 under folders, an organisation or with labels (Resource Manager), Azure subscriptions
 that the identity can read or under management groups. Discovered scopes come out
-sorted; a part of the tree that cannot be read is a problem line in :class:`Scopes`.
+sorted; a part of the tree that cannot be read is a problem line in :class:`ScopeAdapters`.
 Discovery is serial and happens once per run, before the survey; an AWS member role
 is assumed only when its scope is first used.
 """
@@ -29,17 +29,17 @@ from typing import TYPE_CHECKING, Any
 from gpuplan.core import clouds
 from gpuplan.core.actions import ACTIONS, Call, one
 from gpuplan.core.errors import InputError
-from gpuplan.core.fleet import ACTING
+from gpuplan.core.instances import ACTING
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy.models import OrgUnits
-from gpuplan.providers.base import LifecycleProvider
+from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.found import FoundScopes
 from gpuplan.usecases import cloud_prices
 from gpuplan.usecases.cloud_entry import (
     FAKE_FLEET_ENV,
     BuildContext,
     CloudEntry,
-    Scopes,
+    ScopeAdapters,
     Service,
 )
 
@@ -51,12 +51,12 @@ if TYPE_CHECKING:
     from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
 
 
-def aws_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
+def aws_scopes(context: BuildContext) -> dict[str, CloudAdapter]:
     """One adapter per region of ``scope.aws``; with ``accounts``, per account and region."""
     scope = context.policy.scope.aws
     if scope is None:
         raise InputError("the policy has no scope.aws section")
-    from gpuplan.providers.aws.provider import AwsProvider
+    from gpuplan.providers.aws.provider import AwsAdapter
     from gpuplan.providers.aws.session import make_session
 
     session = make_session(scope.profile, scope.role_arn)
@@ -67,15 +67,15 @@ def aws_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
     }
     if scope.accounts is None:
         return {
-            region: AwsProvider.from_session(session, region, **options) for region in scope.regions
+            region: AwsAdapter.from_session(session, region, **options) for region in scope.regions
         }
     return _member_scopes(session, scope, options)
 
 
-def _member_scopes(session: Any, scope: AwsScope, options: dict[str, Any]) -> Scopes:
+def _member_scopes(session: Any, scope: AwsScope, options: dict[str, Any]) -> ScopeAdapters:
     """One adapter per (member account, region), accounts sorted, regions as listed."""
     from gpuplan.providers.aws import organizations as orgs
-    from gpuplan.providers.aws.provider import AwsProvider
+    from gpuplan.providers.aws.provider import AwsAdapter
     from gpuplan.providers.aws.session import MemberSessions, client_config
 
     home = scope.regions[0]
@@ -93,11 +93,11 @@ def _member_scopes(session: Any, scope: AwsScope, options: dict[str, Any]) -> Sc
     if scope.role_name is None:
         raise InputError("scope.aws.accounts needs role_name")
     members = MemberSessions(session.client("sts", region_name=home, config=config), scope.profile)
-    out = Scopes(problems=found.problems)
+    out = ScopeAdapters(problems=found.problems)
     for account in (a for a in found.ids if a not in scope.exclude_accounts):
         member = members.session(orgs.member_role_arn(partition, account, scope.role_name))
         for region in scope.regions:
-            out[f"{account}/{region}"] = AwsProvider.from_session(
+            out[f"{account}/{region}"] = AwsAdapter.from_session(
                 member, region, account=account, **options
             )
     return out
@@ -117,13 +117,13 @@ def aws_metric_names(metrics: AwsMetrics) -> MetricNames:
     )
 
 
-def gcp_scopes(context: BuildContext, *, credentials: Any = None) -> dict[str, LifecycleProvider]:
+def gcp_scopes(context: BuildContext, *, credentials: Any = None) -> dict[str, CloudAdapter]:
     """One adapter per project; ``credentials``: Google credentials, None for ADC."""
     scope = context.policy.scope.gcp
     if scope is None:
         raise InputError("the policy has no scope.gcp section")
     from gpuplan.providers.gcp.clients import make_clients
-    from gpuplan.providers.gcp.provider import GcpProvider
+    from gpuplan.providers.gcp.provider import GcpAdapter
 
     clients = make_clients(
         compute_endpoint=scope.compute_endpoint,
@@ -131,9 +131,9 @@ def gcp_scopes(context: BuildContext, *, credentials: Any = None) -> dict[str, L
         credentials=credentials,
     )
     found = _gcp_projects(scope, credentials)
-    return Scopes(
+    return ScopeAdapters(
         {
-            project: GcpProvider(
+            project: GcpAdapter(
                 project,
                 zones=scope.zones,
                 metric_type=context.policy.idle.metrics.gcp.metric_type,
@@ -177,20 +177,20 @@ def azure_metric_names(policy: Policy) -> AzureMetricNames:
     )
 
 
-def azure_scopes(context: BuildContext, *, credential: Any = None) -> dict[str, LifecycleProvider]:
+def azure_scopes(context: BuildContext, *, credential: Any = None) -> dict[str, CloudAdapter]:
     """One adapter per subscription of ``scope.azure`` (listed or discovered);
     ``credential``: an Azure token credential, None for the standard chain."""
     scope = context.policy.scope.azure
     if scope is None:
         raise InputError("the policy has no scope.azure section")
-    from gpuplan.providers.azure.provider import AzureProvider, default_credential
+    from gpuplan.providers.azure.provider import AzureAdapter, default_credential
 
     settings = context.policy.idle.metrics.azure
     credential = credential or default_credential(context.environ)
     found = _azure_subscriptions(scope, credential)
-    return Scopes(
+    return ScopeAdapters(
         {
-            subscription: AzureProvider(
+            subscription: AzureAdapter(
                 subscription,
                 resource_groups=scope.resource_groups,
                 namespace=settings.namespace,
@@ -222,7 +222,7 @@ def _azure_subscriptions(scope: AzureScope, credential: Any) -> FoundScopes:
     )
 
 
-def fake_scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
+def fake_scopes(context: BuildContext) -> dict[str, CloudAdapter]:
     """Every cloud of the policy from the ``GPUPLAN_FAKE_FLEET`` file, one fake each."""
     from gpuplan.providers.fake import fake_providers
 

@@ -25,12 +25,12 @@ from gpuplan.core.actions import Refusal, Steps
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.clouds import CloudFacts
 from gpuplan.core.discovery import Discovery
-from gpuplan.core.fleet import Action
+from gpuplan.core.instances import Action
 from gpuplan.core.offers import Offer, PricingModel, Provider
 from gpuplan.core.policy import Policy
 from gpuplan.core.refresh import FetchResult
 from gpuplan.core.region_naming import RegionNaming
-from gpuplan.providers.base import LifecycleProvider, MetricsSource
+from gpuplan.providers.base import CloudAdapter, MetricsSource
 from gpuplan.providers.pricing import Progress
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class BuildContext:
     environ: Mapping[str, str]
 
 
-class Scopes(dict[str, LifecycleProvider]):
+class ScopeAdapters(dict[str, CloudAdapter]):
     """A builder's adapters by scope name, with a problem line for each scope it knows of
     but could not build (a folder it may not list, a subscription it may not read).
 
@@ -66,15 +66,15 @@ class Scopes(dict[str, LifecycleProvider]):
 
     def __init__(
         self,
-        adapters: Mapping[str, LifecycleProvider] | None = None,
+        adapters: Mapping[str, CloudAdapter] | None = None,
         problems: Sequence[str] = (),
     ) -> None:
         super().__init__(adapters or {})
         self.problems: list[str] = list(problems)
 
 
-ScopeBuilder = Callable[[BuildContext], dict[str, LifecycleProvider]]
-"""``context -> {scope name: adapter}`` (or :class:`Scopes`, with problems); raises
+ScopeBuilder = Callable[[BuildContext], dict[str, CloudAdapter]]
+"""``context -> {scope name: adapter}`` (or :class:`ScopeAdapters`, with problems); raises
 GpuplanError when the cloud cannot be reached at all (credentials, profile)."""
 
 

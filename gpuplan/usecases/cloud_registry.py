@@ -1,7 +1,7 @@
 """The registered clouds: the built-in :data:`ENTRIES` and any entry registered at run time.
 
-Every per-cloud table reads this module: the fleet builder's entries
-(:func:`gpuplan.usecases.providers.default_registry`), the price fetchers and source
+Every per-cloud table reads this module: the adapter builder's entries
+(:func:`gpuplan.usecases.adapters.default_registry`), the price fetchers and source
 names of ``catalog refresh``, the type discoverers, the service names of the
 per-service caps and the lines for a scope that finds nothing. Registering an entry
 also hands its lower-layer facts (catalog file, region naming) to

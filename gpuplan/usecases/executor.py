@@ -31,15 +31,15 @@ from datetime import datetime, timedelta
 
 from gpuplan.core.actions import ACTIONS, ActionTable
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.idle import IdleRule, IdleVerdict, format_tag_time, parse_tag_time, window_bounds
+from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction, Step
 from gpuplan.ledger import LedgerError
-from gpuplan.providers.base import LifecycleProvider
+from gpuplan.providers.base import CloudAdapter
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
-from gpuplan.usecases.fleet import decide_one, fetch_samples
 from gpuplan.usecases.journal import LEASE_TAG, Journal
 from gpuplan.usecases.steps import calls_for, run_steps
+from gpuplan.usecases.survey import decide_one, fetch_samples
 
 LEASE_MINUTES = 15
 
@@ -73,7 +73,7 @@ class Executor:
         expiry = self.now + timedelta(minutes=LEASE_MINUTES)
         return f"{self.token}-{format_tag_time(expiry)}"
 
-    def run(self, results: list[InstanceResult], by_id: dict[str, LifecycleProvider]) -> None:
+    def run(self, results: list[InstanceResult], by_id: dict[str, CloudAdapter]) -> None:
         for o in results:
             step = o.item.step
             if step is Step.SKIP:
@@ -100,7 +100,7 @@ class Executor:
         o.outcome, o.detail = outcome, detail
         self.journal.record(o.item, outcome, detail, self.now)
 
-    def _tag_step(self, adapter: LifecycleProvider, o: InstanceResult) -> None:
+    def _tag_step(self, adapter: CloudAdapter, o: InstanceResult) -> None:
         item = o.item
         try:
             if item.tags:
@@ -116,7 +116,7 @@ class Executor:
             self._settle(o, Outcome.NOTIFIED, item.note)
 
     def _fresh_samples(
-        self, scope: tuple[LifecycleProvider, list[InstanceResult]]
+        self, scope: tuple[CloudAdapter, list[InstanceResult]]
     ) -> tuple[Mapping[str, HostSamples], str]:
         """The scope's latest utilisation (one batch): the re-check's read, no record."""
         adapter, results = scope
@@ -128,7 +128,7 @@ class Executor:
 
     def _scope(
         self,
-        adapter: LifecycleProvider,
+        adapter: CloudAdapter,
         results: list[InstanceResult],
         samples: Mapping[str, HostSamples],
         failure: str,
@@ -150,7 +150,7 @@ class Executor:
 
     def _recheck_and_act(
         self,
-        adapter: LifecycleProvider,
+        adapter: CloudAdapter,
         inst: GpuInstance,
         o: InstanceResult,
         samples: Mapping[str, HostSamples],
@@ -168,7 +168,7 @@ class Executor:
         self.problems.append(f"{inst.instance_id}: {held}; is a second scheduler running?")
         self._settle(o, Outcome.SKIPPED, held)
 
-    def _take_lease(self, adapter: LifecycleProvider, inst: GpuInstance) -> str | None:
+    def _take_lease(self, adapter: CloudAdapter, inst: GpuInstance) -> str | None:
         """None when this run holds the lease now; else why the instance is left alone."""
         theirs = inst.labels.get(LEASE_TAG)
         if theirs and not _expired(theirs, self.now):
@@ -183,7 +183,7 @@ class Executor:
             return f"another gpuplan run took the lease ({LEASE_TAG}={back})"
         return None
 
-    def _act(self, adapter: LifecycleProvider, inst: GpuInstance, o: InstanceResult) -> None:
+    def _act(self, adapter: CloudAdapter, inst: GpuInstance, o: InstanceResult) -> None:
         item = o.item
         calls = calls_for(inst, item.planned_action, item.do, self.actions)
         ids: list[int | None] = []

@@ -41,8 +41,8 @@ from datetime import datetime, timedelta
 
 from gpuplan.core.actions import Call, StepState
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import Action, GpuInstance, InstanceState
 from gpuplan.core.idle import REASON_TAG, STOPPED_AT_TAG, format_tag_time
+from gpuplan.core.instances import Action, GpuInstance, InstanceState
 from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction
 from gpuplan.ledger import (
     PENDING,
@@ -56,7 +56,7 @@ from gpuplan.ledger import (
 from gpuplan.ledger.claims import claim_instance, release_instance
 from gpuplan.ledger.killed import close_killed_runs
 from gpuplan.ledger.steps import StepRecord, action_steps, mark_step, record_steps
-from gpuplan.providers.base import LifecycleProvider
+from gpuplan.providers.base import CloudAdapter
 from gpuplan.usecases.steps import run_steps
 
 CLAIM_MINUTES = 15
@@ -224,7 +224,7 @@ class Owner:
 
 def reconcile(
     ledger: Ledger | None,
-    listed: Mapping[str, tuple[GpuInstance, LifecycleProvider]],
+    listed: Mapping[str, tuple[GpuInstance, CloudAdapter]],
     reason_code: str,
     now: datetime,
     owner: Owner,
@@ -268,7 +268,7 @@ def reconcile(
 def _settle_steps(
     ledger: Ledger,
     steps: Sequence[StepRecord],
-    found: tuple[GpuInstance, LifecycleProvider] | None,
+    found: tuple[GpuInstance, CloudAdapter] | None,
     pending: PendingAction,
     reason_code: str,
     now: datetime,
@@ -330,7 +330,7 @@ def _give_up(ledger: Ledger, left: Sequence[StepRecord], why: str, now: datetime
 
 def _settle_one(
     inst: GpuInstance,
-    adapter: LifecycleProvider,
+    adapter: CloudAdapter,
     action: Action,
     acted_at: datetime,
     reason_code: str,
@@ -349,7 +349,7 @@ def _settle_one(
     return DONE.get(action, Outcome.STOPPED), detail
 
 
-def _drop_lease(inst: GpuInstance, adapter: LifecycleProvider) -> str:
+def _drop_lease(inst: GpuInstance, adapter: CloudAdapter) -> str:
     """Remove the killed run's lease tag; a note for the detail when that failed."""
     if LEASE_TAG not in inst.labels:
         return ""

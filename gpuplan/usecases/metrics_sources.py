@@ -2,7 +2,7 @@
 source a policy names.
 
 A metrics source answers ``fetch_utilisation(instances, start=, end=, period_minutes=)``
-with ``instance id -> HostSamples`` (:class:`~gpuplan.core.fleet.HostSamples`: GPU
+with ``instance id -> HostSamples`` (:class:`~gpuplan.core.instances.HostSamples`: GPU
 utilisation, GPU memory and instance CPU as declared fields). Each :class:`MetricsEntry`
 says, for one source:
 
@@ -16,7 +16,7 @@ says, for one source:
   cloud gave the instance (CloudWatch also by a host name unique in the region), never
   by a display name, so the act path never acts on another machine's metrics.
 
-:func:`shared_source` is what the fleet builder calls (``usecases.providers``): the
+:func:`shared_source` is what the adapter builder calls (``usecases.adapters``): the
 source of the shared entry the policy sets, passed to every adapter; None leaves each
 cloud on its own monitoring. Adding a source: its module (``providers/<name>.py``), its
 settings section in ``core/policy/models.py`` (``MetricsSettings``) and one entry in

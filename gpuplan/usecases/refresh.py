@@ -39,9 +39,9 @@ from gpuplan.providers.pricing import Progress, no_progress
 from gpuplan.usecases import cloud_registry
 from gpuplan.usecases.cloud_entry import Discoverer, Fetcher
 from gpuplan.usecases.cloud_entry import FetchRequest as FetchRequest  # re-exported
-from gpuplan.usecases.refresh_discovery import (
+from gpuplan.usecases.refresh_types import (
     default_discoverers,
-    discover,
+    find_types,
     report_discovery,
 )
 
@@ -141,7 +141,7 @@ def _refresh_provider(run: _Run, provider: Provider, wanted: tuple[str, ...]) ->
     current = [o for o in run.catalog.offers if o.provider is provider]
     scope = wanted or tuple(sorted({o.region for o in current}))
     known = shapes_by_type(current)
-    found, problems = discover(run.discoverers.get(provider), provider, scope, run.progress)
+    found, problems = find_types(run.discoverers.get(provider), provider, scope, run.progress)
     extra = new_shapes(provider, found.found, run.catalog.gpus, known) if found else NewShapes()
     shapes = {**extra.shapes, **known}
     try:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 from gpuplan.core.errors import InputError
 from gpuplan.core.shard import Shard, parse_count, parse_shard
-from gpuplan.usecases.providers import Fleet
+from gpuplan.usecases.adapters import Adapters
 
 INDEX_ENV = "JOB_COMPLETION_INDEX"
 SHARDS_ENV = "GPUPLAN_SHARDS"
@@ -52,15 +52,15 @@ def resolve_shard(flag: str | None, count: int | None, environ: Mapping[str, str
     return Shard(int(index), count)
 
 
-def shard_fleet(fleet: Fleet, shard: Shard | None) -> Fleet:
+def shard_fleet(fleet: Adapters, shard: Shard | None) -> Adapters:
     """The adapters of ``fleet`` whose scope ``shard`` owns (all of them without one)."""
     if shard is None:
         return fleet
     mine = [adapter for adapter in fleet.adapters if shard.owns(adapter.scope)]
-    return Fleet(mine, list(fleet.problems))
+    return Adapters(mine, list(fleet.problems))
 
 
-def shard_notice(fleet: Fleet, mine: Fleet, shard: Shard | None) -> str | None:
+def shard_notice(fleet: Adapters, mine: Adapters, shard: Shard | None) -> str | None:
     """``shard 1/4: 3 of 11 scopes (aws us-east-1, ...)``, for stderr; None unsharded."""
     if shard is None:
         return None

@@ -38,7 +38,7 @@ def idle_rule(policy: Policy | None) -> IdleRule:
     """
     if policy is None:
         return IdleRule()
-    from gpuplan.usecases.fleet import idle_rule as policy_rule
+    from gpuplan.usecases.survey import idle_rule as policy_rule
 
     return replace(policy_rule(policy), match_labels={})
 

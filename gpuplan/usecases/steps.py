@@ -16,8 +16,8 @@ from datetime import datetime
 
 from gpuplan.core.actions import ActionTable, Call, Snapshotter, Steps, StepState, entry
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.fleet import Action, GpuInstance
-from gpuplan.providers.base import LifecycleProvider, ProviderError
+from gpuplan.core.instances import Action, GpuInstance
+from gpuplan.providers.base import CloudAdapter, ProviderError
 
 Mark = Callable[[int | None, StepState, str, datetime], None]
 """Records one step's state (the journal's :meth:`~gpuplan.usecases.journal.Journal.step`)."""
@@ -37,7 +37,7 @@ def calls_for(
     return (Call(do.value),)
 
 
-def call_step(adapter: LifecycleProvider, inst: GpuInstance, call: Call) -> str:
+def call_step(adapter: CloudAdapter, inst: GpuInstance, call: Call) -> str:
     """Make one step's call; what to record about it ("" for an acting call)."""
     action = call.action
     if action is not None:
@@ -49,7 +49,7 @@ def call_step(adapter: LifecycleProvider, inst: GpuInstance, call: Call) -> str:
 
 
 def run_steps(
-    adapter: LifecycleProvider,
+    adapter: CloudAdapter,
     inst: GpuInstance,
     steps: Sequence[tuple[int | None, Call]],
     mark: Mark,

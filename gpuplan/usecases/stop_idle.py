@@ -16,17 +16,17 @@ from datetime import datetime
 from typing import Any
 
 from gpuplan.core.actions import ACTIONS, ActionTable
-from gpuplan.core.fleet import GpuInstance
 from gpuplan.core.idle import STOPPED_AT_TAG, IdleVerdict
+from gpuplan.core.instances import GpuInstance
 from gpuplan.core.lifecycle import Outcome, Plan, SkipReason, Step, plan
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
-from gpuplan.providers.base import LifecycleProvider
+from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.webhook import Notifier
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.executor import Executor, InstanceResult
-from gpuplan.usecases.fleet import Survey, action_rule, idle_rule, survey
 from gpuplan.usecases.journal import Journal, Owner, Reconciled, reconcile
+from gpuplan.usecases.survey import Survey, action_rule, idle_rule, survey
 
 
 @dataclass
@@ -54,7 +54,7 @@ class StopIdleResult:
 
 def run_stop_idle(
     policy: Policy,
-    providers: Sequence[LifecycleProvider],
+    providers: Sequence[CloudAdapter],
     *,
     apply: bool,
     now: datetime,
@@ -64,7 +64,7 @@ def run_stop_idle(
     instance_ids: Collection[str] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     concurrency: Concurrency = SERIAL,
-    on_scope: Callable[[LifecycleProvider, Survey], None] | None = None,
+    on_scope: Callable[[CloudAdapter, Survey], None] | None = None,
     actions: ActionTable = ACTIONS,
 ) -> StopIdleResult:
     """One run; ``instance_ids`` narrows it to those instances (the TUI's single stop).
@@ -82,13 +82,13 @@ def run_stop_idle(
     result.window_minutes = rule.window_minutes
     result.problems = [*problems, *seen.problems]
     result.notices = seen.notices
-    by_id = {s.instance.instance_id: s.provider for s in seen.seen}
+    by_id = {s.instance.instance_id: s.adapter for s in seen.seen}
     result.outcomes = [InstanceResult(item) for item in planned.items]
     journal = Journal(ledger, scopes={iid: adapter.scope for iid, adapter in by_id.items()})
     journal.open("stop-idle", policy.name, now, not apply, planned.items, rule.window_minutes)
     result.run_id = journal.run_id
     if apply:
-        listed = {s.instance.instance_id: (s.instance, s.provider) for s in seen.seen}
+        listed = {s.instance.instance_id: (s.instance, s.adapter) for s in seen.seen}
         owner = Owner(
             journal.run_id, policy.name, set(seen.listed),  # a failed listing settles nothing
             ledger.lock_name if ledger else "", ledger.shard if ledger else "", instance_ids,
@@ -139,7 +139,7 @@ def _not_acted(result: StopIdleResult, journal: Journal, apply: bool, now: datet
 def _plan(policy: Policy, seen: Survey, now: datetime) -> Plan:
     # Every cloud shares the policy's action (Azure turns stop into deallocate); the
     # core counts the cap across all of them.
-    triples = [(s.instance, s.decision, s.provider.capabilities) for s in seen.seen]
+    triples = [(s.instance, s.decision, s.adapter.capabilities) for s in seen.seen]
     return plan(triples, lambda provider: action_rule(policy, provider), now)
 
 

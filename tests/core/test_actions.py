@@ -15,7 +15,7 @@ from gpuplan.core.actions import (
     provider_action,
     provider_call,
 )
-from gpuplan.core.fleet import ACTING, Action
+from gpuplan.core.instances import ACTING, Action
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import IdleAction
 

@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplan.core.fleet import GpuSeries, HostSamples, InstanceState
 from gpuplan.core.idle import (
     IdleRule,
     IdleVerdict,
@@ -18,6 +17,7 @@ from gpuplan.core.idle import (
     period_starts,
     window_bounds,
 )
+from gpuplan.core.instances import GpuSeries, HostSamples, InstanceState
 
 NOW = datetime(2026, 12, 2, 10, 17, 30, tzinfo=UTC)
 RULE = IdleRule(

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.fleet import (
+from gpuplan.core.idle import IdleDecision, IdleVerdict
+from gpuplan.core.instances import (
     ACTING,
     NEEDS,
     Action,
@@ -17,7 +18,6 @@ from gpuplan.core.fleet import (
     InstanceState,
     RiskFacts,
 )
-from gpuplan.core.idle import IdleDecision, IdleVerdict
 from gpuplan.core.lifecycle import DONE, ActionRule, Step, plan, plan_one
 from gpuplan.core.offers import PricingModel, Provider
 

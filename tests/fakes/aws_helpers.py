@@ -9,7 +9,7 @@ from botocore.awsrequest import AWSResponse
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.policy import Policy
-from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.providers.aws.provider import AwsAdapter
 from tests.fakes.aws_world import World
 
 
@@ -35,9 +35,9 @@ def providers(
     world: World,
     catalog: Catalog | None,
     regions: Sequence[str] = ("us-east-1", "us-west-2"),
-) -> list[AwsProvider]:
+) -> list[AwsAdapter]:
     return [
-        AwsProvider(
+        AwsAdapter(
             r,
             ec2_client=world.client("ec2", r),
             cloudwatch_client=world.client("cloudwatch", r),

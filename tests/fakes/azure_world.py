@@ -16,7 +16,7 @@ import trustme
 from azure.core.credentials import AccessToken
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.providers.azure.provider import AzureProvider
+from gpuplan.providers.azure.provider import AzureAdapter
 from tests.fakes.azure_arm import AzureFake
 from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
 from tests.fakes.http import serve
@@ -43,7 +43,7 @@ class AzureWorld:
     catalog: Catalog
     credential: StaticToken
 
-    def provider(self, subscription: str = SUB, **kw: Any) -> AzureProvider:
+    def provider(self, subscription: str = SUB, **kw: Any) -> AzureAdapter:
         options: dict[str, Any] = {
             "credential": self.credential,
             "arm_endpoint": self.url,
@@ -54,7 +54,7 @@ class AzureWorld:
             "retry_backoff_s": 0.01,
         }
         options.update(kw)
-        return AzureProvider(subscription, **options)
+        return AzureAdapter(subscription, **options)
 
     def build(self, case: Case) -> str:
         props: dict[str, Any] = {

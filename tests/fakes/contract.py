@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpuplan.core.policy import Policy
-from gpuplan.providers.base import LifecycleProvider
+from gpuplan.providers.base import CloudAdapter
 from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
 from tests.fakes.scenarios import NOW, TEAM
 
@@ -27,5 +27,5 @@ def actions(result: StopIdleResult) -> dict[str, str]:
     return {o.item.instance.name or "": o.outcome.value for o in result.outcomes}
 
 
-def run(policy: Policy, providers: Sequence[LifecycleProvider], *, apply: bool) -> StopIdleResult:
+def run(policy: Policy, providers: Sequence[CloudAdapter], *, apply: bool) -> StopIdleResult:
     return run_stop_idle(policy, providers, apply=apply, now=NOW)

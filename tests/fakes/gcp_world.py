@@ -11,7 +11,7 @@ import pytest
 from google.auth.credentials import AnonymousCredentials
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.providers.gcp.provider import GcpProvider
+from gpuplan.providers.gcp.provider import GcpAdapter
 from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
 from tests.fakes.gcp_compute import GcpComputeFake
 from tests.fakes.gcp_monitoring import MonitoringFake, serve_monitoring
@@ -29,7 +29,7 @@ class GcpWorld:
     monitoring_address: str
     catalog: Catalog
 
-    def provider(self, project: str = PROJECT, **kw: Any) -> GcpProvider:
+    def provider(self, project: str = PROJECT, **kw: Any) -> GcpAdapter:
         options: dict[str, Any] = {
             "compute_endpoint": self.compute_url,
             "monitoring_endpoint": "http://" + self.monitoring_address,
@@ -40,7 +40,7 @@ class GcpWorld:
             "poll_interval_s": 0,
         }
         options.update(kw)
-        return GcpProvider(project, **options)
+        return GcpAdapter(project, **options)
 
     def publish(self, iid: str, gpu: int, at: datetime, value: float, **kw: Any) -> None:
         self.monitoring.publish(PROJECT, iid, gpu, at, value, **kw)

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from gpuplan.core.actions import ACTIONS, ActionTable, Call, ProviderStep, Steps
-from gpuplan.core.fleet import Action, Capability
+from gpuplan.core.instances import Action, Capability
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
-from gpuplan.providers.fake import FakeProvider, load_fake_fleet_file
+from gpuplan.providers.fake import FakeAdapter, load_fake_fleet_file
 from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
@@ -62,7 +62,7 @@ def instance(iid: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-class HangingFake(FakeProvider):
+class HangingFake(FakeAdapter):
     """The fake, hanging when asked for ``block_at`` (after recording the call)."""
 
     def __init__(self, *args: Any, block_at: str, marker: Path, **kwargs: Any) -> None:
@@ -76,7 +76,7 @@ class HangingFake(FakeProvider):
             time.sleep(600)
 
 
-def fake(fleet: Path, cls: type[FakeProvider] = FakeProvider, **kwargs: Any) -> FakeProvider:
+def fake(fleet: Path, cls: type[FakeAdapter] = FakeAdapter, **kwargs: Any) -> FakeAdapter:
     """The fleet file as one AWS fake that can do everything (as ``GPUPLAN_FAKE_FLEET``)."""
     instances, flat = load_fake_fleet_file(fleet)
     out = cls(Provider.AWS, instances, capabilities=tuple(Capability), **kwargs)
@@ -84,7 +84,7 @@ def fake(fleet: Path, cls: type[FakeProvider] = FakeProvider, **kwargs: Any) -> 
     return out
 
 
-def run(db: str, provider: FakeProvider, now: datetime) -> StopIdleResult:
+def run(db: str, provider: FakeAdapter, now: datetime) -> StopIdleResult:
     """One applied run of :data:`POLICY` with :data:`SNAPSHOT_THEN_STOP`."""
     with Ledger(db) as ledger:
         return run_stop_idle(

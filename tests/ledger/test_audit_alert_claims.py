@@ -20,12 +20,12 @@ import pytest
 
 from gpuplan.core.audit.advice import InstanceAudit
 from gpuplan.core.audit.split import AuditRule
-from gpuplan.core.fleet import GpuInstance, HostSamples, InstanceState
+from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy.models import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.fake import FakeAdapter
 from gpuplan.providers.webhook import Delivery
 from gpuplan.usecases import audit_live as live
 from tests.fakes.moto_server import installed_bin
@@ -50,7 +50,7 @@ def _audits() -> list[InstanceAudit]:
     )
     loaded = load_catalog()
     catalog = loaded[0] if isinstance(loaded, tuple) else loaded
-    fake = FakeProvider(Provider.AWS, [inst])
+    fake = FakeAdapter(Provider.AWS, [inst])
     fake.samples = {"i-low": samples}
     result = live.audit_fleet(
         [fake], catalog, AuditRule(), POLICY.audit, start=START, end=END, period_minutes=60

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gpuplan.core.fleet import Action, GpuInstance
+from gpuplan.core.instances import Action, GpuInstance
 from gpuplan.core.offers import Provider
 from gpuplan.ledger import PENDING, ActionRecord, Ledger
 from gpuplan.ledger.killed import KILLED
@@ -103,10 +103,10 @@ def test_a_scope_whose_listing_failed_settles_nothing(tmp_path: Path) -> None:
     recorded as failed ("no longer listed"); it waits for a run that can read the cloud."""
     from gpuplan.core.errors import GpuplanError
     from gpuplan.core.policy.models import Policy
-    from gpuplan.providers.fake import FakeProvider
+    from gpuplan.providers.fake import FakeAdapter
     from gpuplan.usecases.stop_idle import run_stop_idle
 
-    class Throttled(FakeProvider):
+    class Throttled(FakeAdapter):
         def list_instances(self) -> list[GpuInstance]:
             raise GpuplanError("Throttling: rate exceeded")
 

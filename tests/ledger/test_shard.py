@@ -13,8 +13,8 @@ import pytest
 from gpuplan.core.errors import InputError
 from gpuplan.core.offers import Provider
 from gpuplan.core.shard import Shard, parse_shard, shard_of
-from gpuplan.providers.fake import FakeProvider
-from gpuplan.usecases.providers import Fleet
+from gpuplan.providers.fake import FakeAdapter
+from gpuplan.usecases.adapters import Adapters
 from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
 
 SCOPES = (
@@ -97,8 +97,8 @@ def test_flag_beats_environment_and_environment_needs_both_parts() -> None:
 
 
 def test_shard_fleet_keeps_owned_scopes_and_every_problem() -> None:
-    fakes = [FakeProvider(p) for p in Provider]
-    fleet = Fleet(list(fakes), ["gcp: project-x: API disabled"])
+    fakes = [FakeAdapter(p) for p in Provider]
+    fleet = Adapters(list(fakes), ["gcp: project-x: API disabled"])
     parts = [shard_fleet(fleet, Shard(i, 2)) for i in range(2)]
     assert sorted(a.scope for p in parts for a in p.adapters) == sorted(f.scope for f in fakes)
     assert all(p.problems == fleet.problems for p in parts)

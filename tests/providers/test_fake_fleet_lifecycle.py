@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.fleet import Action, Capability, InstanceState
+from gpuplan.core.instances import Action, Capability, InstanceState
 from gpuplan.core.offers import Provider
-from gpuplan.providers.base import LifecycleProvider, ProviderError
+from gpuplan.providers.base import CloudAdapter, ProviderError
 from gpuplan.providers.fake import fake_providers
 
 
@@ -48,7 +48,7 @@ def _policy(tmp_path: Path) -> Path:
 
 def test_fake_is_a_lifecycle_provider_and_acts_on_its_state(tmp_path: Path) -> None:
     (fake,) = fake_providers(_fleet_file(tmp_path), [Provider.AWS])
-    assert isinstance(fake, LifecycleProvider)
+    assert isinstance(fake, CloudAdapter)
     assert Capability.STOP in fake.capabilities
     (idle,) = [i for i in fake.list_instances() if i.instance_id == "i-0idle"]
     end = datetime(2026, 12, 2, 12, tzinfo=UTC)

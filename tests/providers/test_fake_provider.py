@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from gpuplan.core.errors import DataError
-from gpuplan.core.fleet import Capability, GpuInstance, InstanceState
+from gpuplan.core.instances import Capability, GpuInstance, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.base import CloudProvider
-from gpuplan.providers.fake import FakeProvider, load_fake_fleet
+from gpuplan.providers.fake import FakeAdapter, load_fake_fleet
 
 
 def instance(provider: Provider, instance_id: str, **extra: object) -> GpuInstance:
@@ -31,7 +31,7 @@ def instance(provider: Provider, instance_id: str, **extra: object) -> GpuInstan
 
 
 def test_fake_is_a_cloud_provider_and_lists_its_own_cloud_only() -> None:
-    fake = FakeProvider(Provider.AWS, [instance(Provider.AWS, "i-1"), instance(Provider.GCP, "42")])
+    fake = FakeAdapter(Provider.AWS, [instance(Provider.AWS, "i-1"), instance(Provider.GCP, "42")])
     assert isinstance(fake, CloudProvider)
     assert fake.provider is Provider.AWS
     assert fake.capabilities == frozenset({Capability.LIST})
@@ -43,7 +43,7 @@ def test_fake_is_a_cloud_provider_and_lists_its_own_cloud_only() -> None:
 def test_injected_failure_raises_provider_error_and_is_recorded() -> None:
     from gpuplan.providers.base import ProviderError
 
-    fake = FakeProvider(Provider.AWS, [instance(Provider.AWS, "i-1")])
+    fake = FakeAdapter(Provider.AWS, [instance(Provider.AWS, "i-1")])
     fake.failures["list_instances"] = "us-east-1: throttled"
     with pytest.raises(ProviderError, match="throttled"):
         fake.list_instances()

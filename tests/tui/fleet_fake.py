@@ -1,4 +1,4 @@
-"""The Fleet screen tests' fleet: the shared FakeProvider with a fixed scope and data.
+"""The Fleet screen tests' fleet: the shared FakeAdapter with a fixed scope and data.
 
 Every call is recorded by the fake, so tests assert on the exact calls the screen
 caused. Utilisation comes from the fake's ``utilisation`` dict, filled here.
@@ -10,14 +10,14 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpuplan.core.fleet import Capability, GpuInstance, HostSamples, InstanceState, RiskFacts
+from gpuplan.core.instances import Capability, GpuInstance, HostSamples, InstanceState, RiskFacts
 from gpuplan.core.offers import Provider
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.fake import FakeAdapter
 
 NOW = datetime.fromisoformat("2026-12-02T12:00:00+00:00")
 
 
-class LifecycleFake(FakeProvider):
+class LifecycleFake(FakeAdapter):
     """The shared fake with the abilities the Fleet screen uses, on AWS us-east-1."""
 
     def __init__(self, instances: Sequence[GpuInstance]) -> None:

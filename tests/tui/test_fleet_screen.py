@@ -11,7 +11,7 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.idle import IdleVerdict
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
-from gpuplan.providers.base import LifecycleProvider
+from gpuplan.providers.base import CloudAdapter
 from gpuplan.tui.app import GpuplanApp
 from gpuplan.tui.confirm import ConfirmScreen
 from gpuplan.tui.context import TuiContext
@@ -24,7 +24,7 @@ from tests.tui.fleet_fake import LifecycleFake, demo_fleet
 def on_fake(context: TuiContext, fake: LifecycleFake) -> TuiContext:
     def adapters_for(
         policy: Policy, catalog: Catalog | None
-    ) -> tuple[list[LifecycleProvider], list[str]]:
+    ) -> tuple[list[CloudAdapter], list[str]]:
         return [fake], []
 
     return replace(context, adapters_for=adapters_for)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from gpuplan.core.fleet import Action, GpuInstance, InstanceState
+from gpuplan.core.instances import Action, GpuInstance, InstanceState
 from gpuplan.tui.app import GpuplanApp
 from gpuplan.tui.confirm import ConfirmScreen
 from gpuplan.tui.context import TuiContext

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from gpuplan.core.actions import ACTIONS, Call, ProviderStep, Steps, described
-from gpuplan.core.fleet import Action, GpuInstance
+from gpuplan.core.instances import Action, GpuInstance
 from gpuplan.core.offers import Provider
 from gpuplan.ledger import Ledger
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.fake import FakeAdapter
+from gpuplan.usecases.adapters import CloudEntry
 from gpuplan.usecases.cloud_adapters import ENTRIES
-from gpuplan.usecases.providers import CloudEntry
 from gpuplan.usecases.steps import calls_for
 from gpuplan.usecases.stop_idle import run_stop_idle
 from tests.ledger.composite_child import NOW, POLICY, SNAPSHOT_THEN_STOP, fake, instance, run
@@ -32,7 +32,7 @@ ROWS = "SELECT instance_id, action, outcome, detail FROM actions ORDER BY id"
 
 
 @pytest.fixture
-def provider(tmp_path: Path) -> FakeProvider:
+def provider(tmp_path: Path) -> FakeAdapter:
     path = tmp_path / "fleet.json"
     body = {"instances": [instance(IID)], "utilisation_percent": {IID: 1.0}}
     path.write_text(json.dumps(body), encoding="utf-8")
@@ -45,7 +45,7 @@ def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
 
 
 def test_a_one_step_action_writes_its_action_row_alone(
-    provider: FakeProvider, tmp_path: Path
+    provider: FakeAdapter, tmp_path: Path
 ) -> None:
     db = tmp_path / "l.db"
     with Ledger(db) as ledger:
@@ -57,7 +57,7 @@ def test_a_one_step_action_writes_its_action_row_alone(
 
 
 def test_a_composite_action_records_each_step_before_and_after_its_call(
-    provider: FakeProvider, tmp_path: Path
+    provider: FakeAdapter, tmp_path: Path
 ) -> None:
     db = str(tmp_path / "l.db")
     result = run(db, provider, NOW)
@@ -74,9 +74,7 @@ def test_a_composite_action_records_each_step_before_and_after_its_call(
     ]
 
 
-def test_a_failed_step_leaves_the_later_steps_undone(
-    provider: FakeProvider, tmp_path: Path
-) -> None:
+def test_a_failed_step_leaves_the_later_steps_undone(provider: FakeAdapter, tmp_path: Path) -> None:
     provider.failures["snapshot"] = "throttled"
     db = str(tmp_path / "l.db")
     result = run(db, provider, NOW)

@@ -14,13 +14,13 @@ import pytest
 from gpuplan.cli.main import main
 from gpuplan.core.audit.split import AuditRule
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.gpus import Precision
+from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.models import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.fake import FakeAdapter
 from gpuplan.providers.webhook import Delivery
 from gpuplan.usecases import audit_live as live
 
@@ -60,8 +60,8 @@ def catalog() -> Catalog:
     return loaded[0] if isinstance(loaded, tuple) else loaded
 
 
-def _fake() -> FakeProvider:
-    fake = FakeProvider(Provider.AWS, [
+def _fake() -> FakeAdapter:
+    fake = FakeAdapter(Provider.AWS, [
         _instance("i-one", "p4d.24xlarge", "21.957642", 8),
         _instance("i-well", "p5.48xlarge", "55.04", 8),
         _instance("i-spot", "p5.48xlarge", "55.04", 8, **{"gpuplan-restartable": "true"}),

@@ -30,15 +30,15 @@ from google.auth.credentials import AnonymousCredentials
 from gpuplan.core.audit.advice import InstanceAudit
 from gpuplan.core.audit.split import AuditRule
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import GpuInstance, InstanceState
+from gpuplan.core.instances import GpuInstance, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy.models import AuditSettings
 from gpuplan.providers.azure.metrics import PLATFORM_NAMESPACE
-from gpuplan.providers.azure.provider import AzureProvider
-from gpuplan.providers.base import LifecycleProvider
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.azure.provider import AzureAdapter
+from gpuplan.providers.base import CloudAdapter
+from gpuplan.providers.fake import FakeAdapter
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY, PAGE_SIZE
-from gpuplan.providers.gcp.provider import GcpProvider
+from gpuplan.providers.gcp.provider import GcpAdapter
 from gpuplan.providers.prometheus import PrometheusSource
 from gpuplan.usecases.audit_live import LiveAudit, audit_fleet
 from tests.fakes.azure_arm import AzureFake
@@ -90,7 +90,7 @@ def expected(w: Workload, price: Decimal) -> dict[str, Decimal]:
             "unknown": unknown}  # fmt: skip
 
 
-def run(adapter: LifecycleProvider, catalog: Catalog) -> LiveAudit:  # noqa: F811
+def run(adapter: CloudAdapter, catalog: Catalog) -> LiveAudit:  # noqa: F811
     result = audit_fleet([adapter], catalog, AuditRule(), AuditSettings(), start=START, end=END,
                          period_minutes=60)  # fmt: skip
     assert result.problems == []
@@ -158,7 +158,7 @@ def test_gcp_week_audit(n: int, catalog: Catalog) -> None:  # noqa: F811
                                metric_type=DEFAULT_MEMORY, memory_state="free")  # fmt: skip
             monitoring.publish("proj", iid, 0, at, w.cpu / 100, metric_type=DEFAULT_CPU)
     with serve(compute) as url, serve_monitoring(monitoring) as address:
-        provider = GcpProvider("proj", compute_endpoint=url,
+        provider = GcpAdapter("proj", compute_endpoint=url,
                                monitoring_endpoint=f"http://{address}",
                                credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
                                catalog=catalog)  # fmt: skip
@@ -199,7 +199,7 @@ def test_azure_week_audit(n: int, catalog: Catalog, azure_tls: trustme.CA) -> No
             fake.publish(rid, 0, at, 81920.0, metric="memory_total")
             fake.publish(rid, 0, at, w.cpu, namespace=PLATFORM_NAMESPACE, metric="Percentage CPU")
     with serve(fake, azure_tls) as url:
-        provider = AzureProvider("sub", credential=_Token(), arm_endpoint=url,
+        provider = AzureAdapter("sub", credential=_Token(), arm_endpoint=url,
                                  metrics_endpoint=url, catalog=catalog,
                                  polling_interval_s=0)  # fmt: skip
         result = run(provider, catalog)
@@ -261,7 +261,7 @@ def test_prometheus_week_audit(n: int, catalog: Catalog,  # noqa: F811
                               "instance_id": key, "cpu": "0"},
                              at + timedelta(minutes=minute), idle_seconds)  # fmt: skip
                 idle_seconds += 1800 * (1 - w.cpu / 100)
-    inner = FakeProvider(Provider.AWS, instances, metrics=PrometheusSource(url))
+    inner = FakeAdapter(Provider.AWS, instances, metrics=PrometheusSource(url))
     result = run(inner, catalog)
     kinds = {inst.instance_id: workload_of(i) for i, inst in enumerate(instances)}
     check_split(result, n, kinds.__getitem__)

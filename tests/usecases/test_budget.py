@@ -13,14 +13,14 @@ import pytest
 
 from gpuplan.cli.main import main
 from gpuplan.core.budget import estimate_spend, month_bounds, thresholds_crossed
-from gpuplan.core.fleet import GpuInstance, InstanceState
+from gpuplan.core.instances import GpuInstance, InstanceState
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger, SpendRecord
 from gpuplan.providers.webhook import WebhookNotifier
+from gpuplan.usecases.adapters import CloudEntry, ProviderRegistry
 from gpuplan.usecases.budget import run_budget
 from gpuplan.usecases.policy import remaining_monthly_budget
-from gpuplan.usecases.providers import CloudEntry, ProviderRegistry
 from tests.fakes.policy_fixtures import HookServer
 
 NOW = datetime(2026, 12, 11, 0, 0, tzinfo=UTC)  # 240 h into December, 504 h left
@@ -116,9 +116,9 @@ def entry(provider: Provider, scopes: Any) -> CloudEntry:
 class FakeRegistry(ProviderRegistry):
     def __init__(self, fleet: list[GpuInstance]) -> None:
         super().__init__()
-        from gpuplan.providers.fake import FakeProvider
+        from gpuplan.providers.fake import FakeAdapter
 
-        self.fakes = {p: FakeProvider(p, fleet) for p in Provider}
+        self.fakes = {p: FakeAdapter(p, fleet) for p in Provider}
         for provider, fake in self.fakes.items():
             self.register(entry(provider, lambda _context, fake=fake: {fake.scope: fake}))
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from gpuplan.core.offers import Provider
 from gpuplan.ledger import Ledger
-from gpuplan.providers.base import LifecycleProvider
+from gpuplan.providers.base import CloudAdapter
+from gpuplan.usecases.adapters import BuildContext, build_adapters, default_registry
 from gpuplan.usecases.budget import list_in_scope, run_budget
 from gpuplan.usecases.cloud_adapters import aws_scopes
-from gpuplan.usecases.providers import BuildContext, build_fleet, default_registry
 from tests.fakes.aws_helpers import Faults, policy
 from tests.fakes.aws_world import World
 
@@ -19,14 +19,14 @@ from tests.fakes.aws_world import World
 def test_one_adapter_per_region(world: World) -> None:
     east = world.launch(tags={"team": "research"})
     west = world.launch(region="us-west-2")
-    fleet = build_fleet(policy(), None, {})
+    fleet = build_adapters(policy(), None, {})
     assert fleet.problems == []
     assert [a.scope for a in fleet.adapters] == ["aws us-east-1", "aws us-west-2"]
     listed = {i.instance_id for a in fleet.adapters for i in a.list_instances()}
     assert listed == {east, west}
 
 
-def faulty_west(context: BuildContext) -> dict[str, LifecycleProvider]:
+def faulty_west(context: BuildContext) -> dict[str, CloudAdapter]:
     """The real AWS builder, with us-west-2 refusing DescribeInstances at the wire."""
     scopes = aws_scopes(context)
     client: Any = scopes["us-west-2"]._ec2  # type: ignore[attr-defined]

@@ -13,9 +13,9 @@ import pytest
 from freezegun import freeze_time
 
 from gpuplan.cli.main import main
-from gpuplan.core.fleet import InstanceState
 from gpuplan.core.grouping import NO_ACCOUNT, NO_LABEL, GroupBy, GroupKind
 from gpuplan.core.idle import IdleVerdict
+from gpuplan.core.instances import InstanceState
 from gpuplan.core.savings import Acted, Sighting, savings, total, totals, waste
 from gpuplan.ledger import Ledger
 from gpuplan.ledger.store import ActionRecord, DecisionRecord

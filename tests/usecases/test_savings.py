@@ -14,11 +14,11 @@ from freezegun import freeze_time
 
 from gpuplan.cli.main import main
 from gpuplan.core.errors import InputError
-from gpuplan.core.fleet import InstanceState
 from gpuplan.core.grouping import GroupBy, GroupKind, parse_group_by
 from gpuplan.core.idle import IdleVerdict
+from gpuplan.core.instances import InstanceState
 from gpuplan.core.savings import Acted, Sighting, savings, waste
-from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.providers.aws.provider import AwsAdapter
 from gpuplan.usecases.savings import parse_since, reserved_pairs
 from tests.fakes.aws_world import NOW, World, flat
 
@@ -80,7 +80,7 @@ def test_reserved_types_are_read_and_failures_reported(aws_env: None) -> None:
             {"Filters": [{"Name": "state", "Values": ["active"]}]},
         )
         stub.add_client_error("describe_reserved_instances", "UnauthorizedOperation")
-        aws = AwsProvider("us-east-1", ec2_client=ec2, cloudwatch_client=None)
+        aws = AwsAdapter("us-east-1", ec2_client=ec2, cloudwatch_client=None)
         pairs, problems = reserved_pairs([aws])
         assert pairs == {("us-east-1", "p5.48xlarge")} and problems == []
         pairs, problems = reserved_pairs([aws, object()])

@@ -16,7 +16,7 @@ from freezegun import freeze_time
 from gpuplan.cli.main import main
 from gpuplan.core.policy import Policy
 from gpuplan.providers.base import ReservationAware
-from gpuplan.usecases.providers import build_fleet
+from gpuplan.usecases.adapters import build_adapters
 from gpuplan.usecases.savings import reserved_pairs
 from tests.fakes.aws_world import NOW, World
 from tests.fakes.http import serve
@@ -50,7 +50,7 @@ def test_prometheus_metrics_keep_reservation_awareness(world: World) -> None:
                 "idle": {"metrics": {"prometheus": {"url": url}}},
             }
         )
-        fleet = build_fleet(policy, None, {})
+        fleet = build_adapters(policy, None, {})
         (adapter,) = fleet.adapters
         assert isinstance(adapter, ReservationAware)
         # moto lacks DescribeReservedInstances: a Stubber answers it on the adapter's client.

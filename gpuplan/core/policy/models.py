@@ -27,7 +27,7 @@ from pydantic import (
 
 from gpuplan.core.actions import provider_action
 from gpuplan.core.clouds import scope_section
-from gpuplan.core.fleet import Action
+from gpuplan.core.instances import Action
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.fields import (
     AlertPercent,

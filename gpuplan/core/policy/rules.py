@@ -13,8 +13,8 @@ from decimal import Decimal
 
 from gpuplan.core.actions import offered_by
 from gpuplan.core.errors import InputError
-from gpuplan.core.fleet import ACTING, Action, GpuInstance, label_mismatch
 from gpuplan.core.gpus import GpuTable
+from gpuplan.core.instances import ACTING, Action, GpuInstance, label_mismatch
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.models import IdleAction, Policy
 

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpuplan.core.fleet import HostSamples, InstanceState
 from gpuplan.core.idle import IdleDecision, IdleRule, IdleVerdict, decide, period_starts
+from gpuplan.core.instances import HostSamples, InstanceState
 from gpuplan.core.lifecycle import breaker_reason
 from gpuplan.core.simulation.traces import Trace
 

@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from gpuplan.core.fleet import GpuInstance, HostSamples
+from gpuplan.core.instances import GpuInstance, HostSamples
 
 MAX_QUERIES = 500
 BASIC_MONITORING_SECONDS = 300
@@ -62,7 +62,7 @@ class Series:
     host_match: str | None = None
 
 
-def discover(cloudwatch: Any, namespace: str, metric: str) -> list[dict[str, Any]]:
+def list_series(cloudwatch: Any, namespace: str, metric: str) -> list[dict[str, Any]]:
     """Every series of ``metric``, deduplicated (ListMetrics may repeat a series)."""
     seen: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
     paginator = cloudwatch.get_paginator("list_metrics")
@@ -140,7 +140,7 @@ def read_all(
         (Signal.MEMORY_USED, names.memory_used),
         (Signal.MEMORY_TOTAL, names.memory_total),
     ):
-        found = discover(cloudwatch, names.namespace, metric)
+        found = list_series(cloudwatch, names.namespace, metric)
         series += match_series(found, instances, host_counts=host_counts, signal=signal)
     series += cpu_series(instances, names)
     raw = fetch(cloudwatch, series, start=start, end=end, period_minutes=period_minutes)

@@ -18,7 +18,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import GpuInstance, InstanceState, RiskFacts
+from gpuplan.core.instances import GpuInstance, InstanceState, RiskFacts
 from gpuplan.core.offers import PricingModel, Provider
 
 LISTED_STATES = ("pending", "running", "stopping", "stopped")

@@ -1,4 +1,4 @@
-"""``AwsProvider``: one region of one AWS account, behind the LifecycleProvider Protocol.
+"""``AwsAdapter``: one region of one AWS account, behind the CloudAdapter Protocol.
 
 Clients are injected (tests point them at moto) or built from a session (standard
 credential chain, a profile, ``role_arn`` through STS, or a member account's role). An
@@ -28,7 +28,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from gpuplan.core.actions import Call, provider_call
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import Action, Capability, GpuInstance, HostSamples, InstanceState
+from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.aws import cloudwatch, ec2
 from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, RoleNotAssumable, client_config
@@ -49,7 +49,7 @@ CAPABILITIES = frozenset(
 )
 
 
-class AwsProvider:
+class AwsAdapter:
     """GPU instances of one region: list, fetch utilisation, stop, tag."""
 
     def __init__(
@@ -93,7 +93,7 @@ class AwsProvider:
         metric_names: cloudwatch.MetricNames | None = None,
         metrics: MetricsSource | None = None,
         account: str | None = None,
-    ) -> AwsProvider:
+    ) -> AwsAdapter:
         # session.client_config sets timeouts and the user agent; only the retries change.
         retries = Config(retries={"mode": retry_mode, "max_attempts": max_attempts})
         config = client_config(max_attempts).merge(retries)

@@ -9,7 +9,7 @@ account: later calls in the same run get the same answer without asking STS agai
 Retries are botocore's own. :func:`client_config` sets "standard" mode (throttling and
 5xx retried with exponential backoff and jitter) for the clients it is given to directly
 (STS, Organizations); the EC2 and CloudWatch clients of
-:class:`~gpuplan.providers.aws.provider.AwsProvider` merge it with "adaptive" mode
+:class:`~gpuplan.providers.aws.provider.AwsAdapter` merge it with "adaptive" mode
 (standard plus a client-side rate limiter). After the last attempt the error reaches
 the adapter, which reports it. ``AWS_ENDPOINT_URL`` is honoured by botocore itself, which is how the
 end-to-end tests point the CLI at ``moto_server`` with no test hook in this code.

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.fleet import HostSamples
+from gpuplan.core.instances import HostSamples
 
 if TYPE_CHECKING:
     from azure.monitor.querymetrics import MetricsClient

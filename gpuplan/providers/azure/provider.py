@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplan.core.actions import Call, provider_call
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import Action, Capability, GpuInstance, HostSamples, InstanceState
+from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.azure import metrics, vms
 from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
@@ -82,7 +82,7 @@ def default_credential(environ: Mapping[str, str] | None = None) -> TokenCredent
     return DefaultAzureCredential()
 
 
-class AzureProvider:
+class AzureAdapter:
     """GPU VMs of one subscription: list, utilisation, deallocate, tags."""
 
     def __init__(

@@ -29,7 +29,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.fleet import GpuInstance, InstanceState, RiskFacts
+from gpuplan.core.instances import GpuInstance, InstanceState, RiskFacts
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.providers.catalog_view import CatalogView
 

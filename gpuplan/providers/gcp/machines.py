@@ -20,8 +20,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from gpuplan.core.fleet import GpuInstance, InstanceState, RiskFacts
 from gpuplan.core.gcp_families import family_of, fixed_gpu_count
+from gpuplan.core.instances import GpuInstance, InstanceState, RiskFacts
 from gpuplan.core.offers import Offer, PricingModel, Provider
 from gpuplan.providers.catalog_view import CatalogView
 

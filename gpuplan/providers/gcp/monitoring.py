@@ -27,7 +27,7 @@ from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.fleet import HostSamples
+from gpuplan.core.instances import HostSamples
 
 if TYPE_CHECKING:
     from google.api_core.retry import Retry

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplan.core.actions import Call, provider_call
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.fleet import Action, Capability, GpuInstance, HostSamples, InstanceState
+from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 from gpuplan.providers.catalog_view import CatalogView
@@ -53,7 +53,7 @@ CAPABILITIES = frozenset(
 )
 
 
-class GcpProvider:
+class GcpAdapter:
     """GPU instances of one GCP project: list, utilisation, stop/suspend, labels."""
 
     def __init__(

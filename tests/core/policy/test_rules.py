@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.fleet import Action, GpuInstance
+from gpuplan.core.instances import Action, GpuInstance
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy import (
     IdleAction,

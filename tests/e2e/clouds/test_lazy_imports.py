@@ -7,7 +7,7 @@ import sys
 
 CODE = """
 import sys
-from gpuplan.usecases.providers import default_registry
+from gpuplan.usecases.adapters import default_registry
 from gpuplan.usecases import cloud_adapters  # noqa: F401
 from gpuplan.providers import catalog_view, prometheus  # noqa: F401
 from gpuplan.providers.gcp import machines, monitoring  # noqa: F401

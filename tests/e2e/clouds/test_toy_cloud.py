@@ -24,8 +24,8 @@ from gpuplan.core.regions import RegionGroup, provider_region_problem, region_gr
 from gpuplan.usecases import cloud_registry
 from gpuplan.usecases.cloud_entry import BuildContext
 from gpuplan.usecases.concurrency import parse_service_limits
-from gpuplan.usecases.fleet import idle_rule, survey
 from gpuplan.usecases.stop_idle import decision_record, run_stop_idle
+from gpuplan.usecases.survey import idle_rule, survey
 from tests.fakes.contract import policy
 from tests.fakes.toycloud import adapter
 from tests.fakes.toycloud.entry import ENTRY

@@ -19,14 +19,14 @@ from typing import Any, Protocol
 import boto3
 import pytest
 
-from gpuplan.core.fleet import GpuInstance, InstanceState, RiskFacts
+from gpuplan.core.instances import GpuInstance, InstanceState, RiskFacts
 from gpuplan.core.offers import PricingModel, Provider
-from gpuplan.providers.aws.provider import AwsProvider
-from gpuplan.providers.base import LifecycleProvider
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.aws.provider import AwsAdapter
+from gpuplan.providers.base import CloudAdapter
+from gpuplan.providers.fake import FakeAdapter
 from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.adapters import CloudEntry
 from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
-from gpuplan.usecases.providers import CloudEntry
 from tests.fakes.aws_world import World
 from tests.fakes.azure_world import SUB, AzureWorld, azure  # noqa: F401
 from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
@@ -41,7 +41,7 @@ class Backend(Protocol):
 
     def build(self, case: Case, *, local_storage: bool = False) -> str: ...
 
-    def adapters(self) -> list[LifecycleProvider]: ...
+    def adapters(self) -> list[CloudAdapter]: ...
 
 
 BY_PROVIDER = cloud_registry.entries_by_provider()
@@ -63,9 +63,9 @@ class AwsBackend:
             self.world.publish(iid, case.pattern, gpus=case.gpus, periods=list(PERIODS))
         return iid
 
-    def adapters(self) -> list[LifecycleProvider]:
+    def adapters(self) -> list[CloudAdapter]:
         return [
-            AwsProvider(
+            AwsAdapter(
                 "us-east-1",
                 ec2_client=self.world.client("ec2", "us-east-1"),
                 cloudwatch_client=self.world.client("cloudwatch", "us-east-1"),
@@ -87,7 +87,7 @@ class GcpBackend:
             body["disks"] = [*body.get("disks", []), {"type": "SCRATCH"}]
         return iid
 
-    def adapters(self) -> list[LifecycleProvider]:
+    def adapters(self) -> list[CloudAdapter]:
         return [self.world.provider()]
 
 
@@ -104,13 +104,13 @@ class AzureBackend:
             self.world.fake.temp_disk_mb[size.lower()] = 720 * 1024
         return rid
 
-    def adapters(self) -> list[LifecycleProvider]:
+    def adapters(self) -> list[CloudAdapter]:
         return [self.world.provider()]
 
 
 @dataclass
 class FakeBackend:
-    fake: FakeProvider
+    fake: FakeAdapter
     entry: CloudEntry = FAKE_ENTRY
     scope = {"aws": {"regions": ["us-east-1"]}}  # noqa: RUF012
 
@@ -138,7 +138,7 @@ class FakeBackend:
             self.fake.utilisation[iid] = samples
         return iid
 
-    def adapters(self) -> list[LifecycleProvider]:
+    def adapters(self) -> list[CloudAdapter]:
         return [self.fake]
 
 
@@ -174,9 +174,9 @@ BACKENDS = [*(e.provider.value for e in cloud_registry.entries()), FAKE]
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     if request.param == FAKE:
-        from gpuplan.core.fleet import Capability
+        from gpuplan.core.instances import Capability
 
-        yield FakeBackend(FakeProvider(Provider.AWS, capabilities=tuple(Capability)))
+        yield FakeBackend(FakeAdapter(Provider.AWS, capabilities=tuple(Capability)))
         return
     provider = Provider(request.param)
     if provider not in WIRE_FAKES:

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.core.fleet import ACTING, NEEDS, Action
 from gpuplan.core.idle import STOPPED_AT_TAG
+from gpuplan.core.instances import ACTING, NEEDS, Action
 from gpuplan.ledger import PENDING, ActionRecord, Ledger
-from gpuplan.providers.base import LifecycleProvider, ProviderError
+from gpuplan.providers.base import CloudAdapter, ProviderError
 from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.adapters import CloudEntry
 from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
 from gpuplan.usecases.executor import LEASE_TAG
-from gpuplan.usecases.providers import CloudEntry
 from gpuplan.usecases.stop_idle import run_stop_idle
 from tests.e2e.contract.conftest import BACKENDS, WIRE_FAKES, Backend
 from tests.fakes.contract import actions, policy
@@ -67,7 +67,7 @@ def test_every_entry_is_read_by_every_table(entry: CloudEntry) -> None:
     assert (root / "pricing" / entry.catalog_file).is_file()
 
 
-def listed(adapters: list[LifecycleProvider]) -> dict[str, object]:
+def listed(adapters: list[CloudAdapter]) -> dict[str, object]:
     return {i.name or i.instance_id: i for a in adapters for i in a.list_instances()}
 
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from gpuplan.core.fleet import GpuInstance, HostSamples, InstanceState
+from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy.metrics_settings import PrometheusMetrics
 from gpuplan.providers.azure.metrics import PLATFORM_NAMESPACE
@@ -86,10 +86,10 @@ class CloudWatchBench:
         return iid
 
     def read(self) -> tuple[list[GpuInstance], dict[str, HostSamples]]:
-        from gpuplan.providers.aws.provider import AwsProvider
+        from gpuplan.providers.aws.provider import AwsAdapter
 
         return _read(
-            AwsProvider(
+            AwsAdapter(
                 "us-east-1",
                 ec2_client=self.world.client("ec2", "us-east-1"),
                 cloudwatch_client=self.world.client("cloudwatch", "us-east-1"),

@@ -15,7 +15,7 @@ import typing
 
 import pytest
 
-from gpuplan.core.fleet import HostSamples
+from gpuplan.core.instances import HostSamples
 from gpuplan.core.policy.models import MetricsSettings
 from gpuplan.usecases.cloud_adapters import ENTRIES
 from gpuplan.usecases.metrics_sources import (

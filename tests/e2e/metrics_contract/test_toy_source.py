@@ -1,5 +1,5 @@
 """A new metrics source is its module and one registry entry: a toy source registered at
-runtime is built by the fleet builder from a policy that names it, and its GPU memory
+runtime is built by the adapter builder from a policy that names it, and its GPU memory
 and CPU reach the idle decision (AWS on moto lists the instance)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from gpuplan.core.idle import IdleVerdict
 from gpuplan.core.policy import Policy
 from gpuplan.core.policy.models import MetricsSettings
 from gpuplan.usecases import metrics_sources
-from gpuplan.usecases.fleet import idle_rule, survey
-from gpuplan.usecases.providers import build_fleet
+from gpuplan.usecases.adapters import build_adapters
+from gpuplan.usecases.survey import idle_rule, survey
 from tests.e2e.metrics_contract.toy_source import TOY_ENTRY, ToyMetrics, ToySource
 from tests.fakes.aws_helpers import policy
 from tests.fakes.aws_world import NOW, World
@@ -40,7 +40,7 @@ def registered(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_fleet_builder_takes_the_toy_source_from_the_policy(world: World) -> None:
     iid = world.launch(tags={"team": "research"})
     pol = toy_policy(ToyMetrics(utilisation=0.0, memory_percent=60.0, cpu_percent=2.0))
-    fleet = build_fleet(pol, None, {})
+    fleet = build_adapters(pol, None, {})
     assert fleet.problems == []
     seen = survey(fleet.adapters, idle_rule(pol), NOW).seen
     (only,) = (s for s in seen if s.instance.instance_id == iid)

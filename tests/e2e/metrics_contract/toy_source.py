@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
 
-from gpuplan.core.fleet import GpuInstance, HostSamples
+from gpuplan.core.instances import GpuInstance, HostSamples
 from gpuplan.usecases.metrics_sources import IdMatch, MetricsEntry
 
 

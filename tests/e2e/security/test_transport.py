@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.core.fleet import Capability, GpuInstance, InstanceState
+from gpuplan.core.instances import Capability, GpuInstance, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.base import ProviderError
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.fake import FakeAdapter
 from gpuplan.providers.http import HttpError, Limits, request
 from gpuplan.providers.pricing.azure import fetch_azure_prices
 from gpuplan.providers.prometheus import PrometheusSource
@@ -88,7 +88,7 @@ def test_garbage_makes_unknown_verdicts_and_no_secret_in_the_ledger(
     raw_server.headers = {"Content-Type": "text/html"}
     raw_server.body = b"<html>login</html>"
     source = PrometheusSource(_with_password(raw_server.url), attempts=1, timeout_s=5)
-    fake = FakeProvider(Provider.AWS, [_instance()], capabilities=tuple(Capability), metrics=source)
+    fake = FakeAdapter(Provider.AWS, [_instance()], capabilities=tuple(Capability), metrics=source)
     policy = Policy.model_validate(
         {"version": 1, "name": "p", "scope": {"aws": {"regions": ["us-east-1"]}}}
     )

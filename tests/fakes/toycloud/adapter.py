@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gpuplan.core.fleet import Capability, GpuInstance, InstanceState
+from gpuplan.core.instances import Capability, GpuInstance, InstanceState
 from gpuplan.core.offers import Provider
-from gpuplan.providers.base import LifecycleProvider
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.base import CloudAdapter
+from gpuplan.providers.fake import FakeAdapter
 from gpuplan.usecases.cloud_entry import BuildContext
 from tests.fakes.toycloud.listing import REGIONS
 from tests.fakes.toycloud.scope import ToyScope
@@ -37,14 +37,14 @@ def instances(region: str) -> list[GpuInstance]:
     ]
 
 
-def scopes(context: BuildContext) -> dict[str, LifecycleProvider]:
+def scopes(context: BuildContext) -> dict[str, CloudAdapter]:
     """One in-memory adapter per region of the policy's ``scope.toy`` (every Toycloud
     region when the policy has no such section: a test builds them directly)."""
     section = context.policy.scope.section(Provider("toy"))
     regions = section.regions if isinstance(section, ToyScope) else REGIONS
-    out: dict[str, LifecycleProvider] = {}
+    out: dict[str, CloudAdapter] = {}
     for region in regions:
-        adapter = FakeProvider(
+        adapter = FakeAdapter(
             Provider("toy"),
             instances(region),
             capabilities=(Capability.LIST, Capability.METRICS, Capability.STOP, Capability.TAG),

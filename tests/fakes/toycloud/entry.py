@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuplan.core.actions import Call, Refusal, one
-from gpuplan.core.fleet import Action
+from gpuplan.core.instances import Action
 from gpuplan.core.offers import Provider
 from gpuplan.usecases.cloud_entry import CloudEntry, Service
 from tests.fakes.toycloud import adapter, listing, prices

@@ -15,7 +15,7 @@ from freezegun import freeze_time
 from gpuplan.core.audit.split import AuditRule
 from gpuplan.core.policy.models import AuditSettings
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.providers.aws.provider import AwsAdapter
 from gpuplan.usecases.audit_live import audit_fleet
 
 END = datetime(2026, 12, 2, 10, tzinfo=UTC)
@@ -61,7 +61,7 @@ def test_one_of_eight_on_moto(aws: boto3.Session) -> None:
     cpu = [_row("CPUUtilization", [{"Name": "InstanceId", "Value": iid}], at, 8.0) for at in HOURS]
     cw.put_metric_data(Namespace="AWS/EC2", MetricData=cpu)
     catalog = load_catalog()
-    provider = AwsProvider("us-east-1", ec2_client=ec2, cloudwatch_client=cw, catalog=catalog)
+    provider = AwsAdapter("us-east-1", ec2_client=ec2, cloudwatch_client=cw, catalog=catalog)
     calls: list[str] = []
     cw.meta.events.register("before-call.*.*", lambda model, **_: calls.append(model.name))
     result = audit_fleet([provider], catalog, AuditRule(), AuditSettings(), start=START, end=END,

@@ -6,15 +6,15 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.idle import IdleRule, decide, window_bounds
 from gpuplan.core.offers import PricingModel
 from gpuplan.providers.aws.cloudwatch import chunk_count, match_series
-from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.providers.aws.provider import AwsAdapter
 from tests.fakes import aws_scenarios as scenarios
 from tests.fakes.aws_world import NOW, World
 
 RULE = IdleRule(match_labels={"team": "research"})
 
 
-def provider(world: World, region: str, catalog: Catalog | None) -> AwsProvider:
-    return AwsProvider(
+def provider(world: World, region: str, catalog: Catalog | None) -> AwsAdapter:
+    return AwsAdapter(
         region,
         ec2_client=world.client("ec2", region),
         cloudwatch_client=world.client("cloudwatch", region),

@@ -8,9 +8,9 @@ from typing import Any
 
 from freezegun import freeze_time
 
-from gpuplan.core.fleet import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.idle import IdleDecision, IdleRule, IdleVerdict, decide, period_starts
-from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
+from gpuplan.providers.aws.provider import AwsAdapter
 from tests.fakes.aws_world import NOW, World
 
 RULE = IdleRule()
@@ -18,8 +18,8 @@ LOOKBACK = period_starts(RULE, NOW)  # 180 min: the live-process window
 TOTAL_MIB = 23028.0
 
 
-def aws(world: World) -> AwsProvider:
-    return AwsProvider(
+def aws(world: World) -> AwsAdapter:
+    return AwsAdapter(
         "us-east-1",
         ec2_client=world.client("ec2", "us-east-1"),
         cloudwatch_client=world.client("cloudwatch", "us-east-1"),

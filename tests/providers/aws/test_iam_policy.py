@@ -21,7 +21,7 @@ from botocore.stub import Stubber
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.idle import IdleRule, window_bounds
 from gpuplan.core.offers import Provider
-from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.providers.aws.provider import AwsAdapter
 from gpuplan.usecases.cloud_registry import entry_of
 from tests.fakes.aws_helpers import providers
 from tests.fakes.aws_world import NOW, World, flat
@@ -91,7 +91,7 @@ def test_every_adapter_call_is_allowed_and_nothing_more(world: World, lc_catalog
     aws.stop(listed[a])
     aws.stop(listed[c], hibernate=True)
     with stub:
-        reserved = AwsProvider("us-east-1", ec2_client=stubbed, cloudwatch_client=None)
+        reserved = AwsAdapter("us-east-1", ec2_client=stubbed, cloudwatch_client=None)
         assert reserved.reserved_types() == set()
     base_calls = set(calls)
     calls.clear()

@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from gpuplan.core.fleet import Action, Capability, InstanceState
+from gpuplan.core.instances import Action, Capability, InstanceState
 from gpuplan.core.offers import PricingModel
 from gpuplan.providers.azure import metrics
-from gpuplan.providers.base import LifecycleProvider, ProviderError
+from gpuplan.providers.base import CloudAdapter, ProviderError
 from tests.fakes.azure_world import SUB, AzureWorld
 from tests.fakes.scenarios import CASES, PERIODS, RULE, WINDOW, verdict
 
@@ -32,7 +32,7 @@ def test_scenario_table_gives_the_same_verdicts_as_aws(azure: AzureWorld) -> Non
 
 def test_the_adapter_satisfies_the_protocol_and_stops_by_deallocating(azure: AzureWorld) -> None:
     provider = azure.provider()
-    assert isinstance(provider, LifecycleProvider)
+    assert isinstance(provider, CloudAdapter)
     assert {Capability.DEALLOCATE, Capability.STOP} <= provider.capabilities
 
 

@@ -11,7 +11,7 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from gpuplan.core.fleet import Action, InstanceState
+from gpuplan.core.instances import Action, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.usecases.cloud_registry import entry_of
 from tests.fakes.azure_arm import ACTIONS

@@ -9,9 +9,9 @@ import grpc
 import pytest
 from google.cloud import monitoring_v3
 
-from gpuplan.core.fleet import Action, Capability, InstanceState
+from gpuplan.core.instances import Action, Capability, InstanceState
 from gpuplan.core.offers import PricingModel
-from gpuplan.providers.base import LifecycleProvider, ProviderError
+from gpuplan.providers.base import CloudAdapter, ProviderError
 from gpuplan.providers.gcp.machines import family_gpus
 from tests.fakes.gcp_world import PROJECT, GcpWorld
 from tests.fakes.scenarios import CASES, PERIODS, RULE, WINDOW, verdict
@@ -32,7 +32,7 @@ def test_scenario_table_gives_the_same_verdicts_as_aws(gcp: GcpWorld) -> None:
 
 def test_the_adapter_satisfies_the_protocol(gcp: GcpWorld) -> None:
     provider = gcp.provider()
-    assert isinstance(provider, LifecycleProvider)
+    assert isinstance(provider, CloudAdapter)
     assert Capability.SUSPEND in provider.capabilities
     assert Capability.HIBERNATE not in provider.capabilities
 
@@ -273,10 +273,10 @@ def test_monitoring_unavailable_is_retried_then_reported(gcp: GcpWorld) -> None:
 def test_missing_credentials_are_a_provider_error(
     monkeypatch: pytest.MonkeyPatch, tmp_path: object
 ) -> None:
-    from gpuplan.providers.gcp.provider import GcpProvider
+    from gpuplan.providers.gcp.provider import GcpAdapter
 
     monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path))
     monkeypatch.setenv("NO_GCE_CHECK", "True")
     with pytest.raises(ProviderError, match="no Application Default Credentials"):
-        GcpProvider(PROJECT)
+        GcpAdapter(PROJECT)

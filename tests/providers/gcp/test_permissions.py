@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from gpuplan.core.fleet import InstanceState
+from gpuplan.core.instances import InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.usecases.cloud_registry import entry_of
 from tests.fakes.gcp_compute import PERMISSIONS

@@ -224,7 +224,7 @@ def test_default_listings_follow_the_environment(
     moto_ec2: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from gpuplan.providers.pricing import no_progress
-    from gpuplan.usecases.refresh_discovery import default_discoverers
+    from gpuplan.usecases.refresh_types import default_discoverers
 
     for name in ("GPUPLAN_GCP_PROJECT", "AZURE_SUBSCRIPTION_ID"):
         monkeypatch.delenv(name, raising=False)

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from gpuplan.core.fleet import GpuInstance, InstanceState
+from gpuplan.core.instances import GpuInstance, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.base import ProviderError
 from gpuplan.providers.prometheus import PrometheusSource, build_query

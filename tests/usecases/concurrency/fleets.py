@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.core.fleet import Capability, GpuInstance, HostSamples
+from gpuplan.core.instances import Capability, GpuInstance, HostSamples
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.fake import FakeAdapter
 
 NOW = datetime(2026, 12, 2, 10, 17, 30, tzinfo=UTC)
 
@@ -38,10 +38,10 @@ def instance(scope: int, k: int, **extra: Any) -> GpuInstance:
 
 def fake_scope(
     scope: int, size: int = 4, *, latency_s: float = 0.0, idle_every: int = 2
-) -> FakeProvider:
+) -> FakeAdapter:
     """One scope of ``size`` instances; every ``idle_every``-th one idle, the rest busy."""
     fleet = [instance(scope, k) for k in range(size)]
-    fake = FakeProvider(
+    fake = FakeAdapter(
         Provider.AWS,
         fleet,
         capabilities=tuple(Capability),
@@ -110,14 +110,14 @@ class CountingMetrics:
 
 
 def counted_scopes(count: int, size: int = 2, seconds: float = 0.05) -> tuple[
-    list[FakeProvider], CountingMetrics
+    list[FakeAdapter], CountingMetrics
 ]:  # fmt: skip
     """``count`` fakes sharing one counting metrics source (every other instance idle)."""
     fakes = [fake_scope(s, size) for s in range(count)]
     percent = {iid: pct for f in fakes for iid, pct in f.flat_percent.items()}
     source = CountingMetrics(percent, seconds)
     counted = [
-        FakeProvider(
+        FakeAdapter(
             Provider.AWS,
             f.instances.values(),
             capabilities=tuple(Capability),

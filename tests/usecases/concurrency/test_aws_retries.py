@@ -1,6 +1,6 @@
 """AWS retries under throttling, at the wire: ``moto_server`` behind a loopback proxy
 that answers the first N ``DescribeInstances`` with EC2's ``RequestLimitExceeded``
-(HTTP 503). The adapter's clients are built by ``AwsProvider.from_session`` exactly as
+(HTTP 503). The adapter's clients are built by ``AwsAdapter.from_session`` exactly as
 in production; only ``AWS_ENDPOINT_URL`` points them at the proxy."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from gpuplan.providers.aws.provider import AwsProvider
+from gpuplan.providers.aws.provider import AwsAdapter
 from gpuplan.providers.base import ProviderError
 from gpuplan.usecases.concurrency import Concurrency
-from gpuplan.usecases.fleet import idle_rule, survey
+from gpuplan.usecases.survey import idle_rule, survey
 from tests.usecases.concurrency.fleets import NOW, research_policy
 
 KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
@@ -112,10 +112,10 @@ def moto_url() -> Iterator[str]:
         server.stop()
 
 
-def providers(proxy: str, monkeypatch: pytest.MonkeyPatch, attempts: int) -> list[AwsProvider]:
+def providers(proxy: str, monkeypatch: pytest.MonkeyPatch, attempts: int) -> list[AwsAdapter]:
     monkeypatch.setenv("AWS_ENDPOINT_URL", proxy)
     session = boto3.Session(**KEYS)
-    return [AwsProvider.from_session(session, r, max_attempts=attempts) for r in REGIONS]
+    return [AwsAdapter.from_session(session, r, max_attempts=attempts) for r in REGIONS]
 
 
 def test_throttled_listing_is_retried_in_adaptive_mode(

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gpuplan.core.fleet import Action, GpuInstance, InstanceState
+from gpuplan.core.instances import Action, GpuInstance, InstanceState
 from gpuplan.ledger import Ledger
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.fake import FakeAdapter
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
 from tests.usecases.concurrency.fleets import NOW, counted_scopes, fake_scope, research_policy
@@ -37,7 +37,7 @@ class NotingLedger(Ledger):
         super().settle_action(action_id, outcome, detail, at)
 
 
-class IntentFirst(FakeProvider):
+class IntentFirst(FakeAdapter):
     """A fake whose ``act`` checks that the intent is already committed in the ledger,
     and notes the thread it was called on."""
 
@@ -52,8 +52,8 @@ class IntentFirst(FakeProvider):
         return super().act(instance, action)
 
 
-def scopes(count: int, ledger: Ledger, latency_s: float = 0.005) -> list[FakeProvider]:
-    out: list[FakeProvider] = []
+def scopes(count: int, ledger: Ledger, latency_s: float = 0.005) -> list[FakeAdapter]:
+    out: list[FakeAdapter] = []
     for s in range(count):
         base = fake_scope(s, 4, latency_s=latency_s * (count - s))
         fake = IntentFirst(
@@ -75,13 +75,13 @@ def rows(ledger: Ledger) -> list[tuple[Any, ...]]:
     ) + ledger.select("SELECT instance_id, verdict, planned_action FROM decisions ORDER BY id")
 
 
-def brief(fake: FakeProvider) -> list[tuple[str, object]]:
+def brief(fake: FakeAdapter) -> list[tuple[str, object]]:
     """The calls a fake saw, without the run's random lease token."""
     return [(c.method, c.args[0] if c.args else None) for c in fake.calls]
 
 
 def applied(tmp_path: Path, name: str, pool: Concurrency) -> tuple[
-    StopIdleResult, list[tuple[Any, ...]], set[str], Sequence[FakeProvider]
+    StopIdleResult, list[tuple[Any, ...]], set[str], Sequence[FakeAdapter]
 ]:  # fmt: skip
     IntentFirst.acted_on = []
     with NotingLedger(tmp_path / f"{name}.db") as ledger:

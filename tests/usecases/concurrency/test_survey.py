@@ -9,14 +9,14 @@ import pytest
 
 from gpuplan.core.audit.split import AuditRule
 from gpuplan.core.errors import InputError
-from gpuplan.core.fleet import GpuInstance
+from gpuplan.core.instances import GpuInstance
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy.models import AuditSettings
-from gpuplan.providers.base import LifecycleProvider, ProviderError
-from gpuplan.providers.fake import FakeProvider
+from gpuplan.providers.base import CloudAdapter, ProviderError
+from gpuplan.providers.fake import FakeAdapter
 from gpuplan.usecases.audit_live import audit_fleet
 from gpuplan.usecases.concurrency import SERIAL, Concurrency, ServiceLimits
-from gpuplan.usecases.fleet import Survey, idle_rule, snooze, survey
+from gpuplan.usecases.survey import Survey, idle_rule, snooze, survey
 from tests.usecases.concurrency.fleets import NOW, counted_scopes, fake_scope, research_policy
 
 RULE = idle_rule(research_policy())
@@ -24,13 +24,13 @@ RULE = idle_rule(research_policy())
 
 def view(result: Survey) -> tuple[list[tuple[str, str, str, str]], list[str], list[str]]:
     rows = [
-        (s.provider.scope, s.instance.instance_id, s.decision.verdict.value, s.decision.reason)
+        (s.adapter.scope, s.instance.instance_id, s.decision.verdict.value, s.decision.reason)
         for s in result.seen
     ]
     return rows, result.problems, result.notices
 
 
-def reverse_finishing(count: int) -> list[FakeProvider]:
+def reverse_finishing(count: int) -> list[FakeAdapter]:
     """Scopes whose calls get slower the earlier they come: the last finishes first."""
     return [fake_scope(s, 3, latency_s=0.01 * (count - s)) for s in range(count)]
 
@@ -42,7 +42,7 @@ def test_order_is_the_serial_order_when_scopes_finish_in_reverse() -> None:
     for fake in fakes:
         fake.notices.append(f"{fake.scope}: a notice")
 
-    def note(adapter: LifecycleProvider, part: Survey) -> None:
+    def note(adapter: CloudAdapter, part: Survey) -> None:
         finished.append(adapter.scope)
 
     concurrent = survey(fakes, RULE, NOW, concurrency=Concurrency(12), on_scope=note)
@@ -72,20 +72,20 @@ def test_a_scope_failing_mid_survey_is_a_problem_line_and_the_others_complete() 
         "aws fake-002: listing failed: AccessDenied: not authorised",
         "aws fake-004: GPU metrics unavailable: Throttling: rate exceeded",
     ]
-    scopes = [s.provider.scope for s in result.seen]
+    scopes = [s.adapter.scope for s in result.seen]
     assert "aws fake-002" not in scopes
     assert scopes.count("aws fake-005") == 3 and scopes.count("aws fake-000") == 3
-    unknown = [s for s in result.seen if s.provider.scope == "aws fake-004"]
+    unknown = [s for s in result.seen if s.adapter.scope == "aws fake-004"]
     assert {s.decision.verdict.value for s in unknown} == {"unknown"}  # never idle
     assert all("GPU metrics unavailable" in s.decision.reason for s in unknown)
 
 
 def test_an_unexpected_error_in_one_scope_is_raised_not_swallowed() -> None:
-    class Broken(FakeProvider):
+    class Broken(FakeAdapter):
         def list_instances(self) -> list[GpuInstance]:
             raise KeyError("a bug, not a cloud failure")
 
-    fakes: list[FakeProvider] = [*reverse_finishing(3), Broken(Provider.AWS)]
+    fakes: list[FakeAdapter] = [*reverse_finishing(3), Broken(Provider.AWS)]
     with pytest.raises(KeyError, match="a bug"):
         survey(fakes, RULE, NOW, concurrency=Concurrency(4))
 

@@ -21,7 +21,7 @@ from freezegun import freeze_time
 
 from gpuplan.cli.main import main
 from gpuplan.core.policy import Policy
-from gpuplan.usecases.providers import build_fleet
+from gpuplan.usecases.adapters import build_adapters
 from tests.fakes.aws_world import NOW, flat
 from tests.usecases.org.aws_org import MANAGEMENT, ROLE, Org, build_org, strict_sts
 
@@ -114,7 +114,7 @@ def test_one_assume_role_per_account_even_with_many_regions(org: Org) -> None:
             },
         }
     )
-    fleet = build_fleet(policy, None, {})
+    fleet = build_adapters(policy, None, {})
     assert fleet.problems == []
     assert org.assumed == {}  # building assumes nothing: roles are assumed on first use
     accounts = sorted(org.accounts.values())
@@ -167,7 +167,7 @@ def test_a_listed_account_needs_no_organizations_call(
             "scope": {"aws": {"regions": ["us-east-1"], "accounts": [bravo], "role_name": ROLE}},
         }
     )
-    fleet = build_fleet(policy, None, {})
+    fleet = build_adapters(policy, None, {})
     (adapter,) = fleet.adapters
     assert adapter.scope == f"aws {bravo}/us-east-1"
     assert [i.instance_id for i in adapter.list_instances()] == [_instance(org, "bravo")]
@@ -189,7 +189,7 @@ def test_an_unknown_ou_is_a_problem_and_the_others_are_walked(org: Org) -> None:
             },
         }
     )
-    fleet = build_fleet(policy, None, {})
+    fleet = build_adapters(policy, None, {})
     assert [a.scope for a in fleet.adapters] == [f"aws {org.accounts['bravo']}/us-east-1"]
     (problem,) = fleet.problems
     assert problem.startswith("aws ou-zzzz-zzzzzzzz: cannot list its accounts: ")
@@ -201,7 +201,7 @@ def test_role_arn_is_assumed_at_the_start_and_refused_in_one_line(org: Org) -> N
     def fleet_for(role: str) -> Any:
         scope = {"regions": ["us-east-1"], "role_arn": f"arn:aws:iam::{alpha}:role/{role}"}
         pol = Policy.model_validate({"version": 1, "name": "one", "scope": {"aws": scope}})
-        return build_fleet(pol, None, {})
+        return build_adapters(pol, None, {})
 
     good = fleet_for(ROLE)
     assert good.problems == [] and [a.scope for a in good.adapters] == ["aws us-east-1"]

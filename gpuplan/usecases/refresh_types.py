@@ -30,7 +30,7 @@ def default_discoverers() -> dict[Provider, Discoverer]:
     return cloud_registry.discoverers(os.environ)
 
 
-def discover(
+def find_types(
     discoverer: Discoverer | None, provider: Provider, scope: tuple[str, ...], progress: Progress
 ) -> tuple[Discovery | None, list[Problem]]:
     """The provider's listing, or None (with a warning) when it is off or fails."""

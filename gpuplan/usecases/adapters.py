@@ -1,4 +1,4 @@
-"""The provider registry: one entry per cloud, and the one fleet builder every command uses.
+"""The provider registry: one entry per cloud, and the one adapter builder every command uses.
 
 Each :class:`CloudEntry` (:mod:`gpuplan.usecases.cloud_entry`) owns everything gpuplan
 knows about one cloud: the per-scope adapter builder (an AWS region, a GCP project, an
@@ -8,10 +8,10 @@ import their SDK inside themselves, so building the registry loads no SDK. Addin
 cloud means adding its ``providers/<cloud>/`` package and one entry
 (:mod:`gpuplan.usecases.cloud_registry`).
 
-:func:`build_fleet` is the only way from a policy to adapters (``budget``, ``fleet``,
+:func:`build_adapters` is the only way from a policy to adapters (``budget``, ``fleet``,
 ``stop-idle``, ``snooze``, ``savings``, the TUI): one adapter per scope, and a problem
 line for every scope that could not be built or discovered (builders return
-:class:`Scopes` to report those without failing the whole cloud). Callers must show
+:class:`ScopeAdapters` to report those without failing the whole cloud). Callers must show
 problems and let them change the exit code; nothing here drops one.
 ``GPUPLAN_FAKE_FLEET=path.json`` swaps every cloud for the in-memory fake entry (a test
 and demo hook).
@@ -26,36 +26,36 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
-from gpuplan.providers.base import LifecycleProvider, MetricsSource
+from gpuplan.providers.base import CloudAdapter, MetricsSource
 from gpuplan.usecases import cloud_registry
 from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
 from gpuplan.usecases.cloud_entry import (
     FAKE_FLEET_ENV,
     BuildContext,
     CloudEntry,
+    ScopeAdapters,
     ScopeBuilder,
-    Scopes,
 )
 
 __all__ = [
     "FAKE_FLEET_ENV",
+    "Adapters",
     "BuildContext",
     "CloudEntry",
-    "Fleet",
     "ProviderRegistry",
+    "ScopeAdapters",
     "ScopeBuilder",
-    "Scopes",
-    "build_fleet",
+    "build_adapters",
     "default_registry",
     "metrics_source",
 ]
 
 
 @dataclass
-class Fleet:
+class Adapters:
     """The adapters a policy's scope needs, and the scopes that could not be built."""
 
-    adapters: list[LifecycleProvider] = field(default_factory=list)
+    adapters: list[CloudAdapter] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
 
@@ -71,13 +71,15 @@ class ProviderRegistry:
     def __contains__(self, provider: object) -> bool:
         return provider in self.entries
 
-    def build(self, policy: Policy, catalog: Catalog | None, environ: Mapping[str, str]) -> Fleet:
+    def build(
+        self, policy: Policy, catalog: Catalog | None, environ: Mapping[str, str]
+    ) -> Adapters:
         """Adapters for every scope in the policy; a problem line for each that failed."""
         metrics = metrics_source(policy)
         context = BuildContext(policy, catalog, metrics, environ)
         if environ.get(FAKE_FLEET_ENV):
-            return Fleet(list(FAKE_ENTRY.scopes(context).values()))
-        fleet = Fleet()
+            return Adapters(list(FAKE_ENTRY.scopes(context).values()))
+        fleet = Adapters()
         for provider in policy.scope.providers:
             entry = self.entries.get(provider)
             if entry is None:
@@ -89,9 +91,9 @@ class ProviderRegistry:
                 fleet.problems.append(_named(provider, exc.message))
                 continue
             fleet.adapters.extend(built.values())
-            if isinstance(built, Scopes):
+            if isinstance(built, ScopeAdapters):
                 fleet.problems.extend(_named(provider, p) for p in built.problems)
-            if not built and not (isinstance(built, Scopes) and built.problems):
+            if not built and not (isinstance(built, ScopeAdapters) and built.problems):
                 fleet.problems.append(f"{provider.value}: {entry.nothing_found}")
         return fleet
 
@@ -117,11 +119,11 @@ def default_registry() -> ProviderRegistry:
     return ProviderRegistry({e.provider: e for e in cloud_registry.entries()})
 
 
-def build_fleet(
+def build_adapters(
     policy: Policy,
     catalog: Catalog | None,
     environ: Mapping[str, str],
     registry: ProviderRegistry | None = None,
-) -> Fleet:
+) -> Adapters:
     """One adapter per scope of ``policy`` through ``registry`` (default: every cloud)."""
     return (registry or default_registry()).build(policy, catalog, environ)

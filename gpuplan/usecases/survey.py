@@ -1,7 +1,7 @@
 """Survey the fleet: list GPU instances per provider scope, fetch utilisation, decide.
 
 Each scope (an AWS region, a GCP project, an Azure subscription; built by
-:func:`gpuplan.usecases.providers.build_fleet`) is listed and queried on its own: one
+:func:`gpuplan.usecases.adapters.build_adapters`) is listed and queried on its own: one
 scope failing becomes a problem line and the others are still surveyed. Utilisation is
 fetched in one batch per scope. Scopes are surveyed concurrently on a bounded pool
 (:mod:`gpuplan.usecases.concurrency`, ``--concurrency``); instances, problems and
@@ -16,7 +16,6 @@ from datetime import datetime
 
 from gpuplan.core.budget import month_to_date_usd
 from gpuplan.core.errors import GpuplanError, InputError
-from gpuplan.core.fleet import GpuInstance, HostSamples
 from gpuplan.core.idle import (
     SNOOZE_TAG,
     IdleDecision,
@@ -26,10 +25,11 @@ from gpuplan.core.idle import (
     format_tag_time,
     window_bounds,
 )
+from gpuplan.core.instances import GpuInstance, HostSamples
 from gpuplan.core.lifecycle import ActionRule, Step, plan_one
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
-from gpuplan.providers.base import LifecycleProvider, ProviderError
+from gpuplan.providers.base import CloudAdapter, ProviderError
 from gpuplan.usecases.concurrency import SERIAL, Concurrency, Service
 
 
@@ -39,7 +39,7 @@ class Seen:
 
     instance: GpuInstance
     decision: IdleDecision
-    provider: LifecycleProvider
+    adapter: CloudAdapter
     samples: HostSamples | None = None
     """The samples the decision used (for charts); None when there was none."""
 
@@ -83,13 +83,13 @@ def action_rule(policy: Policy, provider: Provider) -> ActionRule:
 
 
 def survey(
-    providers: Sequence[LifecycleProvider],
+    providers: Sequence[CloudAdapter],
     rule: IdleRule,
     now: datetime,
     instance_ids: Collection[str] | None = None,
     *,
     concurrency: Concurrency = SERIAL,
-    on_scope: Callable[[LifecycleProvider, Survey], None] | None = None,
+    on_scope: Callable[[CloudAdapter, Survey], None] | None = None,
 ) -> Survey:
     """List, fetch and decide for every scope; failures become problem lines.
 
@@ -100,7 +100,7 @@ def survey(
     out = Survey()
     start, end = window_bounds(rule, now)
 
-    def one(adapter: LifecycleProvider) -> Survey:
+    def one(adapter: CloudAdapter) -> Survey:
         return survey_scope(adapter, rule, now, (start, end), instance_ids, concurrency)
 
     with concurrency.ordered(one, providers) as parts:
@@ -115,7 +115,7 @@ def survey(
 
 
 def survey_scope(
-    adapter: LifecycleProvider,
+    adapter: CloudAdapter,
     rule: IdleRule,
     now: datetime,
     window: tuple[datetime, datetime],
@@ -144,14 +144,14 @@ def survey_scope(
     return part
 
 
-def listing_failed(adapter: LifecycleProvider, message: str) -> str:
+def listing_failed(adapter: CloudAdapter, message: str) -> str:
     """``<scope>: listing failed: <why>``, the scope named once."""
     why = message.removeprefix(f"{adapter.scope}: ")
     return f"{adapter.scope}: listing failed: {why}"
 
 
 def fetch_samples(
-    adapter: LifecycleProvider,
+    adapter: CloudAdapter,
     instances: Sequence[GpuInstance],
     start: datetime,
     end: datetime,
@@ -199,7 +199,7 @@ def when_idle(policy: Policy, s: Seen, now: datetime) -> str | None:
         return None
     verdict = IdleDecision(IdleVerdict.IDLE, "")
     rule = replace(action_rule(policy, s.instance.provider), notice_minutes=0)
-    item = plan_one(s.instance, verdict, rule, now, s.provider.capabilities)
+    item = plan_one(s.instance, verdict, rule, now, s.adapter.capabilities)
     return item.note if item.step is Step.SKIP else None
 
 
@@ -242,7 +242,7 @@ def fleet_records(
 
 
 def snooze(
-    providers: Sequence[LifecycleProvider],
+    providers: Sequence[CloudAdapter],
     instance_id: str,
     until: datetime | None,
     problems: Sequence[str] = (),
@@ -259,7 +259,7 @@ def snooze(
     """
     trouble = list(problems)
 
-    def listed(adapter: LifecycleProvider) -> list[GpuInstance] | str:
+    def listed(adapter: CloudAdapter) -> list[GpuInstance] | str:
         try:
             with concurrency.hold(adapter.provider, Service.LISTING):
                 return adapter.list_instances()
