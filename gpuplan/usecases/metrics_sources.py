@@ -18,9 +18,10 @@ says, for one source:
 
 :func:`shared_source` is what the adapter builder calls (``usecases.adapters``): the
 source of the shared entry the policy sets, passed to every adapter; None leaves each
-cloud on its own monitoring. Adding a source: its module (``providers/<name>.py``), its
-settings section in ``core/policy/models.py`` (``MetricsSettings``) and one entry in
-:data:`METRICS_ENTRIES` (docs/architecture.md, "Adding a metrics source").
+cloud on its own monitoring. Adding a source: its module (``providers/<name>.py``, with
+its settings model) and one entry in :data:`METRICS_ENTRIES`, or :func:`register` at run
+time; the entry's ``name`` becomes the policy section ``idle.metrics.<name>``
+(docs/architecture.md, "Adding a metrics source").
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ from gpuplan.core.policy.metrics_settings import (
     AwsMetrics,
     AzureMetrics,
     GcpMetrics,
+    MetricsSettings,
     PrometheusMetrics,
+    register_section,
+    unregister_section,
 )
 
 if TYPE_CHECKING:
@@ -87,7 +91,7 @@ class MetricsEntry(Generic[Settings]):
 
     def settings_in(self, policy: Policy) -> Settings | None:
         """This source's section of ``policy`` (None when the policy does not set it)."""
-        found = getattr(policy.idle.metrics, self.name, None)
+        found = policy.idle.metrics.section(self.name)
         return found if isinstance(found, self.settings) else None
 
 
@@ -114,6 +118,22 @@ METRICS_ENTRIES: list[MetricsEntry[Any]] = [
     ),
 ]
 """Every metrics source, in the order :func:`shared_source` considers them."""
+
+
+def register(entry: MetricsEntry[Any]) -> None:
+    """Add (or replace) a metrics source: its entry, and its ``idle.metrics.<name>``
+    section when that is not a field of the policy schema."""
+    unregister(entry.name)
+    if entry.name not in MetricsSettings.model_fields:
+        register_section(entry.name, entry.settings)
+    METRICS_ENTRIES.append(entry)
+
+
+def unregister(name: str) -> None:
+    """Drop a source registered at run time (a source a test registered)."""
+    METRICS_ENTRIES[:] = [e for e in METRICS_ENTRIES if e.name != name]
+    if name not in MetricsSettings.model_fields:
+        unregister_section(name)
 
 
 def metrics_entry(name: str) -> MetricsEntry[Any]:

@@ -4,10 +4,26 @@ is a metrics source's settings (``usecases.metrics_sources``)."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Any
+
+from pydantic import BaseModel, Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
 
 from gpuplan.core.policy.fields import HttpUrl
-from gpuplan.core.policy.section import Section
+from gpuplan.core.policy.section import Section, split_registered
+
+_REGISTERED: dict[str, type[BaseModel]] = {}
+"""``idle.metrics.<name>`` sections that metrics registry entries add, by name."""
+
+
+def register_section(name: str, model: type[BaseModel]) -> None:
+    """Accept ``idle.metrics.<name>``, checked by ``model`` (the metrics registry calls
+    this for an entry whose section is not a field of :class:`MetricsSettings`)."""
+    _REGISTERED[name] = model
+
+
+def unregister_section(name: str) -> None:
+    """Stop accepting ``idle.metrics.<name>`` (a source a test registered)."""
+    _REGISTERED.pop(name, None)
 
 
 class AwsMetrics(Section):
@@ -81,3 +97,20 @@ class MetricsSettings(Section):
     azure: AzureMetrics = Field(default_factory=AzureMetrics)
     prometheus: PrometheusMetrics | None = None
     """When set, every provider's utilisation comes from this Prometheus."""
+    _registered: dict[str, BaseModel] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _registered_sources(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """``idle.metrics.<name>`` of a source a registry entry adds is checked by its
+        settings model; any other unknown key stays an error."""
+        settings, sections = split_registered(cls, data, handler, _REGISTERED.get)
+        settings._registered.update(sections)
+        return settings
+
+    def section(self, name: str) -> BaseModel | None:
+        """The settings of source ``name`` (``aws``, ``prometheus``, a registered one)."""
+        if name in type(self).model_fields:
+            found: BaseModel | None = getattr(self, name)
+            return found
+        return self._registered.get(name)

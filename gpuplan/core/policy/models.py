@@ -21,7 +21,6 @@ from pydantic import (
     Tag,
     ValidatorFunctionWrapHandler,
     WithJsonSchema,
-    create_model,
     model_validator,
 )
 
@@ -56,6 +55,7 @@ from gpuplan.core.policy.metrics_settings import (
     MetricsSettings,
 )
 from gpuplan.core.policy.section import Section as _Section
+from gpuplan.core.policy.section import split_registered
 
 POLICY_VERSION = 1
 
@@ -194,6 +194,11 @@ class AzureScope(_Section):
     """Azure Monitor metrics endpoint; default: the public cloud."""
 
 
+def _cloud_section_model(key: str) -> type[BaseModel] | None:
+    found = scope_section(key)
+    return found[1] if found else None
+
+
 class Scope(_Section):
     """Which instances this policy governs. No provider section: nothing is in scope."""
 
@@ -210,17 +215,11 @@ class Scope(_Section):
     def _registered_clouds(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         """``scope.<name>`` of a cloud a registry entry adds is checked by that cloud's
         section model; any other unknown key stays an error ("extra inputs")."""
-        if not isinstance(data, dict):
-            return handler(data)
-        found = {k: scope_section(k) for k in data if k not in cls.model_fields}
-        models = {k: f for k, f in found.items() if f is not None}
-        scope = handler({k: v for k, v in data.items() if k not in models})
-        if models:
-            fields: Any = {k: (model, ...) for k, (_, model) in models.items()}
-            checked = create_model("RegisteredClouds", __config__=_Section.model_config, **fields)
-            sections = checked.model_validate({k: data[k] for k in models})
-            for key, (provider, _) in models.items():
-                scope._registered[provider] = getattr(sections, key)
+        scope, sections = split_registered(cls, data, handler, _cloud_section_model)
+        for key, value in sections.items():
+            found = scope_section(key)
+            assert found is not None  # split_registered only returns registered keys
+            scope._registered[found[0]] = value
         return scope
 
     @property

@@ -4,12 +4,17 @@ and CPU reach the idle decision (AWS on moto lists the instance)."""
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
+from gpuplan.cli.main import main
 from gpuplan.core.errors import InputError
 from gpuplan.core.idle import IdleVerdict
 from gpuplan.core.policy import Policy
-from gpuplan.core.policy.models import MetricsSettings
+from gpuplan.core.policy.metrics_settings import MetricsSettings
 from gpuplan.usecases import metrics_sources
 from gpuplan.usecases.adapters import build_adapters
 from gpuplan.usecases.survey import idle_rule, survey
@@ -18,22 +23,22 @@ from tests.fakes.aws_helpers import policy
 from tests.fakes.aws_world import NOW, World
 
 
-class ToyMetricsSettings(MetricsSettings):
-    """``idle.metrics`` with the toy's section, as the source's one schema line adds it."""
-
-    toy: ToyMetrics | None = None
-
-
 def toy_policy(toy: ToyMetrics, **metrics: object) -> Policy:
     base = policy()
-    section = ToyMetricsSettings.model_validate({**metrics, "toy": toy})
+    section = MetricsSettings.model_validate({**metrics, "toy": toy.model_dump()})
     return base.model_copy(update={"idle": base.idle.model_copy(update={"metrics": section})})
 
 
 @pytest.fixture
-def registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    entries = [*metrics_sources.METRICS_ENTRIES, TOY_ENTRY]
-    monkeypatch.setattr(metrics_sources, "METRICS_ENTRIES", entries)
+def registered() -> Iterator[None]:
+    """The toy source registered for one test: its one entry, nothing else."""
+    before = list(metrics_sources.METRICS_ENTRIES)
+    metrics_sources.register(TOY_ENTRY)
+    try:
+        yield
+    finally:
+        metrics_sources.unregister(TOY_ENTRY.name)
+    assert before == metrics_sources.METRICS_ENTRIES
 
 
 @pytest.mark.usefixtures("registered")
@@ -65,6 +70,33 @@ def test_two_shared_sources_are_refused() -> None:
         metrics_sources.shared_source(both)
 
 
-def test_unregistered_the_toy_section_is_ignored() -> None:
+def test_unregistered_the_toy_section_is_an_unknown_key() -> None:
     toy = ToyMetrics(utilisation=1.0, memory_percent=0.0, cpu_percent=0.0)
-    assert metrics_sources.shared_source(toy_policy(toy)) is None
+    with pytest.raises(ValidationError, match="toy"):
+        toy_policy(toy)
+
+
+POLICY = """version: 1
+name: toy-metrics
+scope: {{}}
+idle:
+  metrics:
+    toy:
+      utilisation: {utilisation}
+      memory_percent: 10
+      cpu_percent: 1
+"""
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_policy_file_names_the_source_and_its_section_is_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(POLICY.format(utilisation=3))
+    assert main(["policy", "check", str(good)]) == 0, capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(POLICY.format(utilisation="'lots'"))
+    assert main(["policy", "check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:7:" in err and "idle.metrics.toy.utilisation" in err, err
