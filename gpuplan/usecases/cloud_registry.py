@@ -5,8 +5,10 @@ Every per-cloud table reads this module: the adapter builder's entries
 names of ``catalog refresh``, the type discoverers, the service names of the
 per-service caps and the lines for a scope that finds nothing. Registering an entry
 also hands its lower-layer facts (catalog file, region naming) to
-:mod:`gpuplan.core.clouds`, which the loaders and the core read; so a new cloud is its
-``providers/<cloud>/`` package and one entry, nothing else.
+:mod:`gpuplan.core.clouds`, which the loaders and the core read; so a cloud registered at
+run time is its package and one entry, nothing else (docs/architecture.md, "Adding a
+cloud", for one shipped in gpuplan). :mod:`gpuplan.usecases.policy` imports this module,
+so a policy's ``scope.<name>`` of any entry is known wherever policies are read.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from gpuplan.core.offers import Provider
 from gpuplan.usecases.cloud_adapters import ENTRIES
 from gpuplan.usecases.cloud_entry import CloudEntry, Discoverer, Fetcher
 
-_ENTRIES: dict[Provider, CloudEntry] = {e.provider: e for e in ENTRIES}
+_ENTRIES: dict[Provider, CloudEntry] = {}
 
 
 def register(entry: CloudEntry) -> None:
@@ -69,3 +71,9 @@ def discoverers(environ: Mapping[str, str]) -> dict[Provider, Discoverer]:
         if listing is not None:
             found[entry.provider] = listing
     return found
+
+
+# Every entry in ENTRIES is registered on import: its policy section, facts and action
+# row (for the built-in clouds this repeats what their constants already hold).
+for _entry in ENTRIES:
+    register(_entry)

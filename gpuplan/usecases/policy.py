@@ -20,6 +20,7 @@ from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.policy_check import check_policy_file
 from gpuplan.loaders.policy_file import load_policy_file
+from gpuplan.usecases import cloud_registry  # noqa: F401  (registers ENTRIES: their scope sections)
 
 
 def gpu_table(catalog_dir: str | os.PathLike[str] | None = None) -> GpuTable:
