@@ -96,5 +96,5 @@ def _why(option: Option, first: Option) -> str:
         text += f"; {name} x{ratio:.2f} against {first.gpu}"
     memory = option.memory
     if memory is not None and memory.plan.recompute is Recompute.FULL:
-        text += "; needs full recomputation to fit"
+        text += f"; needs recomputation to fit ({memory.recompute_text})"
     return text

@@ -112,7 +112,7 @@ def estimate_mfu(
     cluster: Cluster,
     *,
     moe_top_k: int | None = None,
-    full_recompute: bool = False,
+    recompute_share: float = 0.0,
     override: float | None = None,
     job: JobShape | None = None,
 ) -> MfuEstimate:
@@ -141,8 +141,8 @@ def estimate_mfu(
     if moe_top_k is not None:
         dense = math.prod(f.value for f in factors)
         factors.append(_a2a_factor(spec, precision, cluster, link, job, moe_top_k, dense))
-    if full_recompute:
-        factors.append(recompute_factor(job.method))
+    if recompute_share > 0:
+        factors.append(recompute_factor(job.method, recompute_share))
     if job.method is Method.QLORA:
         factors.append(Factor("qlora dequantisation", QLORA_FACTOR, QLORA_WHY))
     kept = tuple(f for f in factors if f.value != 1.0 or f.name.startswith("base"))
@@ -187,15 +187,24 @@ def _width_of(params: float | None) -> int | None:
     return infer_shape(params).hidden
 
 
-def recompute_factor(method: Method) -> Factor:
-    """Model FLOPs / hardware FLOPs when the forward pass runs twice."""
+def recompute_factor(method: Method, share: float = 1.0) -> Factor:
+    """Model FLOPs / hardware FLOPs when the forward pass of ``share`` of the layers runs
+    twice."""
     model = 4.0 if method.frozen_base else 6.0
-    value = model / (model + FORWARD_FLOPS_PER_PARAM)
+    extra = FORWARD_FLOPS_PER_PARAM * share
+    value = model / (model + extra)
+    if share >= 1.0:
+        return Factor(
+            "full recomputation",
+            value,
+            f"the forward pass runs twice: {model:g}N model FLOPs cost "
+            f"{model + FORWARD_FLOPS_PER_PARAM:g}N (Korthikanti et al. 2022)",
+        )
     return Factor(
         "full recomputation",
         value,
-        f"the forward pass runs twice: {model:g}N model FLOPs cost "
-        f"{model + FORWARD_FLOPS_PER_PARAM:g}N (Korthikanti et al. 2022)",
+        f"the forward pass of {share:.0%} of the layers runs twice (the fewest that fit): "
+        f"{model:g}N model FLOPs cost {model + extra:.2f}N (Korthikanti et al. 2022)",
     )
 
 

@@ -121,7 +121,7 @@ def memory_lines(memory: MemoryEstimate) -> list[str]:
     g = memory.gib
     plan = memory.plan
     return [
-        f"memory per GPU (GiB), ZeRO-{plan.zero}, recompute {plan.recompute.value}, "
+        f"memory per GPU (GiB), ZeRO-{plan.zero}, recompute {memory.recompute_text}, "
         f"tensor parallel {plan.tensor_parallel}, micro-batch {plan.micro_batch}:",
         f"  weights {g(memory.weights):.2f} + gradients {g(memory.gradients):.2f} + "
         f"optimizer {g(memory.optimizer):.2f} + activations {g(memory.activations):.2f} + "

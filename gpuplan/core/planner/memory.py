@@ -7,8 +7,11 @@ weights, across the data-parallel GPUs. Activations per layer (Korthikanti et al
 2022, Eq. 2): ``s b h (34 + 5 a s / h)`` bytes; FlashAttention or selective
 recomputation drops the ``5 a s / h`` term; full recomputation keeps ``2 s b h`` per
 layer plus one layer's working set; tensor parallelism with sequence parallelism
-divides both by ``t``. fp32 logits ``4 s b V``. Overhead: CUDA/NCCL context plus
-fragmentation. Sizes are GiB (2^30 bytes), as ``nvidia-smi`` counts them.
+divides both by ``t``. Recomputation can cover only some layers (Megatron-LM's
+``--recompute-method block --recompute-num-layers``): the planner recomputes the fewest
+layers that make the job fit, and pays for those alone. fp32 logits ``4 s b V``.
+Overhead: CUDA/NCCL context plus fragmentation. Sizes are GiB (2^30 bytes), as
+``nvidia-smi`` counts them.
 
 LoRA / QLoRA (a frozen base): the base weights are kept in bf16 (2 B/param) or 4-bit NF4
 with double-quantised block constants (4.127 bits = 0.516 B/param, Dettmers et al. 2023,
@@ -64,6 +67,28 @@ class MemoryPlan:
     recompute: Recompute
     tensor_parallel: int
     micro_batch: int
+    recompute_layers: int | None = None
+    """With full recomputation: how many layers recompute their forward pass (block
+    recomputation); ``None``: every layer."""
+
+    def recomputed(self, layers: int) -> int:
+        """Layers of ``layers`` whose forward pass runs twice under this plan."""
+        if self.recompute is not Recompute.FULL:
+            return 0
+        if self.recompute_layers is None:
+            return layers
+        return max(0, min(layers, self.recompute_layers))
+
+    def recompute_share(self, layers: int) -> float:
+        """Share of the layers recomputed: what the recomputation costs in time."""
+        return self.recomputed(layers) / layers if layers > 0 else 0.0
+
+    def recompute_text(self, layers: int) -> str:
+        """``none``, ``full`` or ``full (k of L layers)``."""
+        k = self.recomputed(layers)
+        if self.recompute is Recompute.FULL and 0 < k < layers:
+            return f"full ({k} of {layers} layers)"
+        return self.recompute.value
 
 
 @dataclass(frozen=True)
@@ -77,6 +102,13 @@ class MemoryEstimate:
     activations: float
     logits: float
     capacity: float
+    layers: int = 0
+    """The model's layers (what a partial recomputation counts against)."""
+
+    @property
+    def recompute_text(self) -> str:
+        """``none``, ``full`` or ``full (k of L layers)``."""
+        return self.plan.recompute_text(self.layers)
 
     @property
     def model_bytes(self) -> float:
@@ -100,14 +132,24 @@ class MemoryEstimate:
 
 
 def activation_bytes(
-    shape: Shape, micro_batch: int, recompute: Recompute, tp: int, flash: bool
+    shape: Shape,
+    micro_batch: int,
+    recompute: Recompute,
+    tp: int,
+    flash: bool,
+    recompute_layers: int | None = None,
 ) -> float:
-    """All layers' stored activations per GPU (Korthikanti et al. 2022)."""
+    """All layers' stored activations per GPU (Korthikanti et al. 2022).
+
+    A recomputed layer keeps only its input (``2 s b h``); the others keep everything; while
+    a recomputed layer runs backward its whole working set is live once more."""
     s, b, h, a = shape.seq_len, micro_batch, shape.hidden, shape.heads
     score_term = 0.0 if (flash or recompute is not Recompute.NONE) else 5.0 * a * s / h
     layer = s * b * h * (34.0 + score_term) / tp
     if recompute is Recompute.FULL:
-        return shape.layers * 2.0 * s * b * h / tp + layer
+        k = shape.layers if recompute_layers is None else min(shape.layers, recompute_layers)
+        kept = 2.0 * s * b * h / tp
+        return k * kept + (shape.layers - k) * layer + (layer if k > 0 else 0.0)
     return shape.layers * layer
 
 
@@ -128,9 +170,13 @@ def estimate_memory(
     weights = weights_n / tp / (dp if plan.zero >= 3 else 1.0)
     grads = trained * gb / tp / (dp if plan.zero >= 2 else 1.0)
     optim = trained * ob / tp / (dp if plan.zero >= 1 else 1.0)
-    acts = activation_bytes(shape, plan.micro_batch, plan.recompute, tp, setup.flash_attention)
+    acts = activation_bytes(
+        shape, plan.micro_batch, plan.recompute, tp, setup.flash_attention, plan.recompute_layers
+    )
     logits = 4.0 * shape.seq_len * plan.micro_batch * shape.vocab / tp
-    return MemoryEstimate(plan, weights, grads, optim, acts, logits, capacity_gib * GIB)
+    return MemoryEstimate(
+        plan, weights, grads, optim, acts, logits, capacity_gib * GIB, shape.layers
+    )
 
 
 def choose_plan(
@@ -144,9 +190,10 @@ def choose_plan(
 ) -> MemoryEstimate:
     """The lightest plan that fits, or the most frugal one tried when none does.
 
-    Given ``--zero`` / ``--recompute`` are kept; when both are left to the planner it
-    also tries tensor parallelism inside an NVLink node (1, 2, 4, 8) before full
-    recomputation, as Megatron-style runs do.
+    Given ``--zero`` / ``--recompute`` are kept (``--recompute full``: every layer); when
+    both are left to the planner it also tries tensor parallelism inside an NVLink node (1,
+    2, 4, 8) before recomputation, as Megatron-style runs do, and then recomputes the fewest
+    layers that fit (at the tensor-parallel size that needs fewest).
     """
     setup = workload.setup
     zero = setup.zero if setup.zero is not None else (3 if gpus > 1 else 0)
@@ -159,6 +206,10 @@ def choose_plan(
         tps = [t for t in (1, 2, 4, 8) if t <= min(gpus, gpus_per_node)]
     last: MemoryEstimate | None = None
     for recompute in recomputes:
+        if recompute is Recompute.FULL and auto:
+            partial = _fewest_recomputed(workload, shape, gpus, capacity_gib, zero, tps)
+            if partial is not None:
+                return partial
         for tp in tps:
             plan = MemoryPlan(zero, recompute, tp, setup.micro_batch)
             last = estimate_memory(workload, shape, gpus, capacity_gib, plan)
@@ -166,6 +217,42 @@ def choose_plan(
                 return last
     assert last is not None
     return last
+
+
+def _fewest_recomputed(
+    workload: Workload,
+    shape: Shape,
+    gpus: float,
+    capacity_gib: float,
+    zero: int,
+    tps: list[int],
+) -> MemoryEstimate | None:
+    """The plan recomputing the fewest layers that fits (fewer tensor-parallel GPUs on a
+    tie); ``None`` when recomputing every layer does not fit either."""
+    best: MemoryEstimate | None = None
+    micro = workload.setup.micro_batch
+    for tp in tps:
+
+        def at(k: int, tp: int = tp) -> MemoryEstimate:
+            plan = MemoryPlan(zero, Recompute.FULL, tp, micro, k)
+            return estimate_memory(workload, shape, gpus, capacity_gib, plan)
+
+        if not at(shape.layers).fits:
+            continue
+        low, high = 1, shape.layers  # memory falls as k grows: the fewest k that fits
+        while low < high:
+            mid = (low + high) // 2
+            if at(mid).fits:
+                high = mid
+            else:
+                low = mid + 1
+        found = at(low)
+        if best is None or low < best.plan.recomputed(shape.layers):
+            best = found
+    if best is not None and best.plan.recomputed(shape.layers) == shape.layers:
+        every = MemoryPlan(zero, Recompute.FULL, best.plan.tensor_parallel, micro)
+        return estimate_memory(workload, shape, gpus, capacity_gib, every)
+    return best
 
 
 def largest_micro_batch(

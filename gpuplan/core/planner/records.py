@@ -105,6 +105,7 @@ def _memory_record(option: Option) -> dict[str, Any]:
         "capacity_gb": round(g(m.capacity), 3),
         "zero": m.plan.zero,
         "recompute": m.plan.recompute.value,
+        "recompute_layers": m.plan.recomputed(m.layers),
         "tensor_parallel": m.plan.tensor_parallel,
         "micro_batch": m.plan.micro_batch,
     }

@@ -25,7 +25,7 @@ from gpuplan.core.planner.memory import (
     largest_micro_batch,
     suggestions,
 )
-from gpuplan.core.planner.workload import Recompute, Workload
+from gpuplan.core.planner.workload import Workload
 
 if TYPE_CHECKING:
     from gpuplan.core.gpus import GpuSpec
@@ -90,7 +90,9 @@ def compute_for(
     memory, tips = _memory(spec, workload, count, per_node)
     if memory is not None:
         notes.append(_memory_note(memory, workload, count))
-    full = memory is not None and memory.plan.recompute is Recompute.FULL
+    share = 0.0
+    if memory is not None and workload.shape is not None:
+        share = memory.plan.recompute_share(workload.shape.layers)
     cluster = Cluster(count, per_node, nodes, network_gbps)
     if throughput is not None:
         mfu = _from_throughput(spec, used, workload, flops, cluster, throughput)
@@ -101,7 +103,7 @@ def compute_for(
             workload.params if workload.params is not None else workload.compute_params,
             cluster,
             moe_top_k=workload.routed_experts,
-            full_recompute=full,
+            recompute_share=share,
             override=mfu_override,
             job=job_shape(workload, flops),
         )
@@ -134,7 +136,7 @@ def _memory(
 
 def _memory_note(memory: MemoryEstimate, workload: Workload, count: float) -> str:
     plan = memory.plan
-    parts = [f"ZeRO-{plan.zero}", f"recompute {plan.recompute.value}"]
+    parts = [f"ZeRO-{plan.zero}", f"recompute {memory.recompute_text}"]
     if plan.tensor_parallel > 1:
         parts.append(f"tensor parallel {plan.tensor_parallel}")
     text = f"memory plan: {', '.join(parts)}, micro-batch {plan.micro_batch}"
