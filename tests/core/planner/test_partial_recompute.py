@@ -78,9 +78,9 @@ def test_the_time_cost_scales_with_the_recomputed_share() -> None:
     assert recompute_factor(Method.PRETRAIN).value == pytest.approx(6 / 8)
     assert recompute_factor(Method.PRETRAIN, 0.5).value == pytest.approx(6 / 7)
     assert recompute_factor(Method.LORA).value == pytest.approx(4 / 6)
-    assert recompute_factor(Method.PRETRAIN, 0.25).value > recompute_factor(
-        Method.PRETRAIN, 0.5
-    ).value
+    assert (
+        recompute_factor(Method.PRETRAIN, 0.25).value > recompute_factor(Method.PRETRAIN, 0.5).value
+    )
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, object]:
