@@ -194,6 +194,44 @@ def fp8_speedup(anchors: list[Anchor]) -> float:
     return statistics.median(ratios) if ratios else cal.FP8_SPEEDUP
 
 
+def fp4_pairs(path: Path = ANCHORS) -> list[tuple[str, str, float]]:
+    """(model, GPU, fp4 / fp8 throughput) for rows that differ only in precision: the same
+    source release, model, GPU, GPU count and sequence length; the best row of each family
+    (fp8 covers fp8, fp8-cs and mxfp8; fp4 is nvfp4)."""
+    best: dict[tuple[str, ...], dict[str, float]] = {}
+    with path.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            text = row["precision"].lower()
+            family = "fp4" if "fp4" in text else "fp8" if "fp8" in text else None
+            if family is None or not row["tokens_per_s_per_gpu"]:
+                continue
+            key = (row["source_id"], row["model"], row["gpu"], row["gpus"], row["seq_len"])
+            rates = best.setdefault(key, {})
+            rates[family] = max(float(row["tokens_per_s_per_gpu"]), rates.get(family, 0.0))
+    return [
+        (key[1], key[2], rates["fp4"] / rates["fp8"])
+        for key, rates in best.items()
+        if {"fp4", "fp8"} <= set(rates)
+    ]
+
+
+def fp4_report() -> str:
+    """FP4_OVER_FP8 fitted on every pair, and held out a model at a time."""
+    pairs = fp4_pairs()
+    fitted = statistics.median(r for _, _, r in pairs)
+    lines = [f"fp4 / fp8: {len(pairs)} pairs, median {fitted:.3f} (shipped {cal.FP4_OVER_FP8})"]
+    for model in sorted({m for m, _, _ in pairs}):
+        rest = statistics.median(r for m, _, r in pairs if m != model)
+        held = [r for m, _, r in pairs if m == model]
+        errs = [abs(r / rest - 1) for r in held]
+        worst = max(max(r / rest, rest / r) for r in held)
+        lines.append(
+            f"  {model} left out ({len(held)} pairs): fit {rest:.3f}, median error "
+            f"{statistics.median(errs):.1%}, worst {worst:.2f}x"
+        )
+    return "\n".join(lines)
+
+
 def fit(anchors: list[Anchor]) -> Fit:
     """fp8 speedup from paired rows; then a grid over width and traffic with the base the
     median ratio, least absolute log error over every row."""
@@ -275,6 +313,7 @@ def main() -> int:
     print(cross_report(full))
     print(f"scale-out: {scale_out_slope(anchors):.4f} per doubling of nodes "
           f"(shipped {cal.INTER_EXPOSED_PER_DOUBLING})")  # fmt: skip
+    print(fp4_report())
     print(f"fit on all: STEADY_BASE {full[0]}, WIDTH_HALF {full[1]}, "
           f"MEMORY_TRAFFIC {full[2]}, FP8_SPEEDUP {full[3]}; shipped {shipped()}")  # fmt: skip
     return 0

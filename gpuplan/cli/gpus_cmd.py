@@ -19,6 +19,7 @@ COLUMNS = (
     "bf16_tflops",
     "fp16_tflops",
     "fp8_tflops",
+    "fp4_tflops",
     "interconnect",
     "interconnect_gbs",
     "source",
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         "bf16",
         "fp16",
         "fp8",
+        "fp4",
         "interconnect",
     ]
     rows = [
@@ -98,12 +100,13 @@ def run(args: argparse.Namespace) -> int:
             format_cell(s.bf16_tflops, digits=1),
             format_cell(s.fp16_tflops, digits=1),
             format_cell(s.fp8_tflops, digits=1),
+            format_cell(s.fp4_tflops, digits=1),
             s.interconnect + (f" {s.interconnect_gbs:g} GB/s" if s.interconnect_gbs else ""),
         ]
         for s in specs
     ]
     # Left out first to fit the terminal: architecture, launch year, fp32, tf32, fp16.
-    right = [False, False] + [True] * 8 + [False]
+    right = [False, False] + [True] * 9 + [False]
     print(render_table(headers, rows, align_right=right, drop=(1, 2, 5, 6, 8), wrap_last=True))
     print("\nTFLOP/s are dense peaks per GPU (datasheet sparse figures halved).")
     return 0

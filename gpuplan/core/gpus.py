@@ -37,6 +37,7 @@ class GpuSpec(BaseModel):
     bf16_tflops: float | None = None
     fp16_tflops: float | None = None
     fp8_tflops: float | None = None
+    fp4_tflops: float | None = None
     interconnect: str
     """GPU-to-GPU link inside a node."""
     interconnect_gbs: float | None = None

@@ -23,6 +23,8 @@ class Precision(StrEnum):
     BF16 = "bf16"
     FP16 = "fp16"
     FP8 = "fp8"
+    FP4 = "fp4"
+    """NVFP4 / MXFP4 training recipes (Blackwell, CDNA 4)."""
 
 
 class _Providers(type):

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 MAX_ROWS = 300
 """Rows put in the table; the chart shows every priced option."""
-PRECISIONS = ("bf16", "fp16", "fp8", "tf32", "fp32")
+PRECISIONS = ("bf16", "fp16", "fp8", "fp4", "tf32", "fp32")
 TEXT_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("params", "params", "7B"),
     ("tokens", "tokens", "140B"),

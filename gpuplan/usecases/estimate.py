@@ -148,6 +148,7 @@ def parse_objective(text: str | None) -> Objective:
 
 
 _NEEDS_CORES = {
+    Precision.FP4: "use fp8 or bf16, or a B200/B300/GB200/GB300-class GPU",
     Precision.FP8: "use bf16, or an H100/H200/B200-class GPU",
     Precision.BF16: "use fp16 on it, or an A100 or newer",
 }
@@ -243,7 +244,7 @@ def build_workload(args: EstimateArgs) -> Workload:
         )
     method = _enum(Method, args.method, "--method", Method.PRETRAIN)
     setup = TrainingSetup(
-        precision=_enum(Precision, args.precision, "--precision", Precision.BF16),
+        precision=_enum(Precision, _precision_alias(args.precision), "--precision", Precision.BF16),
         optimizer=_optimizer(args.optimizer),
         zero=3 if args.fsdp else _zero(args.zero),
         recompute=_enum(Recompute, args.recompute, "--recompute", None),
@@ -304,6 +305,17 @@ def _optimizer(text: str | None) -> Optimizer:
     aliases = {"adam": "adamw", "8-bit-adam": "8bit-adam", "adam8bit": "8bit-adam"}
     chosen: Optimizer = _enum(Optimizer, aliases.get(key, key), "--optimizer", Optimizer.ADAMW)
     return chosen
+
+
+PRECISION_ALIASES = {"nvfp4": "fp4", "mxfp4": "fp4", "mxfp8": "fp8"}
+"""Recipe names that train at a planner precision: NVFP4 and MXFP4 at the fp4 peak, MXFP8
+at the fp8 peak."""
+
+
+def _precision_alias(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return PRECISION_ALIASES.get(str(text).strip().lower(), text)
 
 
 def _enum(kind: Any, text: str | None, flag: str, default: Any) -> Any:

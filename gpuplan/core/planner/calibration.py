@@ -25,6 +25,12 @@ MEMORY_TRAFFIC = 0.2
 """Share of compute time memory-bound kernels take on a GPU with 300 FLOP per byte: fitted."""
 FP8_SPEEDUP = 1.13
 """Steady-state fp8 / bf16 throughput on the same GPU: fitted (anchor tables' fp8 rows)."""
+FP4_OVER_FP8 = 1.10
+"""Steady-state fp4 (NVFP4) / fp8 throughput on the same GPU: the median of the 33 anchor
+rows that differ only in precision (Megatron-Bridge 26.02-26.08 on B200, B300, GB200,
+GB300). It depends on the model, not the GPU's fp4 peak: Llama 3.1 405B 1.32-1.41 on GB200
+and GB300 alike, Llama 3 70B 1.05-1.41, Nemotron 3 Super 0.88-1.04; with a model left out
+the median error is 22-32% (scripts/fit_steady_state.py)."""
 INTRA_EXPOSED = 0.03
 """Share of compute time the in-node traffic leaves exposed on NVLink 4 (900 GB/s): assumed
 (the anchor tables run 8-GPU NVLink nodes only; PCIe parts get 0.42, a 0.70 factor)."""

@@ -244,7 +244,7 @@ def _a2a_factor(
     per_token = job.flops_per_token or 6 * 12.0 * layers * hidden * hidden
     seconds = per_token / (peak * 1e12 * dense_mfu)
     # fp8 dispatch, bf16 combine (DeepSeek-V3 Sec 3.3); bf16 both ways otherwise.
-    width = 1.5 if precision is Precision.FP8 else 2.0
+    width = 1.5 if precision in (Precision.FP8, Precision.FP4) else 2.0
     exposed = comm.all_to_all_exposed(
         top_k=top_k,
         hidden=hidden,
@@ -280,6 +280,17 @@ def _precision_factor(spec: GpuSpec, precision: Precision) -> Factor:
             value = cal.FP8_SPEEDUP * bf16 / fp8
             return Factor(
                 "fp8", value, f"fp8 runs ~{cal.FP8_SPEEDUP:g}x bf16, not {fp8 / bf16:.1f}x"
+            )
+    if precision is Precision.FP4:
+        bf16 = spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16)
+        fp4 = spec.peak_tflops(Precision.FP4)
+        if bf16 and fp4:
+            speedup = cal.FP8_SPEEDUP * cal.FP4_OVER_FP8
+            return Factor(
+                "fp4",
+                speedup * bf16 / fp4,
+                f"fp4 runs ~{speedup:.2f}x bf16 ({cal.FP8_SPEEDUP:g} x {cal.FP4_OVER_FP8:g} "
+                f"over fp8), not {fp4 / bf16:.1f}x: only the large GEMMs run in fp4",
             )
     if precision in _PRECISION_FACTOR:
         value, why = _PRECISION_FACTOR[precision]

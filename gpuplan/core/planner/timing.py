@@ -55,11 +55,18 @@ class Compute:
 
 
 def peak_for(spec: GpuSpec, precision: Precision) -> tuple[float, Precision]:
-    """Dense peak at ``precision``, falling back (bf16<->fp16, fp8->bf16, ->fp32)."""
+    """Dense peak at ``precision``, falling back (bf16<->fp16, fp4->fp8->bf16, ->fp32)."""
     fallbacks = {
         Precision.BF16: (Precision.BF16, Precision.FP16, Precision.FP32),
         Precision.FP16: (Precision.FP16, Precision.BF16, Precision.FP32),
         Precision.FP8: (Precision.FP8, Precision.BF16, Precision.FP16, Precision.FP32),
+        Precision.FP4: (
+            Precision.FP4,
+            Precision.FP8,
+            Precision.BF16,
+            Precision.FP16,
+            Precision.FP32,
+        ),
         Precision.TF32: (Precision.TF32, Precision.FP32),
         Precision.FP32: (Precision.FP32,),
     }[precision]

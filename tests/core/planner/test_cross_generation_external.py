@@ -119,6 +119,20 @@ def test_headline_figures_do_not_regress(bench: ModuleType, scored: list[Any]) -
     assert worst <= BASELINE_WORST * 1.03, f"worst {worst:.2f}x"
 
 
+HEADLINE_WITH_FP4 = (39, 0.143, 1.51)
+"""Every headline pair once the CLI took --precision fp4 (2026-12-04): pairs, median, worst."""
+
+
+def test_headline_with_fp4_does_not_regress(bench: ModuleType, scored: list[Any]) -> None:
+    if not bench.accepts_fp4():
+        pytest.fail("the CLI takes --precision fp4 since 2026-12-04")
+    pairs, median_at, worst_at = HEADLINE_WITH_FP4
+    n, median, worst = bench.errors(bench.headline(scored))
+    assert n == pairs
+    assert median <= median_at + 0.01, f"median error {median:.1%}"
+    assert worst <= worst_at * 1.03, f"worst {worst:.2f}x"
+
+
 def test_excluded_rows_stay_out_of_the_headline(bench: ModuleType, scored: list[Any]) -> None:
     excluded = [s for s in scored if s.pair.row["excluded"]]
     assert excluded
@@ -129,7 +143,8 @@ def test_report_states_the_headline(bench: ModuleType, scored: list[Any]) -> Non
     text = "\n".join(bench.report(scored, False))
     n, median, worst = bench.errors(bench.headline(scored))
     assert f"| {n} | {median:.1%} | {worst:.2f}x |" in text
-    assert "needs fp4" in text
+    if not bench.accepts_fp4():
+        assert "needs fp4" in text
 
 
 def _sub(extract: ModuleType, rnd: str, gpu: str, gpus: int, minutes: list[float]) -> Any:
