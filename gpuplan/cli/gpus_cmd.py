@@ -20,6 +20,7 @@ COLUMNS = (
     "fp16_tflops",
     "fp8_tflops",
     "fp4_tflops",
+    "bf16_matmul_tflops",
     "interconnect",
     "interconnect_gbs",
     "source",

@@ -38,6 +38,8 @@ class GpuSpec(BaseModel):
     fp16_tflops: float | None = None
     fp8_tflops: float | None = None
     fp4_tflops: float | None = None
+    bf16_matmul_tflops: float | None = None
+    """Measured maximum achievable bf16 matmul TFLOP/s (MAMF), where published."""
     interconnect: str
     """GPU-to-GPU link inside a node."""
     interconnect_gbs: float | None = None

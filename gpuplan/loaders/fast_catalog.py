@@ -122,6 +122,7 @@ class GpuRow:
     fp16_tflops: float | None
     fp8_tflops: float | None
     fp4_tflops: float | None
+    bf16_matmul_tflops: float | None
     interconnect: str
     interconnect_gbs: float | None
     aliases: tuple[str, ...]
@@ -135,7 +136,8 @@ class GpuRow:
 _GPU_STR = ("name", "vendor", "architecture", "form_factor", "interconnect", "source")
 _GPU_FLOAT = ("memory_gb", "memory_bandwidth_tbs")
 _GPU_OPT = (
-    "fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp4_tflops"
+    "fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp4_tflops",
+    "bf16_matmul_tflops",
 )  # fmt: skip
 _GPU_KEYS = frozenset((*_GPU_STR, *_GPU_FLOAT, *_GPU_OPT, "launch_year", "interconnect_gbs"))
 

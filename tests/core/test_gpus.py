@@ -12,7 +12,7 @@ from gpuplan.loaders.paths import bundled_pricing_dir
 CANONICAL = [
     "P100", "T4", "V100-16GB", "V100-32GB", "A10G", "A10", "L4", "L40S", "A100-40GB",
     "A100-80GB", "H100", "H100-PCIe", "H100-NVL", "H200", "B200", "B300", "GB200", "GB300",
-    "MI300X", "H800", "A800-80GB", "GH200", "MI250X",
+    "MI300X", "MI325X", "MI355X", "H800", "A800-80GB", "GH200", "MI250X",
 ]  # fmt: skip
 
 

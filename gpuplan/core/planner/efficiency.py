@@ -9,9 +9,11 @@ named factors so ``--explain`` can print them:
 The base and width constants are fitted to framework benchmark tables that run the same
 software on several GPU generations (tests/core/planner/anchors/throughput_anchors.csv;
 :mod:`gpuplan.core.planner.calibration`), so the model is peak-proportional across
-generations: an H100 is ~3.2x an A100 because its dense peak is, not because of a constant
-learned from lab totals. What real runs lose beyond steady state (restarts, evaluation,
-checkpoints, ramp-up) is goodput, applied per option (:mod:`gpuplan.core.planner.options`).
+generations: an H100 is ~2.7x an A100 because its dense peak, its measured matmul ceiling
+(the spec table's ``bf16_matmul_tflops``) and its memory bandwidth say so, not because of a
+constant learned from lab totals. What real runs lose beyond steady state (restarts,
+evaluation, checkpoints, ramp-up) is goodput, applied per option
+(:mod:`gpuplan.core.planner.options`).
 """
 
 from __future__ import annotations
@@ -88,6 +90,14 @@ def base_mfu(spec: GpuSpec) -> tuple[float, str]:
 
 
 def architecture_factor(spec: GpuSpec) -> tuple[float, str]:
+    """The GPU's measured matmul ceiling over the H100's, where the spec table has one."""
+    peak = spec.peak_tflops(Precision.BF16)
+    if spec.bf16_matmul_tflops and peak:
+        share = spec.bf16_matmul_tflops / peak
+        return share / cal.MATMUL_SHARE_REFERENCE, (
+            f"measured matmul ceiling: {share:.0%} of the dense peak against the H100's "
+            f"{cal.MATMUL_SHARE_REFERENCE:.0%} (maximum achievable matmul FLOPS)"
+        )
     for prefix, value, why in _ARCHITECTURES:
         if spec.architecture.startswith(prefix):
             return value, why

@@ -59,11 +59,11 @@ def test_every_stored_case_ran_and_both_stacks_are_there(compared: list[Any]) ->
 def test_an_eager_stack_keeps_a_steady_share_of_the_planner_steady_state(
     compared: list[Any],
 ) -> None:
-    """Measured 0.58-0.74 (median 0.66) over 125M-6.7B, LoRA and full recomputation: the
+    """Measured 0.62-0.80 (median 0.71) over 125M-6.7B, LoRA and full recomputation: the
     width, recomputation and LoRA factors move as the real step does; the level is the
     stack's."""
     ratios = [c.ratio for c in _eager(compared)]
-    assert 0.62 <= statistics.median(ratios) <= 0.70
+    assert 0.67 <= statistics.median(ratios) <= 0.75
     assert max(ratios) / min(ratios) <= 1.35
 
 
