@@ -286,7 +286,8 @@ FRESH_SOURCES = (
     ("GPT-2 reproductions", ("GPT-2",)),
     ("Yandex", ("YaLM",)),
     ("DCLM", ("DCLM",)),
-    ("Sber", ("mGPT",)),
+    ("Sber", ("mGPT", "ruGPT3")),
+    ("AI Singapore", ("SEA-LION",)),
 )
 """The lab behind each fresh run, named as in :data:`SOURCES` where the lab is the same
 (MobileLLM is Meta's, SantaCoder BigCode's...): left out together with it."""
