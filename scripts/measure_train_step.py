@@ -3,7 +3,10 @@
 Run on a machine with a GPU, PyTorch, transformers and peft (none of them gpuplan
 dependencies)::
 
-    OUT=results python scripts/measure_train_step.py            # the GPU cases
+    OUT=results python scripts/measure_train_step.py            # run 1: the GPU cases
+    OUT=results python scripts/measure_train_step.py --compiled # run 1: torch.compile cases
+    OUT=results python scripts/measure_train_step.py --extra    # run 2
+    OUT=results python scripts/measure_train_step.py --recheck  # run 3
     OUT=/tmp/smoke python scripts/measure_train_step.py --smoke  # tiny shapes, on the CPU
 
 Llama-style decoders (``transformers.LlamaForCausalLM`` from a config, random weights, no
@@ -12,7 +15,10 @@ Pretraining runs the 16 B/parameter mixed-precision setup the planner assumes (f
 weights, bf16 autocast, fused AdamW); LoRA freezes a bf16 base and trains rank-16 adapters
 on every linear layer (peft). Each case writes one JSON line to ``$OUT/steps.jsonl`` as soon
 as it is measured (median step time of the timed steps after warm-up, peak allocated
-memory); a case that runs out of memory is recorded as such and the next one runs.
+memory, counted from after the model and optimizer are built: a LoRA base is built in fp32
+and cast to bf16, and before run 3 that build was counted); a case that runs out of memory
+is recorded as such and the next one runs. ``bf16_weights`` cases keep weights, gradients
+and AdamW states in bf16 (no fp32 master copy).
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ class Case:
     seq_len: int
     micro_batch: int
     checkpointing: bool = False
+    bf16_weights: bool = False
+    """Pretraining with bf16 weights, gradients and AdamW states (no fp32 master copy)."""
     compiled: bool = False
     """``torch.compile`` on the model (the compile itself is in the warm-up steps)."""
 
@@ -61,11 +69,28 @@ COMPILED = (
     Case("1.3B compiled", "pretrain", 24, 2048, 16, 5632, 4096, 4, compiled=True),
     Case("2.7B compiled", "pretrain", 32, 2560, 32, 6912, 4096, 2, compiled=True),
 )
+EXTRA = (
+    # A second machine: the calibration anchor again, then the cases run 1 did not cover.
+    Case("1.3B bf16 AdamW", "pretrain", 24, 2048, 16, 5632, 4096, 4, bf16_weights=True),
+    Case("1.3B run 2", "pretrain", 24, 2048, 16, 5632, 4096, 4),
+    Case("6.7B bf16 AdamW ckpt", "pretrain", 32, 4096, 32, 11008, 4096, 1, True, True),
+    Case("6.7B LoRA 2048x4", "lora", 32, 4096, 32, 11008, 2048, 4),
+    Case("6.7B LoRA 2048x4 ckpt", "lora", 32, 4096, 32, 11008, 2048, 4, checkpointing=True),
+    Case("350M bf16 AdamW", "pretrain", 24, 1024, 16, 2816, 4096, 8, bf16_weights=True),
+    Case("2.7B ckpt", "pretrain", 32, 2560, 32, 6912, 4096, 2, checkpointing=True),
+)
+RECHECK = (
+    # Run 3: the LoRA cases with recomputation again, their peak counted after the build.
+    Case("6.7B LoRA ckpt b4", "lora", 32, 4096, 32, 11008, 4096, 4, checkpointing=True),
+    Case("6.7B LoRA 2048x4 ckpt", "lora", 32, 4096, 32, 11008, 2048, 4, checkpointing=True),
+    Case("6.7B LoRA", "lora", 32, 4096, 32, 11008, 4096, 1),
+)
 SMOKE = (
     Case("smoke", "pretrain", 2, 64, 4, 172, 128, 2),
     Case("smoke ckpt", "pretrain", 2, 64, 4, 172, 128, 2, checkpointing=True),
     Case("smoke LoRA", "lora", 2, 64, 4, 172, 128, 2),
     Case("smoke LoRA ckpt", "lora", 2, 64, 4, 172, 128, 2, checkpointing=True),
+    Case("smoke bf16", "pretrain", 2, 64, 4, 172, 128, 2, checkpointing=True, bf16_weights=True),
 )
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -74,6 +99,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU")
     parser.add_argument("--compiled", action="store_true", help="the torch.compile cases")
+    parser.add_argument("--extra", action="store_true", help="the second run's cases")
+    parser.add_argument("--recheck", action="store_true", help="the third run's cases")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--steps", type=int, default=6)
     args = parser.parse_args()
@@ -89,10 +116,19 @@ def main() -> int:
             sink.flush()
             print(json.dumps(record), flush=True)
 
-        write(_environment(torch, device))
+        cases_set = next(
+            (n for n in ("smoke", "compiled", "extra", "recheck") if getattr(args, n)), "main"
+        )
+        write({**_environment(torch, device), "cases": cases_set})
         if device == "cuda":
             write(_matmul(torch))
-        cases = SMOKE if args.smoke else COMPILED if args.compiled else CASES
+        cases = {
+            "smoke": SMOKE,
+            "compiled": COMPILED,
+            "extra": EXTRA,
+            "recheck": RECHECK,
+            "main": CASES,
+        }[cases_set]
         for case in cases:
             write(_measure(torch, case, device, args.warmup, args.steps))
     return 0
@@ -141,7 +177,9 @@ def _model(torch: Any, case: Case, device: str) -> tuple[Any, list[Any]]:
     )
     config._attn_implementation = "sdpa"
     with torch.device(device):
-        model = LlamaForCausalLM(config)
+        model: Any = LlamaForCausalLM(config)
+    if case.bf16_weights:
+        model = model.to(torch.bfloat16)
     if case.method == "lora":
         from peft import LoraConfig, get_peft_model
 
@@ -173,6 +211,11 @@ def _measure(torch: Any, case: Case, device: str, warmup: int, steps: int) -> di
         record["params_trainable"] = sum(p.numel() for p in trainable)
         optimizer = torch.optim.AdamW(trainable, lr=1e-4, fused=device == "cuda")
         record["build_s"] = round(time.perf_counter() - built, 2)
+        if device == "cuda":
+            # A LoRA base is built in fp32 and then cast to bf16: that build peak is no
+            # training memory, so the step peak is counted from here.
+            record["build_peak_gib"] = torch.cuda.max_memory_allocated() / 2**30
+            torch.cuda.reset_peak_memory_stats()
         shape = (case.micro_batch, case.seq_len)
         ids = torch.randint(0, VOCAB, shape, device=device)
         times = []
