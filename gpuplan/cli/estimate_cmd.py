@@ -59,7 +59,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     shape.add_argument("--experts", help="experts per layer (mixture-of-experts)")
     shape.add_argument("--top-k", help="routed experts per token (default 2 for MoE)")
     setup = p.add_argument_group("training setup")
-    setup.add_argument("--precision", help=_listed(Precision, "bf16"))
+    setup.add_argument(
+        "--precision",
+        help=_listed(Precision, "bf16") + "; nvfp4 and mxfp4 plan as fp4, mxfp8 as fp8",
+    )
     setup.add_argument("--optimizer", help=_listed(Optimizer, "adamw"))
     setup.add_argument("--zero", help="ZeRO stage 0-3 (default: 3 on several GPUs)")
     setup.add_argument("--fsdp", action="store_true", help="FSDP full sharding (= --zero 3)")
