@@ -148,7 +148,7 @@ def parse_objective(text: str | None) -> Objective:
 
 
 _NEEDS_CORES = {
-    Precision.FP4: "use fp8 or bf16, or a B200/B300/GB200/GB300-class GPU",
+    Precision.FP4: "use fp8 or bf16, or a Blackwell GPU or an MI355X",
     Precision.FP8: "use bf16, or an H100/H200/B200-class GPU",
     Precision.BF16: "use fp16 on it, or an A100 or newer",
 }
