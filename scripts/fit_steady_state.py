@@ -4,15 +4,17 @@ Run: python scripts/fit_steady_state.py
 
 Reads tests/core/planner/anchors/throughput_anchors.csv (each row a framework's published
 tokens/s per GPU, with its verbatim quote and source). For every dense row on a GPU of
-the spec table at bf16 or fp8 (fp8, mxfp8; fp4 rows are left out of this fit: the fp4 share
-is fitted on its own pairs by scripts/fit_low_precision.py) the measured MFU is ``tokens/s x model FLOPs per token / dense bf16 peak`` with the
+the spec table at bf16 or fp8 (fp8, mxfp8; fp4 rows are left out of this fit: the fp4
+share is fitted on its own pairs by scripts/fit_low_precision.py) the measured MFU is
+``tokens/s x model FLOPs per token / dense bf16 peak`` with the
 planner's own FLOPs (6N + 12 L H Q S, shape inferred from the parameters as the CLI
 does). The model's prediction is :func:`gpuplan.core.planner.efficiency.estimate_mfu` on
 that GPU, count and precision. The free constants (base, width half-point, memory
 traffic share, fp8 share of the Amdahl precision factor) are fitted by least absolute log
 error on a small grid (the fp8 share on the rows that differ only in precision,
-scripts/fit_low_precision.py); the headline figures leave each *framework* (Megatron-Bridge/NeMo, llm-foundry, torchtitan)
-out whole, fit on the others and score the one left out.
+scripts/fit_low_precision.py); the headline figures leave each *framework*
+(Megatron-Bridge/NeMo, llm-foundry, torchtitan) out whole, fit on the others and score the
+one left out. The cross-generation pairs (``cross_report``) include nvfp4 on both sides.
 """
 
 from __future__ import annotations
@@ -23,13 +25,13 @@ import itertools
 import math
 import re
 import statistics
-from dataclasses import dataclass
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fit_low_precision import family_of, framework_of, load_pairs
+from fit_low_precision import VARIANT_NOTE, family_of, framework_of, load_pairs
 from fit_low_precision import fit as fit_shares
 
 from gpuplan.core.gpus import GpuSpec
@@ -51,11 +53,11 @@ against 0.55 on A100). It is set from the cross-generation pairs instead (see
 llm-foundry's 2023 tables: 2.2-2.5x) and H100 -> B200 at 2.2x (Megatron-Bridge: 2.1x)."""
 MOE_NAMES = ("oss", "qwen3", "nemotron_3", "nemotron v3", "kimi", "deepseek", "llama 4", "mixtral")
 """Mixture-of-experts models the table lists without active parameters: not dense anchors."""
-VARIANT_NOTE = "power limit"
-"""Rows run on a variant the spec table does not hold: torchtitan's H100 tables ran on Grand
-Teton H100 96GB HBM2e capped at 500 W (30 rows), not the 700 W SXM5 80GB HBM3 part the
-table's "H100" is; scored against the SXM peak they keep 0.22-0.36 of it and pulled the
-base down. Left out of the fit and its validation, by the hardware note, not the error."""
+# VARIANT_NOTE (fit_low_precision): rows run on a variant the spec table does not hold:
+# torchtitan's H100 tables ran on Grand Teton H100 96GB HBM2e capped at 500 W (30 rows), not
+# the 700 W SXM5 80GB HBM3 part the table's "H100" is; scored against the SXM peak they keep
+# 0.22-0.36 of it and pulled the base down. Left out of the fit and its validation, by the
+# hardware note, not the error.
 DEFAULT_SEQ = 8192
 """Rows without a sequence length: torchtitan's Llama 3 configs train at 8192."""
 
@@ -398,6 +400,11 @@ def cross_report(fit: Fit) -> str:
     for reason in (UNFAIR_MOE, UNFAIR_RECIPE, UNFAIR_STALE):
         part = [r for r in rows if r.unfair == reason]
         lines.append(f"  excluded, {reason}: {cross_errors(part, fit)}")
+    fp4 = [r for r in rows if r.precision is Precision.FP4]
+    lines.append(
+        f"  nvfp4 on both sides: {cross_errors(fp4, fit)}; the fair ones: "
+        f"{cross_errors([r for r in fp4 if not r.unfair], fit)}"
+    )
     pairs: dict[tuple[str, str], list[CrossRow]] = {}
     for r in fair:
         pairs.setdefault((r.a.name, r.b.name), []).append(r)
