@@ -4,14 +4,17 @@ Run: python scripts/fit_steady_state.py
 
 Reads tests/core/planner/anchors/throughput_anchors.csv (each row a framework's published
 tokens/s per GPU, with its verbatim quote and source). For every dense row on a GPU of
-the spec table at bf16 or fp8 (fp8, mxfp8; fp4 rows are left out: the planner has no fp4
-path) the measured MFU is ``tokens/s x model FLOPs per token / dense bf16 peak`` with the
+the spec table at bf16 or fp8 (fp8, mxfp8; fp4 rows are left out of this fit: the fp4
+share is fitted on its own pairs by scripts/fit_low_precision.py) the measured MFU is
+``tokens/s x model FLOPs per token / dense bf16 peak`` with the
 planner's own FLOPs (6N + 12 L H Q S, shape inferred from the parameters as the CLI
 does). The model's prediction is :func:`gpuplan.core.planner.efficiency.estimate_mfu` on
 that GPU, count and precision. The free constants (base, width half-point, memory
-traffic share, fp8 speedup) are fitted by least absolute log error on a small grid; the
-headline figures leave each *framework* (Megatron-Bridge/NeMo, llm-foundry, torchtitan)
-out whole, fit on the others and score the one left out.
+traffic share, fp8 share of the Amdahl precision factor) are fitted by least absolute log
+error on a small grid (the fp8 share on the rows that differ only in precision,
+scripts/fit_low_precision.py); the headline figures leave each *framework*
+(Megatron-Bridge/NeMo, llm-foundry, torchtitan) out whole, fit on the others and score the
+one left out. The cross-generation pairs (``cross_report``) include nvfp4 on both sides.
 """
 
 from __future__ import annotations
@@ -22,8 +25,14 @@ import itertools
 import math
 import re
 import statistics
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fit_low_precision import VARIANT_NOTE, family_of, framework_of, load_pairs
+from fit_low_precision import fit as fit_shares
 
 from gpuplan.core.gpus import GpuSpec
 from gpuplan.core.kinds import Precision
@@ -44,11 +53,11 @@ against 0.55 on A100). It is set from the cross-generation pairs instead (see
 llm-foundry's 2023 tables: 2.2-2.5x) and H100 -> B200 at 2.2x (Megatron-Bridge: 2.1x)."""
 MOE_NAMES = ("oss", "qwen3", "nemotron_3", "nemotron v3", "kimi", "deepseek", "llama 4", "mixtral")
 """Mixture-of-experts models the table lists without active parameters: not dense anchors."""
-VARIANT_NOTE = "power limit"
-"""Rows run on a variant the spec table does not hold: torchtitan's H100 tables ran on Grand
-Teton H100 96GB HBM2e capped at 500 W (30 rows), not the 700 W SXM5 80GB HBM3 part the
-table's "H100" is; scored against the SXM peak they keep 0.22-0.36 of it and pulled the
-base down. Left out of the fit and its validation, by the hardware note, not the error."""
+# VARIANT_NOTE (fit_low_precision): rows run on a variant the spec table does not hold:
+# torchtitan's H100 tables ran on Grand Teton H100 96GB HBM2e capped at 500 W (30 rows), not
+# the 700 W SXM5 80GB HBM3 part the table's "H100" is; scored against the SXM peak they keep
+# 0.22-0.36 of it and pulled the base down. Left out of the fit and its validation, by the
+# hardware note, not the error.
 DEFAULT_SEQ = 8192
 """Rows without a sequence length: torchtitan's Llama 3 configs train at 8192."""
 
@@ -71,19 +80,13 @@ class Anchor:
     @property
     def family(self) -> str:
         """The framework a row comes from: the unit left out whole."""
-        for key in ("mbridge", "nemo", "llm-foundry", "torchtitan"):
-            if self.source.startswith(key):
-                return "megatron" if key in ("mbridge", "nemo") else key
-        return self.source
+        return framework_of(self.source)
 
 
 def precision_of(text: str) -> Precision | None:
-    text = text.strip().lower()
-    if text == "bf16":
-        return Precision.BF16
-    if text.startswith(("fp8", "mxfp8")):
-        return Precision.FP8
-    return None
+    """bf16, fp8 (fp8, fp8-cs, mxfp8...) or fp4 (nvfp4, mxfp4); None when unstated."""
+    family = family_of(text)
+    return None if family is None else Precision(family)
 
 
 def load_anchors(path: Path = ANCHORS) -> list[Anchor]:
@@ -92,7 +95,7 @@ def load_anchors(path: Path = ANCHORS) -> list[Anchor]:
     with path.open(encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle):
             precision = precision_of(row["precision"])
-            if precision is None or not row["params"] or row["active_params"]:
+            if precision in (None, Precision.FP4) or not row["params"] or row["active_params"]:
                 continue
             if any(name in row["model"].lower() for name in MOE_NAMES):
                 continue
@@ -134,11 +137,11 @@ def load_anchors(path: Path = ANCHORS) -> list[Anchor]:
 
 
 Fit = tuple[float, float, float, float]
-"""(STEADY_BASE, WIDTH_HALF, MEMORY_TRAFFIC, FP8_SPEEDUP)."""
+"""(STEADY_BASE, WIDTH_HALF, MEMORY_TRAFFIC, FP8_GEMM_SHARE)."""
 
 
 def shipped() -> Fit:
-    return (cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_SPEEDUP)
+    return (cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_GEMM_SHARE)
 
 
 def cluster_of(anchor: Anchor) -> Cluster:
@@ -149,13 +152,10 @@ def cluster_of(anchor: Anchor) -> Cluster:
 
 def predict(anchor: Anchor, fit: Fit) -> float:
     """Predicted MFU against the dense bf16 peak under ``fit``."""
-    base, half, traffic, fp8 = fit
-    saved = (cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_SPEEDUP)
-    import gpuplan.core.planner.efficiency as eff
-
+    base, half, traffic, _ = fit
+    saved = (cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_GEMM_SHARE)
     try:
-        cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_SPEEDUP = fit
-        eff.FP8_SPEEDUP = fp8
+        cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_GEMM_SHARE = fit
         est = estimate_mfu(
             anchor.spec,
             anchor.precision,
@@ -164,8 +164,7 @@ def predict(anchor: Anchor, fit: Fit) -> float:
             job=_job(anchor, half, traffic, base),
         )
     finally:
-        cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_SPEEDUP = saved
-        eff.FP8_SPEEDUP = saved[3]
+        cal.STEADY_BASE, cal.WIDTH_HALF, cal.MEMORY_TRAFFIC, cal.FP8_GEMM_SHARE = saved
     peak = anchor.spec.peak_tflops(anchor.precision) or 1.0
     bf16 = anchor.spec.peak_tflops(Precision.BF16) or peak
     return est.mfu * peak / bf16
@@ -176,66 +175,17 @@ def _job(anchor: Anchor, half: float, traffic: float, base: float) -> JobShape:
     return JobShape(hidden=anchor.hidden, layers=anchor.layers)
 
 
-def fp8_speedup(anchors: list[Anchor]) -> float:
-    """Median fp8 / bf16 throughput of rows from one table that differ only in precision
-    (same source, model, GPU, count): the framework cancels out."""
-    groups: dict[tuple[str, str, str, int, int], list[float]] = {}
-    for a in anchors:
-        if a.precision is Precision.BF16:
-            groups.setdefault((a.source, a.model, a.spec.name, a.gpus, a.seq_len), []).append(
-                a.measured
-            )
-    ratios = [
-        a.measured / statistics.median(groups[key])
-        for a in anchors
-        if a.precision is Precision.FP8
-        and (key := (a.source, a.model, a.spec.name, a.gpus, a.seq_len)) in groups
-    ]
-    return statistics.median(ratios) if ratios else cal.FP8_SPEEDUP
-
-
-def fp4_pairs(path: Path = ANCHORS) -> list[tuple[str, str, float]]:
-    """(model, GPU, fp4 / fp8 throughput) for rows that differ only in precision: the same
-    source release, model, GPU, GPU count and sequence length; the best row of each family
-    (fp8 covers fp8, fp8-cs and mxfp8; fp4 is nvfp4)."""
-    best: dict[tuple[str, ...], dict[str, float]] = {}
-    with path.open(encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            text = row["precision"].lower()
-            family = "fp4" if "fp4" in text else "fp8" if "fp8" in text else None
-            if family is None or not row["tokens_per_s_per_gpu"]:
-                continue
-            key = (row["source_id"], row["model"], row["gpu"], row["gpus"], row["seq_len"])
-            rates = best.setdefault(key, {})
-            rates[family] = max(float(row["tokens_per_s_per_gpu"]), rates.get(family, 0.0))
-    return [
-        (key[1], key[2], rates["fp4"] / rates["fp8"])
-        for key, rates in best.items()
-        if {"fp4", "fp8"} <= set(rates)
-    ]
-
-
-def fp4_report() -> str:
-    """FP4_OVER_FP8 fitted on every pair, and held out a model at a time."""
-    pairs = fp4_pairs()
-    fitted = statistics.median(r for _, _, r in pairs)
-    lines = [f"fp4 / fp8: {len(pairs)} pairs, median {fitted:.3f} (shipped {cal.FP4_OVER_FP8})"]
-    for model in sorted({m for m, _, _ in pairs}):
-        rest = statistics.median(r for m, _, r in pairs if m != model)
-        held = [r for m, _, r in pairs if m == model]
-        errs = [abs(r / rest - 1) for r in held]
-        worst = max(max(r / rest, rest / r) for r in held)
-        lines.append(
-            f"  {model} left out ({len(held)} pairs): fit {rest:.3f}, median error "
-            f"{statistics.median(errs):.1%}, worst {worst:.2f}x"
-        )
-    return "\n".join(lines)
+def fp8_share(anchors: list[Anchor]) -> float:
+    """The fp8 share of the Amdahl precision factor, fitted on the rows that differ only in
+    precision (scripts/fit_low_precision.py) from the frameworks ``anchors`` come from."""
+    frameworks = {a.family for a in anchors}
+    return fit_shares(p for p in load_pairs() if p.framework in frameworks)[0]
 
 
 def fit(anchors: list[Anchor]) -> Fit:
-    """fp8 speedup from paired rows; then a grid over width and traffic with the base the
+    """fp8 share from paired rows; then a grid over width and traffic with the base the
     median ratio, least absolute log error over every row."""
-    speed = round(fp8_speedup(anchors), 2)
+    speed = fp8_share(anchors)
     best: tuple[float, Fit] | None = None
     for half, traffic in itertools.product(WIDTH_HALVES, TRAFFIC):
         unit: Fit = (1.0, half, traffic, speed)
@@ -313,9 +263,8 @@ def main() -> int:
     print(cross_report(full))
     print(f"scale-out: {scale_out_slope(anchors):.4f} per doubling of nodes "
           f"(shipped {cal.INTER_EXPOSED_PER_DOUBLING})")  # fmt: skip
-    print(fp4_report())
     print(f"fit on all: STEADY_BASE {full[0]}, WIDTH_HALF {full[1]}, "
-          f"MEMORY_TRAFFIC {full[2]}, FP8_SPEEDUP {full[3]}; shipped {shipped()}")  # fmt: skip
+          f"MEMORY_TRAFFIC {full[2]}, FP8_GEMM_SHARE {full[3]}; shipped {shipped()}")  # fmt: skip
     return 0
 
 
@@ -451,6 +400,11 @@ def cross_report(fit: Fit) -> str:
     for reason in (UNFAIR_MOE, UNFAIR_RECIPE, UNFAIR_STALE):
         part = [r for r in rows if r.unfair == reason]
         lines.append(f"  excluded, {reason}: {cross_errors(part, fit)}")
+    fp4 = [r for r in rows if r.precision is Precision.FP4]
+    lines.append(
+        f"  nvfp4 on both sides: {cross_errors(fp4, fit)}; the fair ones: "
+        f"{cross_errors([r for r in fp4 if not r.unfair], fit)}"
+    )
     pairs: dict[tuple[str, str], list[CrossRow]] = {}
     for r in fair:
         pairs.setdefault((r.a.name, r.b.name), []).append(r)

@@ -6,6 +6,9 @@ named factors so ``--explain`` can print them:
     mfu = base x architecture x model width x precision x in-node link x scale-out
           x expert all-to-all x recomputation x qlora dequantisation
 
+The precision factor of fp8 and fp4 is an Amdahl form: only the large matrix products run
+at the low-precision peak (:func:`amdahl_speedup`).
+
 The base and width constants are fitted to framework benchmark tables that run the same
 software on several GPU generations (tests/core/planner/anchors/throughput_anchors.csv;
 :mod:`gpuplan.core.planner.calibration`), so the model is peak-proportional across
@@ -45,8 +48,6 @@ _ARCHITECTURES: tuple[tuple[str, float, str], ...] = (
 )
 _DEFAULT_ARCH = (0.7, "GPU generation without a benchmark table (assumed)")
 
-FP8_SPEEDUP = cal.FP8_SPEEDUP
-"""Steady-state throughput of fp8 over bf16 (NeMo tables: 1.2-1.5x, not 2x)."""
 _PRECISION_FACTOR = {
     Precision.TF32: (0.9, "TF32 tensor cores: large GEMMs near bf16 efficiency (assumed)"),
     Precision.FP32: (0.7, "FP32 on CUDA cores: no tensor cores, lower reachable share (assumed)"),
@@ -282,25 +283,32 @@ def _peak(spec: GpuSpec, precision: Precision) -> float:
     return 1.0
 
 
+def amdahl_speedup(share: float, ratio: float) -> float:
+    """Throughput over bf16 when ``share`` of the bf16 step time runs ``ratio`` times as
+    fast and the rest as before (Amdahl 1967): ``1 / ((1 - share) + share / ratio)``."""
+    return 1.0 / ((1.0 - share) + share / ratio)
+
+
+def _gemm_share(precision: Precision) -> float:
+    # Read at call time: scripts/fit_steady_state.py refits the constants in place.
+    return cal.FP8_GEMM_SHARE if precision is Precision.FP8 else cal.FP4_GEMM_SHARE
+
+
 def _precision_factor(spec: GpuSpec, precision: Precision) -> Factor:
-    if precision is Precision.FP8:
+    if precision in (Precision.FP8, Precision.FP4):
         bf16 = spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16)
-        fp8 = spec.peak_tflops(Precision.FP8)
-        if bf16 and fp8:
-            value = cal.FP8_SPEEDUP * bf16 / fp8
+        low = spec.peak_tflops(precision)
+        if bf16 and low:
+            share, ratio = _gemm_share(precision), low / bf16
+            speedup = amdahl_speedup(share, ratio)
+            name = precision.value
             return Factor(
-                "fp8", value, f"fp8 runs ~{cal.FP8_SPEEDUP:g}x bf16, not {fp8 / bf16:.1f}x"
-            )
-    if precision is Precision.FP4:
-        bf16 = spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16)
-        fp4 = spec.peak_tflops(Precision.FP4)
-        if bf16 and fp4:
-            speedup = cal.FP8_SPEEDUP * cal.FP4_OVER_FP8
-            return Factor(
-                "fp4",
-                speedup * bf16 / fp4,
-                f"fp4 runs ~{speedup:.2f}x bf16 ({cal.FP8_SPEEDUP:g} x {cal.FP4_OVER_FP8:g} "
-                f"over fp8), not {fp4 / bf16:.1f}x: only the large GEMMs run in fp4",
+                f"{name} speed-up / peak ratio (Amdahl)",
+                speedup / ratio,
+                f"{share:.0%} of a bf16 step runs in {name} matrix products at {ratio:.1f}x "
+                f"the bf16 peak: 1 / ({1 - share:.2f} + {share:.2f} / {ratio:.1f}) = "
+                f"{speedup:.2f}x bf16, {speedup / ratio:.2f} of the {name} peak "
+                "(share fitted: scripts/fit_low_precision.py)",
             )
     if precision in _PRECISION_FACTOR:
         value, why = _PRECISION_FACTOR[precision]

@@ -48,7 +48,11 @@ docs/estimating.md, section 6)."""
 
 
 def bytes_per_param(precision: Precision, optimizer: Optimizer) -> tuple[float, float, float]:
-    """(weights, gradients, optimizer state) bytes per parameter."""
+    """(weights, gradients, optimizer state) bytes per parameter.
+
+    fp8 and fp4 count as bf16 mixed precision: their recipes quantise the inputs of the
+    matrix products on the fly and keep the main weights, weight gradients and optimizer
+    states in fp32 (NVFP4: arXiv:2509.25149, Sec. 4.1)."""
     full = precision in (Precision.FP32, Precision.TF32)
     weights = grads = 4.0 if full else 2.0
     master = 0.0 if full else 4.0
