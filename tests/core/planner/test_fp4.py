@@ -244,3 +244,16 @@ def test_planner_fp4_throughput_against_every_nvfp4_anchor_row(
     moe = [ratios[id(r)] for r in rows if r["active_params"]]
     assert len(dense) == 18 and min(dense) >= 0.5 and max(dense) <= 0.80
     assert len(moe) == 15 and min(moe) >= 1.35 and max(moe) <= 2.30
+
+
+def test_the_reference_matmul_share_is_the_h100_row_of_the_spec_table() -> None:
+    """calibration.MATMUL_SHARE_REFERENCE repeats the H100 row; a table edit must move both."""
+    from gpuplan.core.gpus import Precision
+    from gpuplan.core.planner.efficiency import architecture_factor
+    from gpuplan.loaders.catalog import load_gpus
+
+    h100 = load_gpus().resolve("H100")
+    peak = h100.peak_tflops(Precision.BF16)
+    assert h100.bf16_matmul_tflops is not None and peak
+    assert h100.bf16_matmul_tflops / peak == pytest.approx(cal.MATMUL_SHARE_REFERENCE)
+    assert architecture_factor(h100)[0] == pytest.approx(1.0)
