@@ -36,13 +36,17 @@ def url_problems(policy: Policy) -> list[PolicyProblem]:
 
 def _other_urls(policy: Policy) -> list[tuple[KeyPath, str]]:
     found: list[tuple[KeyPath, str | None]] = []
-    for cloud in ("gcp", "azure"):
-        section = getattr(policy.scope, cloud)
+    # Every cloud with a section, built in or registered: an endpoint field of any of
+    # them (``*_endpoint``) is an outgoing URL, whoever defined the section.
+    for provider in policy.scope.providers:
+        section = policy.scope.section(provider)
         if section is None:
             continue
         for key in type(section).model_fields:
             if key.endswith("_endpoint"):
-                found.append((("scope", cloud, key), getattr(section, key)))
+                value = getattr(section, key)
+                url = None if value is None else str(value)
+                found.append((("scope", provider.value, key), url))
     prometheus = policy.idle.metrics.prometheus
     if prometheus is not None:
         found.append((("idle", "metrics", "prometheus", "url"), prometheus.url))

@@ -187,6 +187,23 @@ def test_its_section_is_checked_and_its_data_loss_named(
     assert "not a Toycloud region: mars-1" in err and str(wrong) in err
 
 
+def test_its_endpoints_get_the_link_local_guard(
+    toy: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A registered cloud's ``*_endpoint`` keys are outgoing URLs like the built-in
+    clouds': one pointing at the metadata service is refused at its line, redacted."""
+    section = "  toy:\n    regions: [us-toy1]\n    api_endpoint: http://u:p@169.254.169.254/x\n"
+    path = _policy_file(tmp_path, section)
+    assert main(["policy", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:6:" in err and "link-local" in err and "u:p" not in err, err
+    assert "scope.toy.api_endpoint" in err, err
+    fine = _policy_file(
+        tmp_path, "  toy:\n    regions: [us-toy1]\n    api_endpoint: https://toy.example.com\n"
+    )
+    assert main(["policy", "check", str(fine)]) == 0, capsys.readouterr()
+
+
 def test_without_the_entry_its_section_is_an_unknown_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,6 +14,8 @@ class ToyScope(BaseModel):
 
     regions: list[str] = Field(min_length=1)
     """Toycloud regions (``eu-toy1``, ``us-toy1``)."""
+    api_endpoint: str | None = None
+    """Toycloud's API endpoint (a private deployment); default: the public one."""
 
     def model_post_init(self, context: object) -> None:
         unknown = [r for r in self.regions if r not in REGIONS]
