@@ -111,11 +111,24 @@ def policy_schema_text() -> str:
     """The JSON Schema of policy files, as checked in at ``policies/policy.schema.json``."""
     import json
 
+    from gpuplan.core import clouds
+    from gpuplan.core.policy.metrics_settings import registered_sections
+    from gpuplan.core.policy.section import splice_sections
+
     schema: dict[str, Any] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         **Policy.model_json_schema(),
     }
+    # Sections registry entries add (a cloud's scope.<name>, a metrics source's
+    # idle.metrics.<name>) appear in the schema as they do in validation.
+    scopes = {
+        provider.value: section
+        for provider in clouds.registered()
+        if (section := clouds.facts_of(provider).scope_section) is not None
+    }
+    splice_sections(schema, "Scope", scopes)
+    splice_sections(schema, "MetricsSettings", registered_sections())
     return json.dumps(schema, indent=2, sort_keys=False) + "\n"
 
 

@@ -114,3 +114,8 @@ class MetricsSettings(Section):
             found: BaseModel | None = getattr(self, name)
             return found
         return self._registered.get(name)
+
+
+def registered_sections() -> dict[str, type[BaseModel]]:
+    """The ``idle.metrics.<name>`` sections registry entries added, by name."""
+    return dict(_REGISTERED)

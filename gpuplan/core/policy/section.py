@@ -8,7 +8,7 @@ model the entry names, and leaves every other unknown key an error.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidatorFunctionWrapHandler, create_model
@@ -41,3 +41,23 @@ def split_registered(
     checked = create_model("RegisteredSections", __config__=Section.model_config, **fields)
     values = checked.model_validate({key: data[key] for key in models})
     return built, {key: getattr(values, key) for key in models}
+
+
+def splice_sections(
+    schema: dict[str, Any], owner: str, sections: Mapping[str, type[BaseModel]]
+) -> dict[str, Any]:
+    """``schema`` (a policy's JSON Schema) with each registered section as an optional
+    property of the ``$defs`` model ``owner`` (``Scope``, ``MetricsSettings``), checked
+    by its model's own schema: what validation accepts, the schema accepts too, so an
+    editor does not flag a registered cloud's ``scope.<name>`` as an unknown key."""
+    defs: dict[str, Any] = schema.setdefault("$defs", {})
+    properties: dict[str, Any] = defs[owner].setdefault("properties", {})
+    for key, model in sorted(sections.items()):
+        sub = model.model_json_schema(ref_template="#/$defs/{model}")
+        defs.update(sub.pop("$defs", {}))
+        defs[model.__name__] = sub
+        properties[key] = {
+            "anyOf": [{"$ref": f"#/$defs/{model.__name__}"}, {"type": "null"}],
+            "default": None,
+        }
+    return schema

@@ -24,6 +24,7 @@ from gpuplan.core.regions import RegionGroup, provider_region_problem, region_gr
 from gpuplan.usecases import cloud_registry
 from gpuplan.usecases.cloud_entry import BuildContext
 from gpuplan.usecases.concurrency import parse_service_limits
+from gpuplan.usecases.policy import policy_schema_text
 from gpuplan.usecases.stop_idle import decision_record, run_stop_idle
 from gpuplan.usecases.survey import idle_rule, survey
 from tests.fakes.contract import policy
@@ -204,6 +205,18 @@ def test_its_endpoints_get_the_link_local_guard(
     assert main(["policy", "check", str(fine)]) == 0, capsys.readouterr()
 
 
+def test_its_section_is_in_the_policy_schema(toy: Provider) -> None:
+    """The JSON Schema editors validate against is generated with the registered
+    sections: ``scope.toy`` is a property of Scope, checked by ToyScope's own schema."""
+    schema = json.loads(policy_schema_text())
+    scope = schema["$defs"]["Scope"]
+    assert scope["additionalProperties"] is False
+    assert scope["properties"]["toy"]["anyOf"][0] == {"$ref": "#/$defs/ToyScope"}
+    toy_schema = schema["$defs"]["ToyScope"]
+    assert toy_schema["required"] == ["regions"]
+    assert {"regions", "api_endpoint"} <= set(toy_schema["properties"])
+
+
 def test_without_the_entry_its_section_is_an_unknown_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -211,6 +224,7 @@ def test_without_the_entry_its_section_is_an_unknown_key(
     assert main(["policy", "check", str(path)]) == 2
     err = capsys.readouterr().err
     assert "scope.toy" in err and ":4" in err, err
+    assert "toy" not in json.loads(policy_schema_text())["$defs"]["Scope"]["properties"]
 
 
 def test_estimate_ranks_its_offers_with_spot(

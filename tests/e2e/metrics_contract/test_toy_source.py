@@ -4,6 +4,7 @@ and CPU reach the idle decision (AWS on moto lists the instance)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -100,3 +101,21 @@ def test_a_policy_file_names_the_source_and_its_section_is_checked(
     assert main(["policy", "check", str(bad)]) == 2
     err = capsys.readouterr().err
     assert f"{bad}:7:" in err and "idle.metrics.toy.utilisation" in err, err
+
+
+def test_its_section_is_in_the_policy_schema_while_registered(
+    request: pytest.FixtureRequest,
+) -> None:
+    """``idle.metrics.toy`` is in the generated JSON Schema exactly while registered."""
+    from gpuplan.usecases.policy import policy_schema_text
+
+    def toy_property() -> object:
+        defs = json.loads(policy_schema_text())["$defs"]
+        return defs["MetricsSettings"]["properties"].get("toy")
+
+    assert toy_property() is None
+    request.getfixturevalue("registered")
+    assert toy_property() == {
+        "anyOf": [{"$ref": f"#/$defs/{ToyMetrics.__name__}"}, {"type": "null"}],
+        "default": None,
+    }
