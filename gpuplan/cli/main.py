@@ -34,6 +34,7 @@ COMMANDS = {
     "savings": "savings_cmd",
     "waste": "waste_cmd",
     "audit": "audit_cmd",
+    "exporter": "exporter_cmd",
 }
 """Each command and the module in ``gpuplan.cli`` that registers it, in ``--help`` order.
 A run imports only its own command's module (``gpuplan estimate`` pays for no other)."""
