@@ -49,13 +49,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from gpuplan import __version__
 from gpuplan.core.urls import Url, checked, is_link_local, precheck, redact_url, redact_webhook
 from gpuplan.core.wording import plural
+
+if TYPE_CHECKING:
+    import httpx  # imported on the first call: a dry run that calls nothing never loads it
 
 TRANSIENT = frozenset({429, 502, 503, 504})
 MAX_BACKOFF_S = 30.0
@@ -183,6 +184,8 @@ def _wait(
 def split(url: str, shown: str) -> tuple[httpx.URL, Url]:
     """``url`` split by httpx (the parser that will fetch it) and its parts, checked by
     :func:`gpuplan.core.urls.checked`; :class:`HttpError` when they break a rule."""
+    import httpx
+
     try:
         precheck(url)
         target = httpx.URL(url)
@@ -288,6 +291,8 @@ def client(trust_env: bool) -> httpx.Client:
         else ()
     )
     key = (trust_env, settings)
+    import httpx
+
     with _CLIENTS_LOCK:
         found = _CLIENTS.get(key)
         if found is None or found.is_closed:
@@ -317,6 +322,8 @@ def _once(
     headers: Mapping[str, str] | None,
     shown: str,
 ) -> Response:
+    import httpx
+
     timeout = httpx.Timeout(limits.read_s, connect=limits.connect_s)
     sent = {"User-Agent": f"gpuplan/{__version__}", **(headers or {})}
     extensions: dict[str, Any] = {}
@@ -371,6 +378,8 @@ def _bounded_body(answer: httpx.Response, cap: int, shown: str) -> bytes:
 
 
 def _reason(exc: Exception, limits: Limits) -> str:
+    import httpx
+
     if isinstance(exc, httpx.TimeoutException):
         return f"no answer within {limits.read_s:g}s (connect {limits.connect_s:g}s)"
     detail = str(exc)

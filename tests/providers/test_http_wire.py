@@ -5,11 +5,15 @@ the address it checked (no second lookup: no DNS-rebinding window)."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -239,3 +243,24 @@ def test_the_parts_judged_are_the_parts_httpx_fetches(url: str) -> None:
 def test_hosts_httpx_would_take_are_still_refused(url: str) -> None:
     with pytest.raises(HttpError):
         request("GET", url, limits=Limits(attempts=1))
+
+
+def test_httpx_is_loaded_only_by_a_call(tmp_path: Path) -> None:
+    """A dry run on the demo fleet (no webhook sent) never imports httpx (~0.1 s)."""
+    root = Path(__file__).resolve().parents[2]
+    code = (
+        "import sys\n"
+        "from gpuplan.cli.main import main\n"
+        "code = main(['stop-idle', '--policy', 'docs/examples/demo-policy.yaml'])\n"
+        "print(code, 'httpx' in sys.modules)\n"
+    )
+    env = {
+        **os.environ,
+        "GPUPLAN_FAKE_FLEET": "docs/examples/demo-fleet.json",
+        "GPUPLAN_DB": str(tmp_path / "demo.db"),
+        "GPUPLAN_WEBHOOK_URL": "http://127.0.0.1:9/",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, env=env
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 False", done.stderr
