@@ -274,29 +274,32 @@ def _resolve_public(url: Url, shown: str) -> str:
     return str(addresses[0])
 
 
-_CLIENTS: dict[tuple[bool, tuple[str | None, ...]], httpx.Client] = {}
+_CLIENTS: dict[tuple[bool, tuple[str | None, ...], str], httpx.Client] = {}
 _CLIENTS_LOCK = threading.Lock()
 _ENV_SETTINGS = (
     "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
 )  # fmt: skip
 
 
-def client(trust_env: bool) -> httpx.Client:
+def client(trust_env: bool, pinned: str = "") -> httpx.Client:
     """The run's shared client (connection pool) for this proxy setting. A client that
     trusts the environment reads its proxies when made, so a changed proxy setting (a
-    test's fake proxy) gets a new client and the old one is closed."""
+    test's fake proxy) gets a new client and the old one is closed. ``pinned`` (a name
+    and the address it was checked at) gets a pool of its own: a pinned connection is
+    opened to an address, so a pool shared by two names at one address would send the
+    second name over a TLS session verified for the first."""
     settings = (
         tuple(os.environ.get(n) or os.environ.get(n.lower()) for n in _ENV_SETTINGS)
         if trust_env
         else ()
     )
-    key = (trust_env, settings)
+    key = (trust_env, settings, pinned)
     import httpx
 
     with _CLIENTS_LOCK:
         found = _CLIENTS.get(key)
         if found is None or found.is_closed:
-            for old in [k for k in _CLIENTS if k[0] == trust_env]:
+            for old in [k for k in _CLIENTS if k[0] == trust_env and k[1] != settings]:
                 _CLIENTS.pop(old).close()
             found = httpx.Client(follow_redirects=False, trust_env=trust_env)
             _CLIENTS[key] = found
@@ -327,13 +330,15 @@ def _once(
     timeout = httpx.Timeout(limits.read_s, connect=limits.connect_s)
     sent = {"User-Agent": f"gpuplan/{__version__}", **(headers or {})}
     extensions: dict[str, Any] = {}
+    pinned = ""
     if pin is not None:
         # Connect to the checked address; the Host header and TLS name stay the URL's.
         sent["Host"] = target.netloc.decode("ascii")
         extensions["sni_hostname"] = target.host
+        pinned = f"{target.host}@{pin}"
         target = target.copy_with(host=pin)
     try:
-        with client(limits.trust_env).stream(
+        with client(limits.trust_env, pinned).stream(
             method,
             target,
             data=data,

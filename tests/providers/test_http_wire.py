@@ -264,3 +264,51 @@ def test_httpx_is_loaded_only_by_a_call(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, env=env
     )
     assert done.stdout.strip().splitlines()[-1] == "0 False", done.stderr
+
+
+def test_the_pinned_https_call_verifies_the_certificate_of_the_name(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Connected to the checked address, TLS still sends the URL's name (SNI) and checks
+    the certificate against it: a certificate for another name is refused."""
+    import ssl
+
+    import certifi
+    import trustme
+
+    ca = trustme.CA()
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    names: list[str | None] = []
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("hooks.example.com").configure_cert(server_ctx)
+    server_ctx.sni_callback = lambda sock, name, ctx: names.append(name)  # type: ignore[assignment]
+    server = WireServer()
+    server._httpd.socket = server_ctx.wrap_socket(server._httpd.socket, server_side=True)
+    real_create, real_lookup = socket.create_connection, socket.getaddrinfo
+    connects: list[str] = []
+
+    def lookup(host: str, *args: Any, **kwargs: Any) -> list[Any]:
+        if host == "127.0.0.1":
+            return real_lookup(host, *args, **kwargs)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (PUBLIC, server.port))]
+
+    def create_connection(address: tuple[str, int], *args: Any, **kwargs: Any) -> socket.socket:
+        connects.append(address[0])
+        return real_create(("127.0.0.1", server.port), *args, **kwargs)
+
+    monkeypatch.setattr(certifi, "where", lambda: str(ca_file))
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    monkeypatch.setattr(socket, "create_connection", create_connection)
+    http.close_clients()
+    limits = Limits(public_only=True, hide_path=True, attempts=1)
+    try:
+        url = f"https://hooks.example.com:{server.port}/services/T/B/secret"
+        assert request("POST", url, limits=limits, json_body={}).status == 200
+        with pytest.raises(HttpError):
+            request("POST", url.replace("hooks.", "other."), limits=limits, json_body={})
+    finally:
+        http.close_clients()
+        server.close()
+    assert connects[0] == PUBLIC and names[0] == "hooks.example.com"
+    assert server.hosts == [f"hooks.example.com:{server.port}"]
