@@ -4,7 +4,9 @@ Records:
 - cold wall time of ``gpuplan estimate --params 7B --tokens 1T`` (fresh processes),
   interleaved with one llm-analysis training estimate (LLaMA-7B, 1T tokens, 64 A100s)
   run the same way, and the ratio of the medians (target: at most 0.5). llm-analysis is
-  not a project dependency: ``pip install llm-analysis`` into the venv to measure it,
+  not a project dependency: install it in a throwaway venv
+  (``python3 -m venv /tmp/llm && /tmp/llm/bin/pip install llm-analysis``) and name its
+  interpreter in ``LLM_ANALYSIS_PYTHON=/tmp/llm/bin/python`` (or install it in this venv),
 - the size of ``estimate --json`` by default (the table's rows) and with ``--all``,
 - its import profile (``python -X importtime``), the slowest modules by cumulative time,
 - the time to estimate the whole bundled catalog: every GPU x GPU counts x pricing models
@@ -27,7 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "estimate.md"
-COMMAND = ["estimate", "--params", "7B", "--tokens", "1T"]
+COMMAND = ["estimate", "--params", "7B", "--tokens", "1T", "--json"]
+LLM_PYTHON = os.environ.get("LLM_ANALYSIS_PYTHON") or sys.executable
 RUNS = 11
 LLM_ANALYSIS = [
     "-m", "llm_analysis.analysis", "train", "--model_name=decapoda-research_llama-7b-hf",
@@ -38,11 +41,11 @@ LLM_ANALYSIS = [
 Timings = tuple[list[float], list[float]]
 
 
-def _timed(argv: list[str]) -> tuple[float, float]:
+def _timed(argv: list[str], python: str = sys.executable) -> tuple[float, float]:
     before = os.times()
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, *argv],
+        [python, *argv],
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -58,9 +61,12 @@ def _timed(argv: list[str]) -> tuple[float, float]:
 
 
 def has_llm_analysis() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("llm_analysis") is not None
+    found = subprocess.run(
+        [LLM_PYTHON, "-c", "import importlib.util as u; print(u.find_spec('llm_analysis'))"],
+        capture_output=True,
+        text=True,
+    )
+    return found.returncode == 0 and found.stdout.strip() != "None"
 
 
 def gpuplan_argv() -> list[str]:
@@ -79,7 +85,7 @@ def cold_runs() -> tuple[Timings, Timings | None]:
         ours[0].append(wall)
         ours[1].append(cpu)
         if theirs is not None:
-            wall, cpu = _timed(LLM_ANALYSIS)
+            wall, cpu = _timed(LLM_ANALYSIS, LLM_PYTHON)
             theirs[0].append(wall)
             theirs[1].append(cpu)
     return ours, theirs
@@ -90,7 +96,7 @@ def json_sizes() -> tuple[int, int]:
     sizes = []
     for extra in ([], ["--all"]):
         done = subprocess.run(
-            [sys.executable, "-m", "gpuplan", *COMMAND, "--json", *extra],
+            [sys.executable, "-m", "gpuplan", *COMMAND, *extra],
             check=True,
             capture_output=True,
             cwd=ROOT,
@@ -177,10 +183,20 @@ def compile_both() -> None:
     import importlib.util
 
     compileall.compile_dir(ROOT / "gpuplan", quiet=1)
+    if sys.executable != LLM_PYTHON:
+        subprocess.run([LLM_PYTHON, "-m", "compileall", "-q", *_site(LLM_PYTHON)])
+        return
     spec = importlib.util.find_spec("llm_analysis")
     if spec is not None and spec.submodule_search_locations:
         for folder in spec.submodule_search_locations:
             compileall.compile_dir(folder, quiet=1)
+
+
+def _site(python: str) -> list[str]:
+    """The site-packages folders of ``python`` (llm-analysis's own venv)."""
+    code = "import site; print('\\n'.join(site.getsitepackages()))"
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.split()
 
 
 def main() -> int:

@@ -192,7 +192,14 @@ def fleet_core() -> None:
     save(fig, "bench-fleet-core.png", "benchmarks/results/fleet_core.md", date)
 
 
-COPIED = {"cli.md": "wall s", "planner_scaling.md": "offers", "fleet_core.md": "phase"}
+COPIED = {
+    "cli.md": "wall s",
+    "planner_scaling.md": "offers",
+    "fleet_core.md": "phase",
+    "estimate.md": "ratio",
+    "commands.md": "`gpuplan ...`",
+    "install.md": "site-packages MiB",
+}
 SECTIONS = {"planner_scaling.md": "How cost grows"}
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 

@@ -39,7 +39,10 @@ def run(args: argparse.Namespace) -> int:
     ledger = _check_ledger(args.db)
     _check_policies(args.policies, args.policy, args.catalog_dir)
     concurrency = concurrency_for(args)
-    from gpuplan.tui.app import run_tui
+    from gpuplan.usecases.extras import needs_extra
+
+    with needs_extra("gpuplan tui"):
+        from gpuplan.tui.app import run_tui
 
     return run_tui(
         catalog_dir=args.catalog_dir,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MAX_URL_LENGTH = 2048
 SCHEMES = ("http", "https")
@@ -82,12 +82,7 @@ class Url:
 
 def parse_url(text: str) -> Url:
     """The parts of ``text``; ValueError with a message that does not quote secrets."""
-    if not isinstance(text, str):
-        raise ValueError("expected an http:// or https:// URL")
-    if len(text) > MAX_URL_LENGTH:
-        raise ValueError(f"URL longer than {MAX_URL_LENGTH} characters")
-    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in text):
-        raise ValueError("URL contains whitespace or control characters")
+    precheck(text)
     match = _RFC3986.match(text)
     if match is None or (match.group(1) or "").lower() not in SCHEMES:
         raise ValueError("expected an http:// or https:// URL")
@@ -96,15 +91,49 @@ def parse_url(text: str) -> Url:
         raise ValueError("URL has no host (expected http(s)://host[:port]/...)")
     userinfo, _, hostport = authority.rpartition("@")
     host, port = _split_host_port(hostport)
-    return Url(
-        scheme=match.group(1).lower(),
-        userinfo=userinfo or None,
-        host=host,
-        port=port,
-        path=match.group(3) or "",
-        query=match.group(4),
-        fragment=match.group(5),
+    return checked(
+        Url(
+            scheme=match.group(1).lower(),
+            userinfo=userinfo or None,
+            host=host,
+            port=port,
+            path=match.group(3) or "",
+            query=match.group(4),
+            fragment=match.group(5),
+        )
     )
+
+
+def precheck(text: str) -> None:
+    """The checks on the whole string before any split: ValueError when it fails them."""
+    if not isinstance(text, str):
+        raise ValueError("expected an http:// or https:// URL")
+    if len(text) > MAX_URL_LENGTH:
+        raise ValueError(f"URL longer than {MAX_URL_LENGTH} characters")
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in text):
+        raise ValueError("URL contains whitespace or control characters")
+
+
+def checked(url: Url) -> Url:
+    """``url`` when its parts obey the rules above (whoever split it: the edge hands
+    over the parts httpx will fetch); ValueError otherwise. IPv6 hosts come with or
+    without their brackets and leave with them."""
+    if url.scheme.lower() not in SCHEMES:
+        raise ValueError("expected an http:// or https:// URL")
+    host = url.host
+    if ":" in host:
+        bare = host.strip("[]")
+        try:
+            ipaddress.IPv6Address(bare)
+        except ValueError:
+            raise ValueError("URL host in brackets is not an IPv6 address") from None
+        host = f"[{bare}]"
+    else:
+        _check_host_name(host)
+    port = url.port
+    if port is not None and not 1 <= port <= 65535:
+        raise ValueError(f"URL port must be from 1 to 65535, got {port}")
+    return replace(url, scheme=url.scheme.lower(), host=host.lower())
 
 
 def _split_host_port(hostport: str) -> tuple[str, int | None]:
@@ -113,14 +142,11 @@ def _split_host_port(hostport: str) -> tuple[str, int | None]:
         if end < 0:
             raise ValueError("URL has an unclosed '[' in its host")
         host, rest = hostport[: end + 1], hostport[end + 1 :]
-        try:
-            ipaddress.IPv6Address(host[1:-1])
-        except ValueError:
-            raise ValueError("URL host in brackets is not an IPv6 address") from None
+        if host == "[]":
+            raise ValueError("URL host in brackets is not an IPv6 address")
     else:
         host, sep, port_text = hostport.partition(":")
         rest = sep + port_text
-        _check_host_name(host)
     if not rest:
         return host.lower(), None
     if not rest.startswith(":"):
@@ -183,7 +209,12 @@ def webhook_problem(text: str, *, allow_insecure: bool) -> str | None:
         url = parse_url(text)
     except ValueError as exc:
         return str(exc)
-    shown = redact_webhook(text)
+    return webhook_url_problem(url, redact_webhook(text), allow_insecure=allow_insecure)
+
+
+def webhook_url_problem(url: Url, shown: str, *, allow_insecure: bool) -> str | None:
+    """:func:`webhook_problem` on parts already split (the edge splits with httpx, so the
+    parts judged are the parts fetched); ``shown`` names the URL in the message."""
     if is_link_local(url):
         return f"{shown}: a link-local address (cloud metadata service) never receives messages"
     if allow_insecure:

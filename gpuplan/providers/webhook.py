@@ -5,7 +5,10 @@ Promise: ``send`` never raises for network or HTTP trouble; it returns a
 The call goes through :mod:`gpuplan.providers.http`: https to a public address only
 (unless ``allow_insecure``, the policy's ``notify.allow_insecure_webhook``), never a
 link-local one, no redirects, explicit timeouts, and every message shows the URL's
-origin only (the path of a webhook URL is its secret).
+origin only (the path of a webhook URL is its secret). The URL is judged on the parts
+httpx splits it into (the parts it fetches), and the POST is sent again only when the
+first attempt could not connect: an answer, even a 502/503/504, ends it, so one alert
+never arrives twice.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gpuplan.core.policy import Notify
-from gpuplan.core.urls import redact_webhook, webhook_problem
-from gpuplan.providers.http import HttpError, Limits, request
+from gpuplan.core.urls import redact_webhook, webhook_url_problem
+from gpuplan.providers.http import HttpError, Limits, request, split
 
 DEFAULT_TIMEOUT_S = 10.0
 
@@ -52,14 +55,21 @@ class WebhookNotifier:
 
     def send(self, text: str, *, extra: dict[str, Any] | None = None) -> Delivery:
         where = redact_url(self.url)
-        refused = webhook_problem(self.url, allow_insecure=self.allow_insecure)
+        try:
+            parts = split(self.url, where)[1]
+        except HttpError as exc:
+            return Delivery(False, None, f"{where}: not sent: {exc.message}")
+        refused = webhook_url_problem(parts, where, allow_insecure=self.allow_insecure)
         if refused is not None:
             return Delivery(False, None, f"{where}: not sent: {refused}")
         limits = Limits(
             connect_s=min(self.timeout, 5.0),
             read_s=self.timeout,
+            # A POST is not idempotent: a second attempt only when the first never
+            # connected (nothing sent), so one alert never arrives twice.
             attempts=2,
             backoff_s=0.5,
+            idempotent=False,
             max_bytes=64 * 1024,
             public_only=not self.allow_insecure,
             hide_path=True,

@@ -13,6 +13,8 @@ cloud means adding its ``providers/<cloud>/`` package and one entry
 line for every scope that could not be built or discovered (builders return
 :class:`ScopeAdapters` to report those without failing the whole cloud). Callers must show
 problems and let them change the exit code; nothing here drops one.
+A cloud whose SDK is not installed stops the command with one line naming the extra
+that brings it (``pip install 'gpuplan[aws]'``, exit 2; :mod:`gpuplan.usecases.extras`).
 ``GPUPLAN_FAKE_FLEET=path.json`` swaps every cloud for the in-memory fake entry (a test
 and demo hook).
 """
@@ -36,6 +38,7 @@ from gpuplan.usecases.cloud_entry import (
     ScopeAdapters,
     ScopeBuilder,
 )
+from gpuplan.usecases.extras import MissingExtra, needs_extra
 
 __all__ = [
     "FAKE_FLEET_ENV",
@@ -86,7 +89,10 @@ class ProviderRegistry:
                 fleet.problems.append(f"{provider.value}: adapter not available")
                 continue
             try:
-                built = entry.scopes(context)
+                with needs_extra(f"{provider.value}"):
+                    built = entry.scopes(context)
+            except MissingExtra:
+                raise
             except GpuplanError as exc:
                 fleet.problems.append(_named(provider, exc.message))
                 continue

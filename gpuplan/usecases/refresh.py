@@ -39,6 +39,7 @@ from gpuplan.providers.pricing import Progress, no_progress
 from gpuplan.usecases import cloud_registry
 from gpuplan.usecases.cloud_entry import Discoverer, Fetcher
 from gpuplan.usecases.cloud_entry import FetchRequest as FetchRequest  # re-exported
+from gpuplan.usecases.extras import MissingExtra, needs_extra
 from gpuplan.usecases.refresh_types import (
     default_discoverers,
     find_types,
@@ -145,7 +146,10 @@ def _refresh_provider(run: _Run, provider: Provider, wanted: tuple[str, ...]) ->
     extra = new_shapes(provider, found.found, run.catalog.gpus, known) if found else NewShapes()
     shapes = {**extra.shapes, **known}
     try:
-        fetched = run.fetchers[provider](_request(current, scope, run, shapes, extra))
+        with needs_extra(f"{provider.value} prices"):
+            fetched = run.fetchers[provider](_request(current, scope, run, shapes, extra))
+    except MissingExtra:
+        raise
     except Exception as exc:  # any SDK or network failure: report it, keep the old data
         outcome = ProviderOutcome(provider, failures={"": _describe(exc)}, problems=problems)
         run.progress(f"{provider.value}: failed: {outcome.failures['']}")

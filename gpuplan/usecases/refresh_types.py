@@ -19,6 +19,7 @@ from gpuplan.core.refresh import Problem, Severity
 from gpuplan.providers.pricing import Progress
 from gpuplan.usecases import cloud_registry
 from gpuplan.usecases.cloud_entry import Discoverer
+from gpuplan.usecases.extras import MissingExtra, needs_extra
 
 if TYPE_CHECKING:
     from gpuplan.usecases.refresh import ProviderOutcome
@@ -37,7 +38,10 @@ def find_types(
     if discoverer is None:
         return None, []
     try:
-        found = discoverer(scope, progress)
+        with needs_extra(f"{provider.value} instance-type discovery"):
+            found = discoverer(scope, progress)
+    except MissingExtra:
+        raise
     except Exception as exc:  # a failed listing must not stop the price refresh
         why = f"instance-type discovery failed ({_describe(exc)}); known types priced only"
         return None, [Problem(provider, None, Severity.WARNING, why)]

@@ -24,9 +24,9 @@ from typing import Any
 
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.refresh import FetchResult, Quote
-from gpuplan.core.urls import parse_url, redact_url
+from gpuplan.core.urls import redact_url
 from gpuplan.core.wording import plural
-from gpuplan.providers.http import HttpError, Limits, decode_json, request
+from gpuplan.providers.http import HttpError, Limits, decode_json, origin, request
 from gpuplan.providers.pricing import Progress, no_progress
 from gpuplan.providers.pricing.paging import PageCapError, Read, capped
 
@@ -112,11 +112,8 @@ def _next_page(link: object, endpoint: str, page: int) -> str | None:
     """The next page's URL when it is on the endpoint's own origin; else PageError."""
     if not isinstance(link, str) or not link:
         return None
-    try:
-        same = parse_url(link).origin() == parse_url(endpoint).origin()
-    except ValueError:
-        same = False
-    if not same:
+    here = origin(link)
+    if here is None or here != origin(endpoint):
         raise PageError(
             f"page {page}: NextPageLink {redact_url(link)} leaves {redact_url(endpoint)}; "
             "not followed"
