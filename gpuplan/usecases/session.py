@@ -102,7 +102,8 @@ def run_session(
         return
     path = where
     try:  # a FIFO or device ledger is refused before a lock is made beside it
-        private_file(path)
+        if path.exists() or path.is_symlink():  # a new one is made whole by the ledger
+            private_file(path)
     except OSError as exc:
         raise LedgerError(f"{path}: cannot open the ledger: {exc.strerror or exc}") from None
     with run_lock(path.with_name(path.name + ".lock"), lock_wait), Ledger(path) as ledger:
