@@ -35,8 +35,13 @@ def create_ledger_file(path: Path) -> None:
             migrate(db, str(path))
         finally:
             db.close()
-        with contextlib.suppress(FileExistsError):  # another made it first: theirs stands
+        try:
             os.link(temp, path)
+        except FileExistsError:
+            pass  # another process made it first: theirs is the ledger
+        except OSError:  # no hard links on this file system (some network or FUSE mounts)
+            if not path.exists():
+                os.replace(temp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
