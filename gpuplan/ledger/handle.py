@@ -23,7 +23,7 @@ from gpuplan.ledger.backend import Db, SqliteDb
 from gpuplan.ledger.files import private_file
 from gpuplan.ledger.location import ledger_location
 from gpuplan.ledger.migrations import LedgerError, migrate
-from gpuplan.ledger.sqlite_file import check_ledger_file, check_ledger_tables, create_ledger_file
+from gpuplan.ledger.sqlite_file import check_ledger_file, create_ledger_file
 
 
 class LedgerHandle:
@@ -60,11 +60,9 @@ class LedgerHandle:
                 target = self.path.resolve() if self.path.is_symlink() else self.path
                 if not target.exists():
                     create_ledger_file(target)  # whole, or not at all
+                check_ledger_file(self.path)  # before narrowing: a refused file is untouched
                 private_file(self.path)
-                check_ledger_file(self.path)
             self._conn = SqliteDb(where)
-            if where != ":memory:":
-                _checked(self._conn, self.path)
             migrate(self._conn, where)
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise LedgerError(f"{path}: cannot use as the gpuplan ledger: {exc}") from None
@@ -162,12 +160,3 @@ class LedgerHandle:
         }:
             raise ValueError(f"not a ledger table: {table}")
         return int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
-
-
-def _checked(db: SqliteDb, path: Path) -> None:
-    """:func:`check_ledger_tables`, closing the connection when the file is refused."""
-    try:
-        check_ledger_tables(db, path)
-    except BaseException:
-        db.close()
-        raise

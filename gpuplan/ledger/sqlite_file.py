@@ -6,7 +6,9 @@ meanwhile, theirs is kept). So a file at the ledger's path is never half made by
 gpuplan, and one that exists but is empty (0 bytes: truncated), is not a SQLite
 database, or is a SQLite database without gpuplan's tables is an error naming the file
 and what is wrong (:class:`LedgerError`, exit 1), never a silent fresh start over a
-lost history and never gpuplan's tables written into someone else's database.
+lost history and never gpuplan's tables written into someone else's database. The
+check comes before the file's mode is narrowed, so a refused file is left exactly as
+it was.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import sqlite3
+import stat
 from pathlib import Path
 
 from gpuplan.ledger.backend import SqliteDb
@@ -48,9 +52,17 @@ def create_ledger_file(path: Path) -> None:
 
 
 def check_ledger_file(path: Path) -> None:
-    """Refuse an existing file that is not a gpuplan ledger: one line saying why."""
-    with open(path, "rb") as handle:
-        head = handle.read(len(SQLITE_HEADER))
+    """Refuse an existing file that is not a gpuplan ledger (empty, not SQLite, or
+    SQLite without gpuplan's tables): one line saying why. Asked
+    before its mode is narrowed, so a file that is refused is left exactly as it was;
+    a FIFO or device is not read here (``private_file`` refuses it)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        head = os.read(fd, len(SQLITE_HEADER))
+    finally:
+        os.close(fd)
     if not head:
         raise LedgerError(
             f"{path}: the ledger file is empty (0 bytes), so its history is lost; nothing "
@@ -60,15 +72,24 @@ def check_ledger_file(path: Path) -> None:
         raise LedgerError(
             f"{path}: cannot use as the gpuplan ledger: not a SQLite database; nothing was done"
         )
+    _check_tables(path)
 
 
-def check_ledger_tables(db: SqliteDb, path: Path) -> None:
-    """Refuse a SQLite database that gpuplan did not make (no ``schema_migrations``)."""
-    if db.has_table(LEDGER_TABLE):
-        return
-    names = [str(r[0]) for r in db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4"
-    ).fetchall()]  # fmt: skip
+def _check_tables(path: Path) -> None:
+    """Refuse a SQLite database that gpuplan did not make (no ``schema_migrations``);
+    read only (a connection that writes nothing, closed before the file is narrowed)."""
+    raw = sqlite3.connect(str(path), isolation_level=None, timeout=30)
+    try:
+        db = SqliteDb.wrap(raw, str(path))
+        if db.has_table(LEDGER_TABLE):
+            return
+        names = [str(r[0]) for r in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4"
+        ).fetchall()]  # fmt: skip
+    except sqlite3.DatabaseError as exc:
+        raise LedgerError(f"{path}: cannot use as the gpuplan ledger: {exc}") from None
+    finally:
+        raw.close()
     has = f"its tables: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}"
     raise LedgerError(
         f"{path}: cannot use as the gpuplan ledger: a SQLite database without gpuplan's "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,6 +76,7 @@ def test_a_file_that_is_not_a_ledger_is_one_line_and_exit_1(
 ) -> None:
     path = tmp_path / "ledger.sqlite3"
     wrong = spoil(path)
+    path.chmod(0o644)  # not a ledger: not ours to narrow either
     before = path.read_bytes()
     args = ["stop-idle", "--policy", demo, "--apply"] if command == "stop-idle" else ["history"]
 
@@ -85,6 +87,7 @@ def test_a_file_that_is_not_a_ledger_is_one_line_and_exit_1(
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert str(path) in err and wrong in err, err
     assert path.read_bytes() == before  # no table written into it, no fresh start
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
     assert sorted(p.name for p in tmp_path.iterdir()) in (
         ["ledger.sqlite3", "policy"],
         ["ledger.sqlite3", "ledger.sqlite3.lock", "policy"],  # stop-idle's run lock
