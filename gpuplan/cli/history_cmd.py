@@ -25,11 +25,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.ledger import Ledger
     from gpuplan.ledger.queries import run_tallies
+    from gpuplan.ledger.steps import made_in_runs
 
     with Ledger.open(args.db) as ledger:
         runs = [r for r in ledger.runs(limit=args.limit * 5, policy=args.policy)]
         runs = [r for r in runs if r.kind == "stop-idle"][: args.limit]
         tallies = run_tallies(ledger, [r.id for r in runs])
+        made = made_in_runs(ledger, [r.id for r in runs])
         print_notices(str(row) for row in ledger.damaged)
     records: list[dict[str, Any]] = [
         {
@@ -49,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
             "verdicts": tallies[r.id].verdicts,
             "acted": tallies[r.id].acted,
             "problems": r.summary.get("problems", []),
+            # What its actions' steps made (snapshot ids), a killed call's included.
+            "made": made[r.id],
         }
         for r in runs
     ]

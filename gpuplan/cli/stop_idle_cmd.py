@@ -167,6 +167,8 @@ def print_plan(record: dict[str, Any]) -> None:
     print(render_table(HEADERS, rows, align_right=right, drop=(2, 3, 0), wrap_last=True))
     mode = "dry run: nothing was changed (use --apply to act)" if record["dry_run"] else "applied"
     print("\n" + wrap(f"Policy {record['policy']}, {mode}. {_counts(record) or 'No instances'}."))
+    for r in record.get("reconciled", []):  # a killed run's intents (ids it made included)
+        print(wrap(f"Reconciled {r['instance_id']} ({r['action']}): {r['outcome']}: {r['detail']}"))
 
 
 def _counts(record: dict[str, Any]) -> str:

@@ -168,8 +168,14 @@ def described(provider: Provider, table: ActionTable = ACTIONS) -> dict[Action, 
 class Snapshotter(Protocol):
     """An adapter that can snapshot an instance's disks (the ``snapshot`` step)."""
 
-    def snapshot(self, instance: GpuInstance) -> str:
-        """Snapshot ``instance``'s disks; the snapshot's id."""
+    def snapshot(self, instance: GpuInstance, label: str) -> str:
+        """Snapshot ``instance``'s disks, the snapshot labelled ``label`` (a tag that the
+        ledger recorded before the call); the snapshot's id."""
+        ...
+
+    def snapshots_labelled(self, instance: GpuInstance, label: str) -> list[str]:
+        """The ids of ``instance``'s snapshots labelled ``label``: what a call cut short
+        by a kill made, though its answer never came back."""
         ...
 
 

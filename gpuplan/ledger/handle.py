@@ -23,6 +23,7 @@ from gpuplan.ledger.backend import Db, SqliteDb
 from gpuplan.ledger.files import private_file
 from gpuplan.ledger.location import ledger_location
 from gpuplan.ledger.migrations import LedgerError, migrate
+from gpuplan.ledger.sqlite_file import check_ledger_file, create_ledger_file
 
 
 class LedgerHandle:
@@ -56,6 +57,10 @@ class LedgerHandle:
         self.label = where
         try:
             if where != ":memory:":
+                target = self.path.resolve() if self.path.is_symlink() else self.path
+                if not target.exists():
+                    create_ledger_file(target)  # whole, or not at all
+                check_ledger_file(self.path)  # before narrowing: a refused file is untouched
                 private_file(self.path)
             self._conn = SqliteDb(where)
             migrate(self._conn, where)

@@ -2,7 +2,7 @@
 
 An intent (outcome ``pending``) is handed out with the policy, scope and run lock of the
 run that wrote it, so the caller settles only the intents its own run could have made
-(:func:`gpuplan.usecases.journal.reconcile`). A run is alive while its run lock is held
+(:func:`gpuplan.usecases.reconcile.reconcile`). A run is alive while its run lock is held
 in another session (PostgreSQL); a ledger file's runs take turns through the lock file
 beside it, so an unfinished run there is dead once another run holds that lock.
 
@@ -24,19 +24,21 @@ KILLED = "killed"
 """The status of a run that died before it finished (closed by a later run)."""
 
 
-def pending_actions(ledger: Ledger) -> list[PendingAction]:
-    """Intents with no outcome, oldest first, whose run is not alive elsewhere."""
+def pending_actions(ledger: Ledger, *, with_alive: bool = False) -> list[PendingAction]:
+    """Intents with no outcome, oldest first, whose run is not alive elsewhere; with
+    ``with_alive`` those of live runs too, marked ``alive`` (not to be settled)."""
     rows = ledger.select(
         "SELECT a.id, a.run_id, a.provider, a.region, a.instance_id, a.action, a.acted_at,"
-        " r.lock_name, r.policy, a.scope FROM actions a JOIN runs r ON a.run_id = r.id"
-        " WHERE a.outcome = ? ORDER BY a.id",
+        " r.lock_name, r.policy, a.scope, d.account FROM actions a JOIN runs r ON a.run_id = r.id"
+        " LEFT JOIN decisions d ON a.decision_id = d.id WHERE a.outcome = ? ORDER BY a.id",
         (PENDING,),
     )
     alive: dict[str, bool] = {}
     out: list[PendingAction] = []
     for r in rows:
         lock = str(r[7] or "")
-        if lock and alive.setdefault(lock, ledger.lock_held_elsewhere(lock)):
+        living = bool(lock) and alive.setdefault(lock, ledger.lock_held_elsewhere(lock))
+        if living and not with_alive:
             continue
         out.append(
             PendingAction(
@@ -50,6 +52,8 @@ def pending_actions(ledger: Ledger) -> list[PendingAction]:
                 policy=str(r[8]),
                 scope=str(r[9] or ""),
                 lock_name=lock,
+                account=str(r[10] or ""),
+                alive=living,
             )
         )
     return out

@@ -184,6 +184,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE UNIQUE INDEX action_steps_action ON action_steps (action_id, step);
         """,
     ),
+    Migration(
+        9,
+        "each step's label (written before its call, carried by what it makes) and the ids"
+        " it made, so a call cut short by a kill is found by its label and recorded",
+        """
+        ALTER TABLE action_steps ADD COLUMN label TEXT NOT NULL DEFAULT '';
+        ALTER TABLE action_steps ADD COLUMN made TEXT NOT NULL DEFAULT '';
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -68,6 +68,10 @@ class PendingAction:
     """The scope it was written in (empty in rows older than the column)."""
     lock_name: str = ""
     """The run lock of that run (policy and shard)."""
+    account: str = ""
+    """The instance's account, from the decision the intent followed ("" without one)."""
+    alive: bool = False
+    """Its run's lock is held in another session: that run may still be acting."""
 
 
 @dataclass(frozen=True)

@@ -160,12 +160,13 @@ class Ledger(LedgerHandle):
                 (outcome, detail, at.isoformat(), action_id),
             )
 
-    def pending_actions(self) -> list[PendingAction]:
+    def pending_actions(self, *, with_alive: bool = False) -> list[PendingAction]:
         """Intents with no outcome, oldest first (left by killed runs); an intent whose
-        run is alive in another session is left out (:mod:`gpuplan.ledger.killed`)."""
+        run is alive in another session is left out unless ``with_alive``, which hands
+        it out marked ``alive`` (:mod:`gpuplan.ledger.killed`)."""
         from gpuplan.ledger.killed import pending_actions
 
-        return pending_actions(self)
+        return pending_actions(self, with_alive=with_alive)
 
     def finish_run(
         self,

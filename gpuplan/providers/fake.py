@@ -95,6 +95,8 @@ class FakeAdapter:
         self.notices: list[str] = []
         self.snapshots: dict[str, list[str]] = {}
         """Instance id -> the snapshots taken of it, in order."""
+        self.snapshot_labels: dict[str, str] = {}
+        """Snapshot id -> the label it was taken with."""
 
     @property
     def scope(self) -> str:
@@ -162,13 +164,21 @@ class FakeAdapter:
             self._called(action.value, instance.instance_id)
         return self._set_state(instance, _ANSWERS[action])
 
-    def snapshot(self, instance: GpuInstance) -> str:
-        """Records a snapshot of ``instance``'s disks (a composite action's first step,
-        :mod:`gpuplan.core.actions`); its id. The instance keeps running."""
+    def snapshot(self, instance: GpuInstance, label: str) -> str:
+        """Records a snapshot of ``instance``'s disks labelled ``label`` (a composite
+        action's first step, :mod:`gpuplan.core.actions`); its id. The instance keeps
+        running."""
         self._called("snapshot", instance.instance_id)
         taken = self.snapshots.setdefault(instance.instance_id, [])
         taken.append(f"snap-{instance.instance_id}-{len(taken) + 1}")
+        self.snapshot_labels[taken[-1]] = label
         return taken[-1]
+
+    def snapshots_labelled(self, instance: GpuInstance, label: str) -> list[str]:
+        """The ids of ``instance``'s snapshots labelled ``label``, oldest first."""
+        self._called("snapshots_labelled", instance.instance_id, label)
+        taken = self.snapshots.get(instance.instance_id, [])
+        return [s for s in taken if self.snapshot_labels.get(s) == label]
 
     def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
         self._called("tag", instance.instance_id, dict(tags))

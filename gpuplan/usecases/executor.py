@@ -64,6 +64,9 @@ class Executor:
     concurrency: Concurrency = SERIAL
     actions: ActionTable = field(default_factory=lambda: ACTIONS)
     """Per cloud, the steps of each action (:mod:`gpuplan.core.actions`)."""
+    settling: Mapping[str, str] = field(default_factory=dict)
+    """Instance id -> why it is left alone: another run is settling a killed run's
+    intent on it (:func:`gpuplan.usecases.reconcile.reconcile`); not a problem."""
     token: str = field(default_factory=lambda: secrets.token_hex(6))
     problems: list[str] = field(default_factory=list)
     interrupted: bool = False
@@ -137,6 +140,10 @@ class Executor:
             if self.should_stop():
                 self.interrupted = True
                 self._settle(o, Outcome.SKIPPED, "run interrupted: left alone")
+                continue
+            busy = self.settling.get(o.item.instance.instance_id)
+            if busy:
+                self._settle(o, Outcome.SKIPPED, busy)
                 continue
             if failure:
                 self._settle(o, Outcome.FAILED, f"re-check failed, left alone: {failure}")

@@ -25,6 +25,7 @@ from gpuplan.core.errors import GpuplanError
 from gpuplan.core.shard import Shard
 from gpuplan.ledger import Ledger, LedgerError, ledger_location
 from gpuplan.ledger.files import private_file
+from gpuplan.ledger.sqlite_file import check_ledger_file
 
 
 class LockBusy(GpuplanError):
@@ -102,7 +103,9 @@ def run_session(
         return
     path = where
     try:  # a FIFO or device ledger is refused before a lock is made beside it
-        private_file(path)
+        if path.exists() or path.is_symlink():  # a new one is made whole by the ledger
+            check_ledger_file(path)  # a file that is not a ledger is refused untouched
+            private_file(path)
     except OSError as exc:
         raise LedgerError(f"{path}: cannot open the ledger: {exc.strerror or exc}") from None
     with run_lock(path.with_name(path.name + ".lock"), lock_wait), Ledger(path) as ledger:

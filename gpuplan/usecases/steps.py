@@ -3,24 +3,44 @@
 The steps come from :data:`gpuplan.core.actions.ACTIONS` (or a table passed in). A
 one-step action is one ``adapter.act`` call recorded as its ``actions`` row alone, as
 it always was; a composite action (e.g. snapshot then stop) is run here step after
-step: ``pending`` committed right before each call, ``done`` or ``failed`` right after,
-and the steps after a failed one marked ``not done``. The executor runs a new action's
+step: ``pending`` committed right before each call with a new label (``gpuplan-step=``
+a random token) that the call gives what it makes, ``done`` (with the id of what it
+made) or ``failed`` right after, before the next call, and the steps after a failed
+one marked ``not done``. What a call cut short by a kill made is found by its label
+(:func:`made_by`). The executor runs a new action's
 steps from the first; the next run's reconcile runs a killed action's remaining steps
-(:func:`gpuplan.usecases.journal.reconcile`).
+(:func:`gpuplan.usecases.reconcile.reconcile`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import secrets
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Protocol
 
 from gpuplan.core.actions import ActionTable, Call, Snapshotter, Steps, StepState, entry
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.instances import Action, GpuInstance
 from gpuplan.providers.base import CloudAdapter, ProviderError
 
-Mark = Callable[[int | None, StepState, str, datetime], None]
-"""Records one step's state (the journal's :meth:`~gpuplan.usecases.journal.Journal.step`)."""
+LABEL = "gpuplan-step"
+"""The tag that a step's call gives what it makes (value: the step's label)."""
+
+
+class Mark(Protocol):
+    """Records one step's state (the journal's :meth:`~gpuplan.usecases.journal.Journal.step`)."""
+
+    def __call__(
+        self,
+        step_id: int | None,
+        state: StepState,
+        detail: str,
+        now: datetime,
+        *,
+        label: str = "",
+        made: Sequence[str] = (),
+    ) -> None: ...
 
 
 def calls_for(
@@ -37,15 +57,23 @@ def calls_for(
     return (Call(do.value),)
 
 
-def call_step(adapter: CloudAdapter, inst: GpuInstance, call: Call) -> str:
-    """Make one step's call; what to record about it ("" for an acting call)."""
+def call_step(adapter: CloudAdapter, inst: GpuInstance, call: Call, label: str) -> str:
+    """Make one step's call; the id of what it made ("" for an acting call)."""
     action = call.action
     if action is not None:
         adapter.act(inst, action)
         return ""
     if isinstance(adapter, Snapshotter):
-        return f"snapshot {adapter.snapshot(inst)}"
+        return adapter.snapshot(inst, label)
     raise ProviderError(f"{adapter.scope}: cannot {call.value} instances")
+
+
+def made_by(adapter: CloudAdapter, inst: GpuInstance, call: Call, label: str) -> list[str]:
+    """What a call cut short by a kill made, found by its label (empty: nothing found,
+    or a call that makes nothing)."""
+    if call.action is None and label and isinstance(adapter, Snapshotter):
+        return adapter.snapshots_labelled(inst, label)
+    return []
 
 
 def run_steps(
@@ -55,15 +83,19 @@ def run_steps(
     mark: Mark,
     now: datetime,
 ) -> None:
-    """Run ``steps`` (step id, call) in order; the first failing step's error is raised
-    after it is marked ``failed`` and the rest ``not done``."""
+    """Run ``steps`` (step id, call) in order, each marked ``pending`` with a new label
+    before its call and ``done`` with what it made right after (before the next call);
+    the first failing step's error is raised after it is marked ``failed`` and the rest
+    ``not done``."""
     for index, (step_id, call) in enumerate(steps):
-        mark(step_id, StepState.PENDING, "", now)
+        label = f"{LABEL}={secrets.token_hex(8)}"
+        mark(step_id, StepState.PENDING, "", now, label=label)
         try:
-            detail = call_step(adapter, inst, call)
+            made = call_step(adapter, inst, call, label)
         except GpuplanError as exc:
             mark(step_id, StepState.FAILED, exc.message, now)
             for later, _ in steps[index + 1 :]:
                 mark(later, StepState.NOT_DONE, f"{call.value} failed", now)
             raise
-        mark(step_id, StepState.DONE, detail, now)
+        said = f"{call.value} {made}" if made else ""
+        mark(step_id, StepState.DONE, said, now, made=[made] if made else ())

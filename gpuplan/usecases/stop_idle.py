@@ -25,7 +25,8 @@ from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.webhook import Notifier
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.executor import Executor, InstanceResult
-from gpuplan.usecases.journal import Journal, Owner, Reconciled, reconcile
+from gpuplan.usecases.journal import Journal
+from gpuplan.usecases.reconcile import Owner, Reconciled, reconcile
 from gpuplan.usecases.survey import Survey, action_rule, idle_rule, survey
 
 
@@ -96,7 +97,10 @@ def run_stop_idle(
         idle = {s.instance.instance_id for s in seen.seen if s.decision.verdict is IdleVerdict.IDLE}
         result.reconciled = reconcile(ledger, listed, rule.code, now, owner, idle)
     if apply and planned.aborted is None:
-        executor = Executor(journal, rule, now, should_stop, concurrency, actions)
+        settling = {
+            r.instance_id: r.detail for r in result.reconciled if r.outcome is Outcome.SKIPPED
+        }  # another run holds the claim: it settles, and this run leaves the instance alone
+        executor = Executor(journal, rule, now, should_stop, concurrency, actions, settling)
         executor.run(result.outcomes, by_id)
         result.problems.extend(executor.problems)
         result.interrupted = executor.interrupted

@@ -91,8 +91,8 @@ def test_a_half_done_action_on_an_instance_busy_again_is_reported_not_resumed(
     assert r.outcome.value == "failed"
     assert r.detail == (
         "half done when its run was killed (snapshot done, stop pending); "
-        "not resumed: the instance is no longer idle"
-    )
+        "not resumed: the instance is no longer idle; snapshot snap-i-0composite-1"
+    )  # the snapshot the killed run took, by its id
     assert provider.calls_to("stop") == [] and provider.instances[IID].state.value == "running"
     assert rows(location, ACTIONS) == [(IID, "stop", "failed")]
     assert rows(location, STEPS) == [(1, "snapshot", "done"), (2, "stop", "interrupted")]
@@ -123,3 +123,6 @@ def test_a_snapshot_cut_short_is_reported_and_the_action_is_done_afresh(
         (1, "snapshot", "done"),
         (2, "stop", "done"),
     ]
+    # The cut-short call made nothing (looked up by its label); the fresh one is recorded.
+    made = "SELECT made FROM action_steps ORDER BY id"
+    assert rows(location, made) == [("",), ("",), (f"snap-{IID}-1",), ("",)]

@@ -10,7 +10,7 @@ from gpuplan.core.instances import Action, GpuInstance
 from gpuplan.core.offers import Provider
 from gpuplan.ledger import PENDING, ActionRecord, Ledger
 from gpuplan.ledger.killed import KILLED
-from gpuplan.usecases.journal import Owner, reconcile
+from gpuplan.usecases.reconcile import Owner, reconcile
 from tests.ledger.pgserver import PgServer
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
