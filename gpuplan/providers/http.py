@@ -129,7 +129,7 @@ def request(
         try:
             response = _once(method, target, pin, limits, data, json_body, headers, shown)
         except _Transient as exc:
-            last = exc.reason
+            last, status = exc.reason, None
             if attempt == tries or not (limits.idempotent or exc.unsent):
                 break
             sleep(backoff(attempt, limits.backoff_s, jitter))
