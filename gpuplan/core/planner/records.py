@@ -8,6 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplan.core.planner.calibration import (
+    GOODPUT_SPREAD,
+    RANGE_COVERAGE,
+    RANGE_LABS,
+    RANGE_LEVEL,
+    RANGE_RUNS,
+    RANGE_SOURCE,
+    RESIDUAL_HIGH,
+    RESIDUAL_LOW,
+    STEADY_STATE_SPREAD,
+)
 from gpuplan.core.planner.options import Option, PlanResult
 
 
@@ -62,6 +73,7 @@ def option_record(option: Option, rank: int | None = None) -> dict[str, Any]:
         "gpu_hours": option.gpu_hours,
         "gpu_hours_low": option.gpu_hours_low,
         "gpu_hours_high": option.gpu_hours_high,
+        "range_coverage": None if option.hours_low is None else RANGE_COVERAGE,
         "cost_usd": option.cost_usd,
         "cost_usd_low": option.cost_usd_low,
         "cost_usd_high": option.cost_usd_high,
@@ -135,10 +147,25 @@ def plan_record(
         "options": [option_record(o, ranks.get(id(o))) for o in shown],
         "infeasible_count": len(result.infeasible),
         "infeasible_reasons": reason_counts(result),
+        "range": range_record(),
     }
     if every_infeasible:
         record["infeasible"] = [infeasible_record(o) for o in result.infeasible]
     return record
+
+
+def range_record() -> dict[str, Any]:
+    """How the range of every option was calibrated (the same band for every option)."""
+    return {
+        "low_factor": RESIDUAL_LOW,
+        "high_factor": RESIDUAL_HIGH,
+        "coverage": RANGE_COVERAGE,
+        "runs": RANGE_RUNS,
+        "labs": RANGE_LABS,
+        "level": RANGE_LEVEL,
+        "source": RANGE_SOURCE,
+        "parts": [STEADY_STATE_SPREAD, GOODPUT_SPREAD],
+    }
 
 
 def reason_counts(result: PlanResult) -> dict[str, int]:

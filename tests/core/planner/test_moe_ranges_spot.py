@@ -10,7 +10,12 @@ import pytest
 
 from gpuplan.cli.main import main
 from gpuplan.core.offers import Provider
-from gpuplan.core.planner.calibration import RESIDUAL_HIGH, RESIDUAL_LOW
+from gpuplan.core.planner.calibration import (
+    RANGE_COVERAGE,
+    RANGE_RUNS,
+    RESIDUAL_HIGH,
+    RESIDUAL_LOW,
+)
 from gpuplan.core.planner.spot_realism import outlier_warning, spot_outliers
 from gpuplan.core.planner.workload import infer_shape
 from gpuplan.usecases.estimate import EstimateArgs, build_workload
@@ -82,7 +87,32 @@ def test_range_is_the_calibrated_band_and_explain_says_where_it_comes_from(
     out = capsys.readouterr().out
     assert "wall time (range)" in out
     assert f"range = x{RESIDUAL_LOW:g} to x{RESIDUAL_HIGH:g}" in out
-    assert "held-out residuals" in out and "each source left out whole" in out
+    assert "held-out residuals" in out and "each lab left out whole" in out
+    assert f"{RANGE_COVERAGE:.0%} of {RANGE_RUNS} public runs from labs left out fell inside" in out
+
+
+def test_the_range_says_its_measured_coverage_on_screen_and_in_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = ["--params", "7B", "--tokens", "1T", "--gpu", "H100", "--gpus", "64",
+            "--pricing", "on_demand"]  # fmt: skip
+    data = _json(capsys, *base)
+    option = data["options"][0]  # type: ignore[index]
+    assert option["range_coverage"] == RANGE_COVERAGE
+    assert option["gpu_hours_low"] == pytest.approx(option["gpu_hours"] * RESIDUAL_LOW)
+    assert data["range"]["runs"] == RANGE_RUNS  # type: ignore[index]
+    assert data["range"]["coverage"] >= 0.8  # type: ignore[index]
+    main(["estimate", *base])
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{RANGE_COVERAGE:.0%} of {RANGE_RUNS} public runs from labs left out fell" in out
+    assert "steady-state throughput, the narrow part" in out
+    assert "goodput and lab habits, the wide part" in out
+    # Wide range, no measured rate: the first suggestion is to measure one.
+    assert "--throughput TOKENS_PER_S --measured-on GPU" in out
+    main(["estimate", *base, "--throughput", "3000", "--measured-on", "H100"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{RANGE_COVERAGE:.0%} of {RANGE_RUNS} public runs" in out
+    assert "--throughput TOKENS_PER_S" not in out
 
 
 def test_deadline_met_only_at_the_low_end_is_said(capsys: pytest.CaptureFixture[str]) -> None:
