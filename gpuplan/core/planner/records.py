@@ -9,15 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplan.core.planner.calibration import (
+    BAND_CUT_GPUS,
     GOODPUT_SPREAD,
     RANGE_COVERAGE,
+    RANGE_COVERAGE_FRESH,
+    RANGE_COVERAGE_PUBLISHED,
     RANGE_LABS,
     RANGE_LEVEL,
     RANGE_RUNS,
     RANGE_SOURCE,
-    RESIDUAL_HIGH,
-    RESIDUAL_LOW,
     STEADY_STATE_SPREAD,
+    band,
 )
 from gpuplan.core.planner.options import Option, PlanResult
 
@@ -155,11 +157,18 @@ def plan_record(
 
 
 def range_record() -> dict[str, Any]:
-    """How the range of every option was calibrated (the same band for every option)."""
+    """How the range of every option was calibrated (one band below the GPU-count cut, one
+    from it up)."""
+    low_small, high_small = band(0.0)
+    low_large, high_large = band(BAND_CUT_GPUS)
     return {
-        "low_factor": RESIDUAL_LOW,
-        "high_factor": RESIDUAL_HIGH,
+        "bands": [
+            {"gpus_below": BAND_CUT_GPUS, "low_factor": low_small, "high_factor": high_small},
+            {"gpus_from": BAND_CUT_GPUS, "low_factor": low_large, "high_factor": high_large},
+        ],
         "coverage": RANGE_COVERAGE,
+        "coverage_published": RANGE_COVERAGE_PUBLISHED,
+        "coverage_fresh": RANGE_COVERAGE_FRESH,
         "runs": RANGE_RUNS,
         "labs": RANGE_LABS,
         "level": RANGE_LEVEL,

@@ -150,13 +150,20 @@ def test_shipped_goodput_and_band_are_the_full_table_fit(
 ) -> None:
     assert bench.fit(runs) == pytest.approx(cal.GOODPUT, abs=0.005)
     calibrated = bench.calibrate(runs, fresh)
-    assert (calibrated.low, calibrated.high) == (
-        pytest.approx(cal.RESIDUAL_LOW, abs=0.01),
-        pytest.approx(cal.RESIDUAL_HIGH, abs=0.01),
+    assert (calibrated.low, calibrated.high, *calibrated.large) == (
+        pytest.approx(cal.RESIDUAL_LOW_SMALL, abs=0.01),
+        pytest.approx(cal.RESIDUAL_HIGH_SMALL, abs=0.01),
+        pytest.approx(cal.RESIDUAL_LOW_LARGE, abs=0.01),
+        pytest.approx(cal.RESIDUAL_HIGH_LARGE, abs=0.01),
     )
-    # The screen's "83% of 94 public runs from labs left out fell inside" is measured, not
-    # typed: every public run, each with a band built from the other labs' residuals only.
-    assert calibrated.coverage == pytest.approx(cal.RANGE_COVERAGE, abs=0.005)
+    # The screen's "at least 83% of public runs from labs left out fell inside" is measured,
+    # not typed: every public run, each with a band built from the other labs' residuals
+    # only; the stated figure is the lower of the two sets' (the never-fitted fresh runs').
+    assert calibrated.coverage == pytest.approx(cal.RANGE_COVERAGE, abs=0.006)
+    published, new = calibrated.by_set
+    assert published == pytest.approx(cal.RANGE_COVERAGE_PUBLISHED, abs=0.006)
+    assert new == pytest.approx(cal.RANGE_COVERAGE_FRESH, abs=0.006)
+    assert calibrated.coverage == min(published, new)
     assert len(calibrated.held) == cal.RANGE_RUNS == len(runs) + len(fresh)
     assert len({h.run.source for h in calibrated.held}) == cal.RANGE_LABS
     assert calibrated.level == pytest.approx(cal.RANGE_LEVEL)
@@ -175,6 +182,25 @@ def test_the_level_is_the_first_that_holds_the_target(
         narrower = bench.calibrate(runs, fresh, levels=(level,))
         assert narrower.coverage < bench.RANGE_TARGET
         assert narrower.high / narrower.low < shipped.high / shipped.low
+        assert narrower.large[1] / narrower.large[0] < shipped.large[1] / shipped.large[0]
+
+
+def test_the_gpu_count_bands_narrow_the_range_at_equal_coverage(
+    bench: ModuleType, runs: list[Any], fresh: list[Any]
+) -> None:
+    """One band for every run needs a higher level to hold 80% of each set, and is wider
+    there than the two bands split at 256 GPUs (docs/estimating.md)."""
+    pool = runs + fresh
+    centrals = bench.held_centrals(runs, pool)
+    weights = bench.set_weights(runs, fresh)
+    shipped = bench.calibrate(runs, fresh)
+    width = statistics.median(h.high / h.low for h in shipped.held)
+    for level in bench.RANGE_LEVELS:
+        held = bench.held_bands(pool, centrals, weights, level)
+        one = bench.Calibration(level, 0.0, 0.0, held, len(runs))
+        if one.coverage >= shipped.coverage:
+            assert statistics.median(h.high / h.low for h in held) > 1.5 * width
+            break
 
 
 def test_a_run_band_never_sees_its_own_lab(
@@ -202,11 +228,11 @@ def test_held_out_figures_stay_within_the_targets(bench: ModuleType, runs: list[
     lines = [f"{h.run.name:22} {h.ratio:5.2f} {'in' if h.inside else 'OUT'}" for h in held]
     report = "\n".join(lines)
     # Regression guards on the leave-source-out figures in docs/estimating.md (58 runs,
-    # 17 labs: 18.4%, worst 1.98x; with the band calibrated over every public run, 95% of
-    # the published runs inside at 3.56x).
+    # 17 labs: 18.4%, worst 1.98x; with the bands calibrated over every public run, 98% of
+    # the published runs inside at a median 5.04x).
     assert statistics.median(errors) <= 0.19, report
     assert inside >= 0.9, report
-    assert statistics.median(widths) <= 3.7, report
+    assert statistics.median(widths) <= 5.2, report
     assert max(max(r, 1 / r) for r in ratios) <= 2.15, report
     # The central estimate beats 6ND at 40% of the dense bf16 peak on the same runs.
     naive = [abs(bench.naive(h.run) / h.run.published - 1) for h in held]
@@ -216,7 +242,8 @@ def test_held_out_figures_stay_within_the_targets(bench: ModuleType, runs: list[
 def test_the_cli_range_holds_the_central_figure(runs: list[Any]) -> None:
     for run in runs:
         assert run.low < run.median < run.high, run.name
-        assert run.high / run.low == pytest.approx(cal.RESIDUAL_HIGH / cal.RESIDUAL_LOW, rel=0.02)
+        low, high = cal.band(run.gpus)
+        assert run.high / run.low == pytest.approx(high / low, rel=0.02)
 
 
 def test_every_moe_run_passes_the_readme_flags(bench: ModuleType, runs: list[Any]) -> None:
