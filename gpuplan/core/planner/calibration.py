@@ -57,6 +57,21 @@ factor of a GPU is its own share over this one (pricing/gpus.toml ``bf16_matmul_
 ARCH_CDNA3 = 0.7
 """A CDNA part without a measured matmul ceiling (MI250X), relative to the H100: assumed.
 MI300X, MI325X and MI355X use their measured ceilings (``bf16_matmul_tflops``)."""
+LATENCY_HALF_WIDTH = 1024.0
+"""Hidden size at which half of a step's time on an H100 is latency-bound (kernel launches,
+small memory-bound kernels, the optimizer and data loading: work that a faster GPU does not
+shorten): ``s = 1 / (1 + (h / LATENCY_HALF_WIDTH) ** LATENCY_EXPONENT)``. A GPU ``r`` times
+the H100's matmul-bound speed runs the step ``1 / ((1 - s) / r + s)`` times faster, not
+``r``. Fitted (scripts/fit_small_model_gain.py) on the MLPerf same-count pairs of some
+rounds and tested on the others; BERT-large (h 1024) is the only small model there, so the
+half width is pinned by it: H100 -> B200 1.41x measured, 2.23x before, 1.40x now."""
+LATENCY_EXPONENT = 4.0
+"""How fast the latency-bound share falls with width: fitted with :data:`LATENCY_HALF_WIDTH`
+(at 4, an 8B model (h 4096) keeps 0.4% of its step latency-bound, a 340M one 50%)."""
+REFERENCE_SPEED_TFLOPS = 989.4 / (1.0 + MEMORY_TRAFFIC * (989.4 / 3.35) / 300.0)
+"""The H100 SXM's matmul-bound speed (bf16 peak x architecture 1 x its memory-traffic
+factor), the reference the latency-bound share is measured on: slower GPUs keep the
+fitted model (their small-model runs are in the tables it was fitted on)."""
 QLORA_FACTOR = 0.7
 """QLoRA throughput / LoRA throughput on the same GPU (dequantisation of NF4 blocks)."""
 
