@@ -279,3 +279,18 @@ def test_goodput_by_a_run_property_does_not_beat_one_goodput(
             for r in runs
         ]
         assert statistics.median(abs(x - 1) for x in held) > shipped, name
+
+
+def test_every_stack_label_is_sourced_and_the_stack_is_measured(
+    bench: ModuleType, runs: list[Any], fresh: list[Any]
+) -> None:
+    """A ``stack`` label comes with its verbatim quote and source; the check of whether the
+    stack narrows the range runs on every labelled run whose stack other labs share."""
+    labelled = [r for r in runs + fresh if r.row["stack"]]
+    assert len(labelled) >= 30
+    for run in labelled:
+        assert "Quote" in run.row["stack_source"] or "row's own source" in run.row["stack_source"]
+    unlabelled = [r for r in runs + fresh if not r.row["stack"]]
+    assert all(not r.row["stack_source"] for r in unlabelled)
+    lines = bench.stack_lines(runs, bench.calibrate(runs, fresh))
+    assert f"for {len(labelled)} of {len(runs) + len(fresh)} public runs" in lines[0]
