@@ -126,7 +126,7 @@ def band(gpus: float) -> Band:
 
 
 STEADY_STATE_SPREAD = (
-    "steady-state throughput, the narrow part: generation ratios within median 7% on 39 "
+    "steady-state throughput, the narrow part: generation ratios within median 7% on 47 "
     "MLPerf pairs, the shape model within median 8% of 11 measured H200 steps"
 )
 """Where the steady-state part of the range is measured (docs/estimating.md, Sec. 4)."""
