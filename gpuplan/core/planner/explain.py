@@ -56,10 +56,11 @@ def _range_lines(option: Option) -> list[str]:
     lines = []
     if option.hours_low is not None and option.hours_high is not None:
         low, high = cal.band(option.gpus)
-        side = "under" if option.gpus < cal.BAND_CUT_GPUS else "from"
+        cut = f"{cal.BAND_CUT_GPUS:g} GPUs"
+        side = f"under {cut}" if option.gpus < cal.BAND_CUT_GPUS else f"{cut} and up"
         lines.append(
-            f"range = x{low:g} to x{high:g} of the central figure ({side} "
-            f"{cal.BAND_CUT_GPUS:g} GPUs): {option.hours_low:,.1f}-{option.hours_high:,.1f} h, "
+            f"range = x{low:g} to x{high:g} of the central figure ({side}): "
+            f"{option.hours_low:,.1f}-{option.hours_high:,.1f} h, "
             f"{option.gpu_hours_low or 0:,.0f}-{option.gpu_hours_high or 0:,.0f} GPU-h; at "
             f"least {cal.RANGE_COVERAGE:.0%} of {cal.RANGE_RUNS} public runs from labs left "
             f"out fell inside (published {cal.RANGE_COVERAGE_PUBLISHED:.0%}, never-fitted "
