@@ -584,7 +584,12 @@ def alternatives_lines(runs: list[Run], fresh: list[Run]) -> list[str]:
     return lines
 
 
-STACK_GROUPS = {"llm.c": "hand-tuned (llm.c, nanoGPT)", "nanogpt": "hand-tuned (llm.c, nanoGPT)"}
+STACK_GROUPS = {
+    "llm.c": "hand-tuned (llm.c, nanoGPT)",
+    "nanogpt": "hand-tuned (llm.c, nanoGPT)",
+    "megatron-lm": "Megatron (Megatron-LM, Megatron-DeepSpeed)",
+    "megatron-deepspeed": "Megatron (Megatron-LM, Megatron-DeepSpeed)",
+}
 """Stacks the issue groups together; every other ``stack`` label is its own group."""
 
 
