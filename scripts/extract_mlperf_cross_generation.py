@@ -10,9 +10,11 @@ the network or gpuplan; the scoring is scripts/bench_cross_generation_external.p
 What it does, decided before any scoring (the planner is never consulted):
 
 - every closed-division result of the LLM benchmarks (llama2_70b_lora, llama31_8b,
-  llama31_405b, gpt3) in rounds v4.0-v5.1; per run the minutes from ``run_start`` to
+  llama31_405b, gpt3) and of the small transformer among them, BERT-large (bert, 340M),
+  in rounds v4.0-v5.1; per run the minutes from ``run_start`` to
   ``run_stop`` (status success) and the samples trained (``samples_count`` at
-  ``run_stop`` or the last ``eval_accuracy``; gpt3 logs ``trained_samples``, in tokens);
+  ``run_stop`` or the last ``eval_accuracy``; gpt3 logs ``trained_samples``, in tokens;
+  bert only ``train_samples``, in sequences of 512);
   the score is MLPerf's olympic mean (drop the fastest and slowest run);
 - a system's logs republished unchanged in a later round (same run times) stay with the
   round they first appeared in;
@@ -41,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROUNDS = ("4.0", "4.1", "5.0", "5.1")
-BENCHMARKS = ("llama2_70b_lora", "llama31_8b", "llama31_405b", "gpt3")
+BENCHMARKS = ("llama2_70b_lora", "llama31_8b", "llama31_405b", "gpt3", "bert")
 RESULT = re.compile(r"^([^/]+)/results/([^/]+)/(" + "|".join(BENCHMARKS) + r")/result_[^/]+\.txt$")
 GPU_NAMES = (
     ("H200-NVL", "H200-NVL"),
@@ -85,10 +87,12 @@ MODELS = {
     "llama31_8b": ("Llama 3.1 8B pretraining", "8B", 8192, "pretrain"),
     "llama31_405b": ("Llama 3.1 405B pretraining", "405B", 8192, "pretrain"),
     "gpt3": ("GPT-3 175B pretraining", "175B", 2048, "pretrain"),
+    "bert": ("BERT-large pretraining", "340M", 512, "pretrain"),
 }
 """benchmark -> (model, parameters, sequence length, method) per the MLPerf Training
 rules (llama2_70b_lora: LoRA on Llama 2 70B, GovReport packed to 8,192 tokens;
-llama31_*: C4 at 8,192; gpt3: C4 at 2,048)."""
+llama31_*: C4 at 8,192; gpt3: C4 at 2,048; bert: BERT-large, 340M parameters, Wikipedia
+at 512 tokens)."""
 
 OVERRIDES: dict[tuple[str, str, str, str], tuple[str, str]] = {
     ("5.1", "University-of-Florida", "hpg.dgxb200x8.n8", "llama2_70b_lora"): (
@@ -137,6 +141,12 @@ EXCLUDED: dict[tuple[str, str, int, str, str], str] = {
         "8 H100 took 116.1 min against 28.0 min for NVIDIA's NeMo fp8 run on 8 H100 "
         "(JuniperNetworks/results/h100_n1_ngc24.1_pytorch_deepspeed vs "
         "NVIDIA/results/eos_ngc24.04_nemo, same round)"
+    ),
+    ("5.0", "bert", 8, "H200", "MI300X"): (
+        "different implementations, not hardware: the round's only MI300X BERT result is "
+        'tinycorp\'s tinygrad port (tinycorp/systems/tinybox_8xMI300X.json: "framework": '
+        '"tinygrad, branch mlperf_training_v5.0"; PCIe host interconnect), 23x slower than '
+        "the PyTorch H200 result it is paired with"
     ),
 }
 """Pairs kept in the table but out of the headline, each with the reason (read off the
@@ -280,7 +290,7 @@ class Submission:
 def parse_log(text: str) -> tuple[float, float, int | None] | None:
     start = stop = None
     ok = False
-    samples = 0.0
+    samples = fallback = 0.0
     batch = None
     for line in text.splitlines():
         at = line.find(":::MLLOG ")
@@ -301,11 +311,13 @@ def parse_log(text: str) -> tuple[float, float, int | None] | None:
             samples = float(meta["samples_count"])
         elif key == "trained_samples":
             samples = float(entry["value"])
+        elif key == "train_samples":
+            fallback = float(entry["value"])
         elif key == "global_batch_size":
             batch = int(entry["value"])
     if start is None or stop is None or not ok:
         return None
-    return (stop - start) / 60000.0, samples, batch
+    return (stop - start) / 60000.0, samples or fallback, batch
 
 
 def load_round(mirror: Path, version: str) -> list[Submission]:
@@ -396,6 +408,8 @@ def precision_of(sub: Submission) -> tuple[str, str]:
     key = (sub.round, sub.submitter, sub.system, sub.benchmark)
     if key in OVERRIDES:
         return OVERRIDES[key]
+    if sub.benchmark == "bert":
+        return bert_precision(sub)
     log = git(sub.repo, "show", f"HEAD:{sub.files[0]}")
     if DUMP_FP4.search(log):
         return "fp4", f"{sub.files[0]}: config dump in the log: fp4: true"
@@ -420,6 +434,25 @@ def precision_of(sub: Submission) -> tuple[str, str]:
             f"({len(configs)}) sets or sources export FP8=True; none FP4"
         )
     return "unknown", "no config found"
+
+
+HALF = re.compile(r"--fp16\b|DEFAULT_FLOAT=\"HALF\"")
+
+
+def bert_precision(sub: Submission) -> tuple[str, str]:
+    """BERT runs in half precision (fp16): the submitter's run script says so (``--fp16``
+    or tinygrad's ``DEFAULT_FLOAT="HALF"``); a submitter without a run script is read from
+    NVIDIA's implementation of the same round, which the others' trees copy."""
+    for who in (sub.submitter, "NVIDIA"):
+        where = f"{who}/benchmarks/bert"
+        tree = git(sub.repo, "ls-tree", "-r", "--name-only", "HEAD", where).splitlines()
+        for path in tree:
+            if re.search(r"/(?:[\w-]*run_and_time[\w-]*|dev_run)\.sh$", path):
+                found = HALF.search(git(sub.repo, "show", f"HEAD:{path}"))
+                if found:
+                    note = "" if who == sub.submitter else f" ({sub.submitter} has no run script)"
+                    return "fp16", f"{path}: {found.group(0)}{note}"
+    return "unknown", "no run script found"
 
 
 def select_pairs(subs: list[Submission]) -> list[tuple[Submission, Submission]]:

@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuplan.cli.render import format_count, print_csv, render_table, to_jsonable, wrap
-from gpuplan.core.planner.calibration import RANGE_COVERAGE
+from gpuplan.core.planner.calibration import range_summary
 from gpuplan.core.planner.explain import assumption_lines, explain
 from gpuplan.core.planner.options import Option, PlanResult
 from gpuplan.core.planner.records import option_record, plan_record
@@ -195,12 +195,8 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
                 "(nothing else is both faster and cheaper); (+n) = same option in n more regions."
             )
         )
-        print(
-            wrap(
-                f"Range: where ~{RANGE_COVERAGE:.0%} of published runs fell against a held-out "
-                "estimate (--explain N says more); ranking and deadlines use the central figure."
-            )
-        )
+        for line in range_summary(measured=_measured(result)):
+            print(wrap(line))
         if any(o.spot_outlier for o, _ in groups[:top]):
             print(
                 wrap(
@@ -226,6 +222,11 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
         else:
             left_out = plural(len(result.infeasible), "option")
             print(f"{left_out} left out (--show-infeasible lists why).")
+
+
+def _measured(result: PlanResult) -> bool:
+    """Whether the options rest on the user's own step rate (--throughput --measured-on)."""
+    return any(f.name.startswith("measured ") for o in result.options[:1] for f in o.mfu_factors)
 
 
 def _fastest_line(result: PlanResult, fx: Fx) -> None:

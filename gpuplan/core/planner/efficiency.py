@@ -145,6 +145,8 @@ def estimate_mfu(
     if hidden is not None:
         factors.append(width_factor(hidden))
     factors.append(memory_traffic_factor(spec))
+    if hidden is not None:
+        factors.append(latency_factor(spec, hidden))
     factors.append(_precision_factor(spec, precision))
     link = comm.links(spec, cluster.gpus_per_node, cluster.network_gbps)
     factors.append(_link_factor(spec, cluster, link))
@@ -187,6 +189,25 @@ def memory_traffic_factor(spec: GpuSpec, *, share: float | None = None) -> Facto
         value,
         f"{ratio:.0f} FLOP per byte of memory bandwidth (bf16 peak / {spec.memory_bandwidth_tbs:g}"
         f" TB/s): memory-bound kernels take {share * ratio / 300.0:.0%} of compute time (fitted)",
+    )
+
+
+def latency_factor(spec: GpuSpec, hidden: int) -> Factor:
+    """``1 / ((1 - s) + s x r)``: a share ``s`` of a narrow model's step is latency-bound
+    (launches, small kernels, optimizer, data) and does not shrink on a GPU ``r`` times
+    the H100's matmul-bound speed, so a small model gains less than ``r`` from a faster
+    GPU (``s = 1 / (1 + (h / LATENCY_HALF_WIDTH) ** LATENCY_EXPONENT)``; 1 on GPUs no
+    faster than the H100, whose small-model runs the fitted model already covers)."""
+    share = 1.0 / (1.0 + (hidden / cal.LATENCY_HALF_WIDTH) ** cal.LATENCY_EXPONENT)
+    arch, _ = architecture_factor(spec)
+    peak = spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16) or 0.0
+    speed = peak * arch * memory_traffic_factor(spec).value / cal.REFERENCE_SPEED_TFLOPS
+    value = 1.0 / ((1.0 - share) + share * max(1.0, speed))
+    return Factor(
+        "small-model latency",
+        value,
+        f"hidden {hidden}: {share:.0%} of a step latency-bound on an H100; this GPU is "
+        f"{max(1.0, speed):.2f}x its matmul-bound speed (fitted on MLPerf BERT-large pairs)",
     )
 
 

@@ -51,16 +51,23 @@ def explain(result: PlanResult, option: Option) -> list[str]:
 
 
 def _range_lines(option: Option) -> list[str]:
-    from gpuplan.core.planner.calibration import RANGE_SOURCE, RESIDUAL_HIGH, RESIDUAL_LOW
+    from gpuplan.core.planner import calibration as cal
 
     lines = []
     if option.hours_low is not None and option.hours_high is not None:
+        low, high = cal.band(option.gpus)
+        cut = f"{cal.BAND_CUT_GPUS:g} GPUs"
+        side = f"under {cut}" if option.gpus < cal.BAND_CUT_GPUS else f"{cut} and up"
         lines.append(
-            f"range = x{RESIDUAL_LOW:g} to x{RESIDUAL_HIGH:g} of the central figure: "
+            f"range = x{low:g} to x{high:g} of the central figure ({side}): "
             f"{option.hours_low:,.1f}-{option.hours_high:,.1f} h, "
-            f"{option.gpu_hours_low or 0:,.0f}-{option.gpu_hours_high or 0:,.0f} GPU-h"
+            f"{option.gpu_hours_low or 0:,.0f}-{option.gpu_hours_high or 0:,.0f} GPU-h; at "
+            f"least {cal.RANGE_COVERAGE:.0%} of {cal.RANGE_RUNS} public runs from labs left "
+            f"out fell inside (published {cal.RANGE_COVERAGE_PUBLISHED:.0%}, never-fitted "
+            f"{cal.RANGE_COVERAGE_FRESH:.0%})"
         )
-        lines.append(f"  width: {RANGE_SOURCE}")
+        lines.append(f"  width: {cal.RANGE_LEVEL:.0%} {cal.RANGE_SOURCE}")
+        lines.append(f"  parts: {cal.STEADY_STATE_SPREAD}; {cal.GOODPUT_SPREAD}")
     if option.spot_outlier:
         lines.append(f"spot outlier: {option.spot_outlier}")
     return lines

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuplan.core.kinds import PricingModel
-from gpuplan.core.planner.calibration import RESIDUAL_LOW
+from gpuplan.core.planner.calibration import band
 
 if TYPE_CHECKING:
     from gpuplan.core.planner.options import Option, PlanRequest
@@ -51,7 +51,7 @@ def _time_reasons(hours: float, request: PlanRequest, option: Option) -> list[st
         return []
     fits = _count_for(option, hours, limit)
     if request.deadline_hours is not None:
-        low = hours * RESIDUAL_LOW
+        low = hours * band(option.gpus)[0]
         only_low = f" (met only at the low end of the range, {_days(low)})" if low <= limit else ""
         return [
             f"{who(option)} take {_days(hours)}, past the deadline of {_days(limit)}"

@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.kinds import PricingModel, ReservationRules
-from gpuplan.core.planner.calibration import RESIDUAL_HIGH, RESIDUAL_LOW
+from gpuplan.core.planner.calibration import Band, band
 from gpuplan.core.planner.plan import Option, PlanRequest
 from gpuplan.core.planner.reserved import hours_cost, reserved_cost, term_cost
 from gpuplan.core.planner.spot import spot_overhead
@@ -30,7 +30,8 @@ def price_option(
 ) -> list[Option]:
     """``base`` (a placement with its compute) under every wanted pricing model."""
     notes = base.compute.notes + base.compute.suggestions if base.compute else ()
-    low, high = hours * RESIDUAL_LOW, hours * RESIDUAL_HIGH
+    factors = band(base.gpus)
+    low, high = hours * factors[0], hours * factors[1]
     if offer is None:
         return _custom(replace(base, hours_low=low, hours_high=high), request, hours, notes)
     out: list[Option] = []
@@ -45,13 +46,13 @@ def price_option(
             continue
         hourly = price * nodes
         if model is PricingModel.SPOT:
-            extra = _spot(base.nodes, offer, request, hours, hourly)
+            extra = _spot(base.nodes, offer, request, hours, hourly, factors)
         elif term_hours is not None:
-            extra = _reserved(model, offer, request, hours, hourly, base.nodes)
+            extra = _reserved(model, offer, request, hours, hourly, base.nodes, factors)
         elif rules is not None:  # sold in blocks (capacity blocks, DWS): see core.offers
-            extra = _blocks(value, rules, hours, hourly)
+            extra = _blocks(value, rules, hours, hourly, factors)
         else:
-            extra = _by_the_hour(hours, hourly)
+            extra = _by_the_hour(hours, hourly, factors)
         extra["notes"] = (*notes, *extra["notes"])
         out.append(Option(**{**common, "pricing": value, "hourly_usd": hourly, **extra}))
     return out
@@ -66,6 +67,7 @@ def _custom(
         note = f"{base.gpu}: no catalog sells it; give --price-per-gpu-hour"
         return [replace(base, hours=hours, notes=(*notes, note))]
     hourly = rate * Decimal(str(base.gpus))
+    factors = band(base.gpus)
     note = f"custom rate ${rate}/GPU-h (--price-per-gpu-hour)"
     return [
         replace(
@@ -74,30 +76,32 @@ def _custom(
             hours=hours,
             hourly_usd=hourly,
             cost_usd=hours_cost(hourly, hours),
-            cost_usd_low=hours_cost(hourly, hours * RESIDUAL_LOW),
-            cost_usd_high=hours_cost(hourly, hours * RESIDUAL_HIGH),
+            cost_usd_low=hours_cost(hourly, hours * factors[0]),
+            cost_usd_high=hours_cost(hourly, hours * factors[1]),
             notes=(*notes, note),
         )
     ]
 
 
-def _by_the_hour(hours: float, hourly: Decimal) -> dict[str, Any]:
+def _by_the_hour(hours: float, hourly: Decimal, factors: Band) -> dict[str, Any]:
     return {
         "hours": hours,
         "cost_usd": hours_cost(hourly, hours),
-        "cost_usd_low": hours_cost(hourly, hours * RESIDUAL_LOW),
-        "cost_usd_high": hours_cost(hourly, hours * RESIDUAL_HIGH),
+        "cost_usd_low": hours_cost(hourly, hours * factors[0]),
+        "cost_usd_high": hours_cost(hourly, hours * factors[1]),
         "notes": (),
     }
 
 
-def _blocks(value: str, rules: ReservationRules, hours: float, hourly: Decimal) -> dict[str, Any]:
+def _blocks(
+    value: str, rules: ReservationRules, hours: float, hourly: Decimal, factors: Band
+) -> dict[str, Any]:
     billed = rules.billed_hours(hours)
     return {
         "hours": hours,
         "cost_usd": hours_cost(hourly, billed),
-        "cost_usd_low": hours_cost(hourly, rules.billed_hours(hours * RESIDUAL_LOW)),
-        "cost_usd_high": hours_cost(hourly, rules.billed_hours(hours * RESIDUAL_HIGH)),
+        "cost_usd_low": hours_cost(hourly, rules.billed_hours(hours * factors[0])),
+        "cost_usd_high": hours_cost(hourly, rules.billed_hours(hours * factors[1])),
         "notes": (f"{value}: {billed:,} h billed ({rules.summary})",),
     }
 
@@ -108,11 +112,11 @@ _PLACEMENT_FIELDS = (
 
 
 def _spot(
-    nodes: int, offer: Offer, request: PlanRequest, hours: float, hourly: Decimal
+    nodes: int, offer: Offer, request: PlanRequest, hours: float, hourly: Decimal, factors: Band
 ) -> dict[str, Any]:
     spot = spot_overhead(offer.provider, offer.gpu, nodes, request.checkpoint_hours)
     wall = hours * spot.factor
-    low, high = wall * RESIDUAL_LOW, wall * RESIDUAL_HIGH
+    low, high = wall * factors[0], wall * factors[1]
     note = (
         f"spot: +{spot.factor - 1:.1%} wall time: {spot.job_rate_per_hour:.3g} interruptions/h "
         f"({spot.rate_per_instance_hour:g}/instance-h assumed x {nodes} nodes) x "
@@ -138,6 +142,7 @@ def _reserved(
     hours: float,
     hourly: Decimal,
     nodes: int,
+    factors: Band,
 ) -> dict[str, Any]:
     term_hours = model.term_hours or 0
     od = offer.on_demand_hourly
@@ -166,8 +171,8 @@ def _reserved(
     return {
         "hours": hours,
         "cost_usd": rc.cost,
-        "cost_usd_low": term_cost(hourly, hours * RESIDUAL_LOW, term_hours, reuse=reuse),
-        "cost_usd_high": term_cost(hourly, hours * RESIDUAL_HIGH, term_hours, reuse=reuse),
+        "cost_usd_low": term_cost(hourly, hours * factors[0], term_hours, reuse=reuse),
+        "cost_usd_high": term_cost(hourly, hours * factors[1], term_hours, reuse=reuse),
         "commitment_usd": rc.commitment,
         "break_even_utilization": rc.break_even_utilization,
         "notes": (note,),

@@ -8,6 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuplan.core.planner.calibration import (
+    BAND_CUT_GPUS,
+    GOODPUT_SPREAD,
+    RANGE_COVERAGE,
+    RANGE_COVERAGE_FRESH,
+    RANGE_COVERAGE_PUBLISHED,
+    RANGE_LABS,
+    RANGE_LEVEL,
+    RANGE_RUNS,
+    RANGE_SOURCE,
+    STEADY_STATE_SPREAD,
+    band,
+)
 from gpuplan.core.planner.options import Option, PlanResult
 
 
@@ -62,6 +75,7 @@ def option_record(option: Option, rank: int | None = None) -> dict[str, Any]:
         "gpu_hours": option.gpu_hours,
         "gpu_hours_low": option.gpu_hours_low,
         "gpu_hours_high": option.gpu_hours_high,
+        "range_coverage": None if option.hours_low is None else RANGE_COVERAGE,
         "cost_usd": option.cost_usd,
         "cost_usd_low": option.cost_usd_low,
         "cost_usd_high": option.cost_usd_high,
@@ -135,10 +149,32 @@ def plan_record(
         "options": [option_record(o, ranks.get(id(o))) for o in shown],
         "infeasible_count": len(result.infeasible),
         "infeasible_reasons": reason_counts(result),
+        "range": range_record(),
     }
     if every_infeasible:
         record["infeasible"] = [infeasible_record(o) for o in result.infeasible]
     return record
+
+
+def range_record() -> dict[str, Any]:
+    """How the range of every option was calibrated (one band below the GPU-count cut, one
+    from it up)."""
+    low_small, high_small = band(0.0)
+    low_large, high_large = band(BAND_CUT_GPUS)
+    return {
+        "bands": [
+            {"gpus_below": BAND_CUT_GPUS, "low_factor": low_small, "high_factor": high_small},
+            {"gpus_from": BAND_CUT_GPUS, "low_factor": low_large, "high_factor": high_large},
+        ],
+        "coverage": RANGE_COVERAGE,
+        "coverage_published": RANGE_COVERAGE_PUBLISHED,
+        "coverage_fresh": RANGE_COVERAGE_FRESH,
+        "runs": RANGE_RUNS,
+        "labs": RANGE_LABS,
+        "level": RANGE_LEVEL,
+        "source": RANGE_SOURCE,
+        "parts": [STEADY_STATE_SPREAD, GOODPUT_SPREAD],
+    }
 
 
 def reason_counts(result: PlanResult) -> dict[str, int]:

@@ -10,7 +10,14 @@ import pytest
 
 from gpuplan.cli.main import main
 from gpuplan.core.offers import Provider
-from gpuplan.core.planner.calibration import RESIDUAL_HIGH, RESIDUAL_LOW
+from gpuplan.core.planner.calibration import (
+    BAND_CUT_GPUS,
+    RANGE_COVERAGE,
+    RANGE_COVERAGE_FRESH,
+    RANGE_COVERAGE_PUBLISHED,
+    RANGE_RUNS,
+    band,
+)
 from gpuplan.core.planner.spot_realism import outlier_warning, spot_outliers
 from gpuplan.core.planner.workload import infer_shape
 from gpuplan.usecases.estimate import EstimateArgs, build_workload
@@ -81,8 +88,51 @@ def test_range_is_the_calibrated_band_and_explain_says_where_it_comes_from(
           "--pricing", "on_demand", "--explain"])  # fmt: skip
     out = capsys.readouterr().out
     assert "wall time (range)" in out
-    assert f"range = x{RESIDUAL_LOW:g} to x{RESIDUAL_HIGH:g}" in out
-    assert "held-out residuals" in out and "each source left out whole" in out
+    low, high = band(64)
+    assert f"range = x{low:g} to x{high:g} of the central figure (under 256 GPUs)" in out
+    assert "held-out residuals" in out and "each lab left out whole" in out
+    assert f"least {RANGE_COVERAGE:.0%} of {RANGE_RUNS} public runs from labs left out fell" in out
+    assert f"never-fitted {RANGE_COVERAGE_FRESH:.0%}" in out
+
+
+def test_the_band_depends_on_the_gpu_count_as_calibrated() -> None:
+    """Under 256 GPUs the band is wider than from 256 up (small labs, reproductions and
+    older clusters spread more), and the stated coverage is the lower set's."""
+    small, large = band(BAND_CUT_GPUS - 8), band(BAND_CUT_GPUS)
+    assert small[1] / small[0] > large[1] / large[0] > 1
+    assert small[0] < 1 < small[1] and large[0] < 1 < large[1]
+    assert RANGE_COVERAGE == min(RANGE_COVERAGE_FRESH, RANGE_COVERAGE_PUBLISHED) >= 0.8
+
+
+def test_the_range_says_its_measured_coverage_on_screen_and_in_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = ["--params", "7B", "--tokens", "1T", "--gpu", "H100", "--gpus", "64",
+            "--pricing", "on_demand"]  # fmt: skip
+    data = _json(capsys, *base)
+    option = data["options"][0]  # type: ignore[index]
+    assert option["range_coverage"] == RANGE_COVERAGE
+    assert option["gpu_hours_low"] == pytest.approx(option["gpu_hours"] * band(64)[0])
+    assert data["range"]["runs"] == RANGE_RUNS  # type: ignore[index]
+    assert data["range"]["coverage_fresh"] == RANGE_COVERAGE_FRESH  # type: ignore[index]
+    bands = data["range"]["bands"]  # type: ignore[index]
+    assert [b["low_factor"] for b in bands] == [band(1)[0], band(BAND_CUT_GPUS)[0]]
+    big = _json(capsys, *base[:-4], "--gpus", "512", "--pricing", "on_demand")
+    option = big["options"][0]  # type: ignore[index]
+    assert option["gpu_hours_high"] == pytest.approx(option["gpu_hours"] * band(512)[1])
+    assert data["range"]["coverage"] >= 0.8  # type: ignore[index]
+    main(["estimate", *base])
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"at least {RANGE_COVERAGE:.0%} of public runs from labs left out fell" in out
+    assert f"({RANGE_RUNS} runs" in out and "labs differ 2-5x at equal size" in out
+    assert "steady-state throughput, the narrow part" in out
+    assert "goodput and lab habits, the wide part" in out
+    # Wide range, no measured rate: the first suggestion is to measure one.
+    assert "--throughput TOKENS_PER_S --measured-on GPU" in out
+    main(["estimate", *base, "--throughput", "3000", "--measured-on", "H100"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"at least {RANGE_COVERAGE:.0%} of public runs" in out
+    assert "--throughput TOKENS_PER_S" not in out
 
 
 def test_deadline_met_only_at_the_low_end_is_said(capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,14 +140,14 @@ def test_deadline_met_only_at_the_low_end_is_said(capsys: pytest.CaptureFixture[
             "--pricing", "on_demand"]  # fmt: skip
     data = _json(capsys, *base[1:])
     hours = data["options"][0]["hours"]  # type: ignore[index]
-    low = hours * RESIDUAL_LOW
+    low = hours * band(64)[0]
     # A deadline between the low end and the central figure: infeasible, said so.
     deadline = f"{(low + hours) / 2:.0f}h"
     assert main([*base, "--deadline", deadline]) == 1
     err = capsys.readouterr().err
     assert "met only at the low end of the range" in err
     # Between the central figure and the high end: feasible, with a note.
-    deadline = f"{hours * (1 + RESIDUAL_HIGH) / 2:.0f}h"
+    deadline = f"{hours * (1 + band(64)[1]) / 2:.0f}h"
     data = _json(capsys, *base[1:], "--deadline", deadline)
     notes = data["options"][0]["notes"]  # type: ignore[index]
     assert any("not at the high end" in n for n in notes)
