@@ -238,6 +238,9 @@ class FleetScreen(StopActions):
         except GpuplanError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
+        except Exception as exc:  # a bug or an unreadable file: the ! panel, not a crash
+            self.app.call_from_thread(self._failed, describe(exc), exc)
+            return
         view = FleetView(policy, problems=list(problems))
         rule = idle_rule(policy)
         window = max(1, rule.window_minutes // rule.period_minutes)
