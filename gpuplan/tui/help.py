@@ -84,7 +84,9 @@ first; the detail panel below always names the selected instance.
 Numbers take suffixes: params `7B`, tokens `2T`, budget `20k`. The deadline needs a
 unit: `36h`, `14d`, `2w`. A bad field is marked red and named in the status line; the
 old results are cleared. The policy field takes a path or a file name in the policies
-folder (`--policies`).
+folder (`--policies`). Method: `pretrain`, `full` (full fine-tuning), `lora` or `qlora`
+(adapters on a frozen base; LoRA rank 16 unless given). When nothing is feasible the
+chart gives each reason once, with how many options it left out.
 """,
     "fleet": """
 **Audit view** (`a`): the policy's instances over its `audit.period_days` (7 by default),
