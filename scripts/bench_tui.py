@@ -12,6 +12,12 @@ The child also reports which cloud SDK modules are loaded once the catalog is up
 after switching to the Fleet screen.
 
 Usage: python scripts/bench_tui.py [--runs N]
+       python scripts/bench_tui.py --against DIR [--runs N]
+
+``--against DIR`` compares this checkout with another one (``git worktree add DIR REV``
+or ``git archive REV gpuplan pricing policies | tar -x -C DIR``): headless runs of the
+two, interleaved so that both see the same load, written to
+benchmarks/results/tui_before_after.md.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "tui.md"
+COMPARED = ROOT / "benchmarks" / "results" / "tui_before_after.md"
 CHILD = """
 import sys, time
 import asyncio, json
@@ -60,13 +67,13 @@ asyncio.run(main())
 """
 
 
-def headless_run(policies: Path) -> tuple[float, float, dict[str, object]]:
+def headless_run(policies: Path, root: Path = ROOT) -> tuple[float, float, dict[str, object]]:
     start = time.perf_counter()
-    child = subprocess.Popen(
+    child = subprocess.Popen(  # the child imports the gpuplan of ``root`` (its cwd)
         [sys.executable, "-c", CHILD, str(policies)],
         stdout=subprocess.PIPE,
         text=True,
-        cwd=ROOT,
+        cwd=root,
     )
     assert child.stdout is not None
     ready = None
@@ -101,7 +108,7 @@ def terminal_run(gpuplan: str, policies: Path) -> float | None:
             pane = subprocess.run(
                 ["tmux", "capture-pane", "-t", session, "-p"], capture_output=True, text=True
             ).stdout
-            if " offers" in pane and " · as of " in pane:  # the catalog's status line
+            if "sort: " in pane and " offers" in pane:  # the catalog's status line
                 return time.perf_counter() - start
             time.sleep(0.01)
         return None
@@ -112,8 +119,11 @@ def terminal_run(gpuplan: str, policies: Path) -> float | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--against", type=Path, help="another checkout to compare with")
     args = parser.parse_args()
     policies = ROOT / "policies"
+    if args.against is not None:
+        return compare(args.against.resolve(), policies, args.runs)
     gpuplan = str(Path(sys.executable).with_name("gpuplan"))
 
     headless: list[float] = []
@@ -162,6 +172,41 @@ def main() -> int:
     )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+def compare(other: Path, policies: Path, runs: int) -> int:
+    """Headless start-up of ``other`` (before) and this checkout (after), interleaved."""
+    measured: dict[str, tuple[list[float], list[float]]] = {"before": ([], []), "after": ([], [])}
+    loads = []
+    for _ in range(runs):
+        for name, root in (("before", other), ("after", ROOT)):
+            wall, cpu, _ = headless_run(policies, root)
+            measured[name][0].append(wall)
+            measured[name][1].append(cpu)
+            loads.append(os.getloadavg()[0])
+
+    def cells(values: list[float]) -> str:
+        return f"{statistics.median(values):.2f} s | {min(values):.2f} s | {max(values):.2f} s"
+
+    lines = [
+        "# `gpuplan tui`: start-up before and after",
+        "",
+        f"Measured {datetime.now(UTC):%Y-%m-%d} by `python scripts/bench_tui.py --against "
+        f"{other.name} --runs {runs}` on {platform.machine()}, {os.cpu_count()} CPU(s), "
+        f"Python {platform.python_version()}: {runs} fresh processes each, before and after "
+        "in turn; headless, 100x30, bundled catalog, until the table has rows and focus. "
+        f"Load average {min(loads):.1f}-{max(loads):.1f} while measuring.",
+        "",
+        "| checkout | CPU median | CPU min | CPU max | wall median | wall min | wall max |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, (wall, cpu) in measured.items():
+        lines.append(f"| {name} | {cells(cpu)} | {cells(wall)} |")
+    text = "\n".join([*lines, ""])
+    COMPARED.parent.mkdir(parents=True, exist_ok=True)
+    COMPARED.write_text(text, encoding="utf-8")
     print(text)
     return 0
 

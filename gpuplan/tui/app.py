@@ -4,13 +4,12 @@ Catalog opens first and needs nothing but the bundled data. The other screens ar
 imported when first shown, so start-up loads neither the planner, the policy stack nor
 any cloud SDK. Failures never reach the screen as a traceback: workers report them to
 :meth:`GpuplanApp.report_problem` (the ``!`` panel), and should the app itself stop on
-a bug it exits non-zero with one line and the traceback saved to a file.
+a bug it exits non-zero with one line and the traceback saved to a private file
+(:mod:`gpuplan.tui.crash`).
 """
 
 from __future__ import annotations
 
-import tempfile
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -34,11 +33,11 @@ SCREEN_TITLES = {
     "fleet": "Fleet",
     "policies": "Policies",
 }
+SCREENS = Binding.Group("Screens", compact=True)
 MIN_SIZE = (60, 16)
 """Below this many columns x rows the screens cannot show a useful table."""
 GLOBAL_COMMANDS = frozenset({"show", "help", "problems", "quit_app"})
 """Actions of the global plain keys: off in a text field (``ctrl+q`` quits from there)."""
-CRASH_LOG = Path(tempfile.gettempdir()) / "gpuplan-tui-crash.log"
 
 
 class GpuplanApp(App[None]):
@@ -49,13 +48,15 @@ class GpuplanApp(App[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # Commands (gpuplan.tui.keys): resolved as each key arrives, off while typing.
-        command("1", "show('catalog')", "Catalog"),
-        command("2", "show('estimate')", "Estimate"),
-        command("3", "show('fleet')", "Fleet"),
-        command("4", "show('policies')", "Policies"),
-        command("question_mark", "help", "Help"),
-        command("exclamation_mark", "problems", "Problems"),
-        command("q", "quit_app", "Quit"),
+        # One footer entry ("1234 Screens"), the footer's last (the app's bindings follow
+        # the screen's): at 80 columns it is the one cut, never "? Help" or "q Quit".
+        command("1", "show('catalog')", "Catalog", group=SCREENS),
+        command("2", "show('estimate')", "Estimate", group=SCREENS),
+        command("3", "show('fleet')", "Fleet", group=SCREENS),
+        command("4", "show('policies')", "Policies", group=SCREENS),
+        # ? ! q: every screen's own first bindings (gpuplan.tui.keys.GLOBAL_KEYS).
+        # F1 is no text: it opens the help from a field too (``?`` there is text).
+        Binding("f1", "help_key", "Help", show=False, priority=True),
         # Priority: the focus moves before the next key is routed, so keys typed right
         # after tab land in the new field even when they arrive in one burst (a slow
         # redraw queues them); as ordinary bindings they resolve after the old field
@@ -97,6 +98,13 @@ class GpuplanApp(App[None]):
         if self.current_mode != mode:
             self.switch_mode(mode)
 
+    def action_help_key(self) -> None:
+        """``F1``: the help, from anywhere but a dialog (in the help it closes it)."""
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)
+        elif not isinstance(self.screen, ModalScreen):
+            self.action_help()
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.current_mode))
@@ -131,8 +139,12 @@ class GpuplanApp(App[None]):
             self._exception_event.set()
         saved = ""
         try:
-            CRASH_LOG.write_text("".join(traceback.format_exception(error)), encoding="utf-8")
-            saved = f" (traceback saved in {CRASH_LOG})"
+            import traceback
+
+            from gpuplan.tui.crash import save_crash
+
+            path = save_crash("".join(traceback.format_exception(error)))
+            saved = f" (traceback saved in {path})"
         except OSError:
             pass
         line = f"gpuplan: error: the TUI stopped: {describe(error)}{saved}"

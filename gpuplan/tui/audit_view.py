@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Static
 from gpuplan.core.audit.advice import InstanceAudit
 from gpuplan.core.audit.split import Split
 from gpuplan.tui import format as fmt
-from gpuplan.tui.table import Column, NavTable, choose_columns, fit_text, header
+from gpuplan.tui.table import NAME_MAX, Column, NavTable, choose_columns, fit_text, header
 
 BLOCK = "█"
 OVERSIZED = "▒"
@@ -36,7 +36,7 @@ PARTS: tuple[tuple[str, str], ...] = (
     ("unknown", "grey50"),
 )
 COLUMNS: tuple[Column, ...] = (
-    Column("instance", "instance", 0, 10, 24),
+    Column("instance", "instance", 0, 10, 24, NAME_MAX),
     Column("split", "split of paid $", 0),
     Column("stake", "$/mo at stake", 0),
     Column("paid", "paid $", 2),
@@ -124,15 +124,16 @@ class AuditResult:
     skipped: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        """Counts first (they must survive a narrow status line), then the dollars."""
+        """The dollars at stake first (the figure the view is sorted by), then the paid
+        dollars and the counts: a narrow status line cuts the end."""
         paid = sum((a.split.paid for a in self.audits), Decimal(0))
         stake = sum((a.at_stake_per_month for a in self.audits), Decimal(0))
-        parts = [f"{self.policy}, {self.days} d: {len(self.audits)} audited"]
-        if self.skipped:
-            parts.append(f"{len(self.skipped)} skipped")
+        parts = [f"{self.policy}, {self.days} d: ${stake:,.0f}/mo at stake", f"${paid:,.0f} paid"]
         if self.problems:
             parts.append(f"{fmt.plural(len(self.problems), 'problem')} (!)")
-        parts += [f"${paid:,.0f} paid", f"${stake:,.0f}/mo at stake"]
+        parts.append(f"{len(self.audits)} audited")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped")
         return ", ".join(parts)
 
 

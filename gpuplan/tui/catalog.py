@@ -91,6 +91,8 @@ class CatalogScreen(RoutedScreen):
         """Spot outliers of the whole catalog: (provider, instance, region) -> why."""
         self._applied: tuple[str, ...] = ()
         """The filter bar's text the table shows."""
+        self._drawn_width = 0
+        """The table width the columns were last chosen for."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -113,7 +115,10 @@ class CatalogScreen(RoutedScreen):
 
         table = self.query_one("#offers", NavTable)
         try:
-            self.catalog = load_catalog(self.context.catalog_dir, now=self.context.clock())
+            # fast: plain rows, no pydantic (same offers, same errors; read-only here)
+            self.catalog = load_catalog(
+                self.context.catalog_dir, now=self.context.clock(), fast=True
+            )
         except GpuplanError as exc:
             self._show_status(str(exc), error=True)
             self.app.call_later(self._report, exc)
@@ -219,7 +224,8 @@ class CatalogScreen(RoutedScreen):
         sort = "cloud"
         if self.sort is not None:
             sort = LABELS[self.sort[0]] + ("▼" if self.sort[1] else "▲")
-        return f"{shown} · as of {as_of} · sort: {sort} · USD; $/GPU-h {priced}"
+        # Most wanted first: a narrow terminal cuts the end of the line.
+        return f"sort: {sort} · {shown} · USD, $/GPU-h {priced} · as of {as_of}"
 
     def _show_status(self, text: str, *, error: bool = False) -> None:
         status = self.query_one("#status", Static)
@@ -240,11 +246,13 @@ class CatalogScreen(RoutedScreen):
         if self.sort is not None:
             offers = sort_offers(offers, self.sort[0], self.sort[1], self.catalog, pricing)
         drawn = offers[:MAX_ROWS]
-        rows = [cells(o, self.catalog, pricing, outlier_key(o) in self.outliers) for o in drawn]
-        natural = {  # not the sort arrow: a click must not reflow the columns (table.header)
-            c.key: max([len(r[c.key]) for r in rows] + [len(c.label)]) for c in COLUMNS
-        }
-        self._layout = choose_columns(COLUMNS, natural, self._table_width())
+        every = [cells(o, self.catalog, pricing, outlier_key(o) in self.outliers) for o in offers]
+        rows = every[:MAX_ROWS]
+        # Widths from every offer the filter keeps, not the rows the sort draws, and not
+        # the sort arrow: a sort must not reflow, add or drop columns (table.header).
+        natural = {c.key: max([len(r[c.key]) for r in every] + [len(c.label)]) for c in COLUMNS}
+        self._drawn_width = self._table_width()
+        self._layout = choose_columns(COLUMNS, natural, self._drawn_width)
         for key, width in self._layout.items():
             sorted_here = self.sort is not None and self.sort[0] == key
             label = header(LABELS[key], sorted_here, bool(self.sort and self.sort[1]), width)
@@ -269,7 +277,9 @@ class CatalogScreen(RoutedScreen):
         return max(20, width - 3)  # the focus bar on the left, the scrollbar on the right
 
     def on_resize(self, event: events.Resize) -> None:
-        if self.catalog is not None:
+        """Redraw for a new width only: the first layout sends resize events at the width
+        the table was just drawn for (each redraw measured every cell again)."""
+        if self.catalog is not None and self._table_width() != self._drawn_width:
             self._fill()
 
     # --- sorting -----------------------------------------------------------------

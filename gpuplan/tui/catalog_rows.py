@@ -20,16 +20,19 @@ from gpuplan.tui.table import Column
 
 COLUMNS: tuple[Column, ...] = (
     Column("provider", "cloud", 4, min_width=5, max_width=5),
-    Column("instance", "instance", 8, min_width=8, max_width=24),
+    Column("instance", "instance", 8, min_width=8, max_width=24, stretch=64),
     Column("region", "region", 1, min_width=9, max_width=16),
-    Column("gpu", "GPUs", 3, min_width=8, max_width=14),
+    Column("gpu", "GPUs", 2, min_width=8, max_width=14),
     Column("on_demand", "on-dem", 0),
     Column("spot", "spot", 1),
     Column("per_gpu", "$/GPU-h", 1),
-    Column("tflops", "TF/s/$", 5),
-    Column("reserved_1y", "1y", 2),
-    Column("reserved_3y", "3y", 2),
+    Column("tflops", "TF/s/$", 2),
+    Column("reserved_1y", "1y", 3),
+    Column("reserved_3y", "3y", 3),
 )
+"""Every column ``s`` sorts by (:data:`SORT_CYCLE`) comes before the reserved prices and
+the names: at 80 columns a sort never sorts by a column it cannot show, and never adds
+or drops one."""
 NUMERIC = frozenset({"on_demand", "spot", "per_gpu", "tflops", "reserved_1y", "reserved_3y"})
 SORT_CYCLE: tuple[tuple[str, bool] | None, ...] = (
     None,

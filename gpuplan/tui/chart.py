@@ -115,6 +115,10 @@ class TimeCostChart(Widget):
 
     points: reactive[tuple[ChartPoint, ...]] = reactive(())
     selected: reactive[int | None] = reactive(None)
+    empty: reactive[Text | None] = reactive(None)
+    """Shown instead of an empty chart (why nothing was feasible); None: the default."""
 
     def render(self) -> Text:
+        if not self.points and self.empty is not None:
+            return self.empty
         return render_chart(self.points, self.size.width, self.size.height, self.selected)

@@ -20,7 +20,6 @@ from textual.widgets import (
     Footer,
     Header,
     Input,
-    Label,
     Select,
     Static,
     TabbedContent,
@@ -32,6 +31,7 @@ from gpuplan.core.errors import GpuplanError
 from gpuplan.tui import format as fmt
 from gpuplan.tui.chart import ChartPoint, TimeCostChart
 from gpuplan.tui.context import TuiContext
+from gpuplan.tui.estimate_fields import CHOICE_FIELDS, FORM_WIDTH, TEXT_FIELDS, compose_form
 from gpuplan.tui.estimate_form import check_form, in_form_words, resolve_policy
 from gpuplan.tui.estimate_rows import (
     COLUMNS,
@@ -40,6 +40,7 @@ from gpuplan.tui.estimate_rows import (
     mark_cell,
     option_cells,
     option_place,
+    option_text,
     sorted_indexes,
 )
 from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
@@ -55,19 +56,6 @@ if TYPE_CHECKING:
 
 MAX_ROWS = 300
 """Rows put in the table; the chart shows every priced option."""
-PRECISIONS = ("bf16", "fp16", "fp8", "fp4", "tf32", "fp32")
-TEXT_FIELDS: tuple[tuple[str, str, str], ...] = (
-    ("params", "params", "7B"),
-    ("tokens", "tokens", "140B"),
-    ("gpus", "GPU count", "e.g. 8-64"),
-    ("gpu", "GPU", "any, e.g. H100"),
-    ("deadline", "deadline", "e.g. 14d, 36h"),
-    ("budget", "budget $", "e.g. 20k"),
-    ("pricing", "pricing", "any, e.g. spot"),
-    ("policy", "policy", "optional policy file"),
-)
-DEFAULTS = {"params": "7B", "tokens": "140B"}
-FORM_WIDTH = 26
 NARROW = 110
 """Below this many columns the form hides itself when results arrive (``f`` brings it
 back), so that every price column and the region fit beside each other."""
@@ -80,6 +68,7 @@ class EstimateScreen(RoutedScreen):
         Binding("ctrl+r", "run", "Run"),
         command("t", "toggle_pane", "Chart/Explain"),
         command("f", "toggle_form", "Form"),
+        command("slash", "filter", "Filter"),
         Binding("escape", "to_table", "Table", show=False),
         *LEAVE_FIELD,
     ]
@@ -92,7 +81,9 @@ class EstimateScreen(RoutedScreen):
     EstimateScreen #form Label { width: 10; }
     EstimateScreen #form Input, EstimateScreen #form Select { width: 1fr; }
     EstimateScreen #results { width: 1fr; }
-    EstimateScreen #status { height: 2; padding: 0 1; }
+    EstimateScreen #status { height: auto; min-height: 2; max-height: 5; padding: 0 1; }
+    EstimateScreen #filter { height: 1; margin: 0 1; width: 1fr; }
+    EstimateScreen #filter:focus { background: $accent 40%; }
     EstimateScreen #status.error { color: $error; }
     EstimateScreen #options { height: 1fr; }
     EstimateScreen TabbedContent { height: 1fr; min-height: 10; }
@@ -119,27 +110,11 @@ class EstimateScreen(RoutedScreen):
         yield Header()
         with Horizontal():
             with VerticalScroll(id="form"):
-                for field_id, label, hint in TEXT_FIELDS:
-                    with Horizontal():
-                        yield Label(label)
-                        yield FieldInput(
-                            DEFAULTS.get(field_id, ""), placeholder=hint, id=field_id, compact=True
-                        )
-                with Horizontal():
-                    yield Label("precision")
-                    options = [(p, p) for p in PRECISIONS]
-                    yield Select(
-                        options, value="bf16", allow_blank=False, id="precision", compact=True
-                    )
-                with Horizontal():
-                    yield Label("rank by")
-                    ranks = [("cost", "cost"), ("time", "time")]
-                    yield Select(
-                        ranks, value="cost", allow_blank=False, id="objective", compact=True
-                    )
+                yield from compose_form()
                 yield Static("enter: run · t: chart/explain", classes="hint")
             with Vertical(id="results"):
                 yield Static("Fill in the workload and press enter.", id="status")
+                yield FieldInput(placeholder="/ filter the options", id="filter", compact=True)
                 yield NavTable(id="options", cursor_type="row", zebra_stripes=True)
                 with TabbedContent(id="panes"):
                     with TabPane("Chart", id="chart-pane"):
@@ -159,27 +134,28 @@ class EstimateScreen(RoutedScreen):
         """``enter`` in a field runs the estimate (the focus stays until the result);
         ``escape`` goes to the table."""
         field = self.focused
-        if not submit:
-            self.action_to_table()
+        if not submit or field is self.query_one("#filter"):
+            self.action_to_table()  # the filter applies as it is typed
         elif field is not None:
             field.call_later(self.action_run)  # after the keys typed before enter
 
     def _form_text(self) -> tuple[str, ...]:
-        return tuple(self.query_one(f"#{f}", Input).value for f, _, _ in TEXT_FIELDS)
+        return tuple(self.query_one(f"#{f}", Input).value for f in TEXT_FIELDS)
 
     def form_args(self) -> EstimateArgs | None:
         """The form as the use case's arguments, or None with each bad field marked."""
         from gpuplan.usecases.estimate import EstimateArgs
 
-        form = {f: self.query_one(f"#{f}", Input).value for f, _, _ in TEXT_FIELDS}
+        form = {f: self.query_one(f"#{f}", Input).value for f in TEXT_FIELDS}
         checked = check_form(form)
-        for field_id, _, _ in TEXT_FIELDS:
+        for field_id in TEXT_FIELDS:
             self.query_one(f"#{field_id}", Input).set_class(field_id in checked.problems, "bad")
         if checked.problems:
             self._clear_results()
             self._set_status("\n".join(checked.problems.values()), error=True)
             return None
         values = checked.values
+        values.update({f: str(self.query_one(f"#{f}", Select).value) for f in CHOICE_FIELDS})
 
         def words(field_id: str) -> list[str]:
             return [w.strip() for w in values.get(field_id, "").split(",") if w.strip()]
@@ -192,8 +168,10 @@ class EstimateScreen(RoutedScreen):
             deadline=values.get("deadline"),
             budget=values.get("budget"),
             pricing=words("pricing"),
-            precision=str(self.query_one("#precision", Select).value),
-            objective=str(self.query_one("#objective", Select).value),
+            precision=values["precision"],
+            objective=values["objective"],
+            method=values["method"],
+            lora_rank=values.get("lora_rank"),
         )
 
     def action_run(self) -> None:
@@ -203,10 +181,7 @@ class EstimateScreen(RoutedScreen):
         self._set_status("Estimating…")
         self._run_from, self._run_form = self.focused, self._form_text()
         self.query_one("#options", DataTable).loading = True
-        policy = self.query_one("#policy", Input).value.strip() or None
-        if policy is not None:
-            policy = resolve_policy(policy, self.context.policies_dir)
-        self._plan(args, policy)
+        self._plan(args, self.query_one("#policy", Input).value.strip() or None)
 
     @work(thread=True, exclusive=True, group="estimate")
     def _plan(self, args: EstimateArgs, policy: str | None = None) -> None:
@@ -216,19 +191,19 @@ class EstimateScreen(RoutedScreen):
 
         try:
             if self.catalog is None:
-                self.catalog = load_catalog(self.context.catalog_dir)
+                self.catalog = load_catalog(self.context.catalog_dir, fast=True)
             constraints = None
             if policy is not None:
                 from gpuplan.usecases.policy import plan_constraints
 
                 ledger = self.context.ledger_path
                 constraints, _ = plan_constraints(
-                    policy,
+                    resolve_policy(policy, self.context.policies_dir),
                     db=None if ledger is None else str(ledger),
                     now=self.context.clock(),
                     gpus=self.catalog.gpus,
                 )
-            result = estimate(self.catalog, args, constraints)
+            result = estimate(self.catalog, args, constraints, today=self.context.clock().date())
         except GpuplanError as exc:
             self.app.call_from_thread(self._show_error, str(exc))
             return
@@ -258,6 +233,7 @@ class EstimateScreen(RoutedScreen):
         self._draw_rows()
         chart = self.query_one("#chart", TimeCostChart)
         chart.selected = None
+        chart.empty = None
         chart.points = ()
         self.query_one("#explain", Static).update("")
 
@@ -266,6 +242,10 @@ class EstimateScreen(RoutedScreen):
         table = self.query_one("#options", DataTable)
         table.clear(columns=True)
         order = sorted_indexes(self.result.options, self.sort) if self.result else []
+        words = self.query_one("#filter", Input).value.lower().split()
+        if words and self.result is not None:
+            found = self.result.options
+            order = [i for i in order if all(w in option_text(found[i]) for w in words)]
         options = [self.result.options[i] for i in order[:MAX_ROWS]] if self.result else []
         rows = [option_cells(o) for o in options]
         natural = {c.key: max([len(r[c.key]) for r in rows] + [len(c.label)]) for c in COLUMNS}
@@ -306,7 +286,7 @@ class EstimateScreen(RoutedScreen):
     def _show_result(self, result: PlanResult) -> None:
         self.result = result
         self.sort = None  # a new result is shown in its ranking first
-        for field_id, _, _ in TEXT_FIELDS:
+        for field_id in TEXT_FIELDS:
             self.query_one(f"#{field_id}", Input).remove_class("bad")
         table = self.query_one("#options", DataTable)
         table.loading = False
@@ -322,6 +302,7 @@ class EstimateScreen(RoutedScreen):
                 points.append(ChartPoint(o.hours, float(o.cost_usd), o.pareto))
         chart = self.query_one("#chart", TimeCostChart)
         chart.selected = None
+        chart.empty = None if result.options else infeasible_text(result)
         chart.points = tuple(points)
         frontier = sum(o.pareto for o in result.options)
         shown = len(result.options)
@@ -389,3 +370,11 @@ class EstimateScreen(RoutedScreen):
 
     def action_to_table(self) -> None:
         focus_now(self.query_one("#options", DataTable))
+
+    def action_filter(self) -> None:
+        """``/``: the filter box above the options (GPU, instance, cloud, region, pricing)."""
+        focus_now(self.query_one("#filter", Input))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self._draw_rows()

@@ -1,5 +1,5 @@
 """The Estimate form's rules: each numeric field parsed with the CLI's parsers, within
-a range, and every message in the form's words (``params``, not ``--params``).
+the CLI's limits, and every message in the form's words (``params``, not ``--params``).
 
 Pure: the form's text in, the use case's arguments or per-field problems out. A field
 that fails is named, so the screen can mark it and clear the old results.
@@ -14,7 +14,12 @@ from decimal import Decimal
 from pathlib import Path
 
 from gpuplan.core.errors import InputError
-from gpuplan.core.planner.quantities import parse_amount, parse_duration_hours, parse_gpu_counts
+from gpuplan.core.planner.quantities import (
+    MAX_HOURS,
+    parse_amount,
+    parse_duration,
+    parse_gpu_counts,
+)
 
 MAX_FIELD_CHARS = 40
 """Longer text is refused before parsing (``10**400`` typed out is 401 characters)."""
@@ -29,6 +34,8 @@ LABELS = {
     "policy": "policy",
     "precision": "precision",
     "objective": "rank by",
+    "method": "method",
+    "lora_rank": "LoRA rank",
 }
 FLAG_FIELDS = {
     "--params": "params",
@@ -42,7 +49,11 @@ FLAG_FIELDS = {
     "--policy": "policy",
     "--precision": "precision",
     "--objective": "objective",
+    "--method": "method",
+    "--lora-rank": "lora_rank",
 }
+MIN_CENT = 0.01
+"""A budget above zero but under a cent is a typo (``1e-400`` underflows to zero)."""
 
 
 @dataclass(frozen=True)
@@ -53,50 +64,56 @@ class FormResult:
     problems: dict[str, str]
 
 
-def _limit(label: str, text: str, value: float, most: float, unit: str) -> None:
-    if value > most:
-        raise InputError(f"{label}: at most {unit}, got {text!r}")
-
-
 def check_params(text: str) -> str:
-    value = parse_amount(text, LABELS["params"])
-    _limit(LABELS["params"], text, value, 1e14, "100T parameters")
+    parse_amount(text, "--params")  # the CLI's grammar and limits (LIMITS)
     return text
 
 
 def check_tokens(text: str) -> str:
-    value = parse_amount(text, LABELS["tokens"])
-    _limit(LABELS["tokens"], text, value, 1e16, "10,000T tokens")
+    parse_amount(text, "--tokens")
     return text
 
 
 def check_gpus(text: str) -> str:
-    counts = parse_gpu_counts(text, LABELS["gpus"])
-    _limit(LABELS["gpus"], text, max(counts), 100_000, "100,000 GPUs")
+    """The CLI's ``--gpus`` grammar: ASCII digits, lists and ranges (``1_000`` refused)."""
+    parse_gpu_counts(text, "--gpus")
     return text
 
 
 def check_deadline(text: str) -> str:
-    """A duration with its unit: ``14`` alone is refused (hours? days?), not guessed."""
-    label = LABELS["deadline"]
+    """A duration with its unit: ``14`` alone is refused (hours? days?), not guessed; at
+    most :data:`MAX_HOURS`, the CLI's limit."""
     if re.fullmatch(r"\s*[0-9]*\.?[0-9]+\s*", text):
-        raise InputError(f"{label}: give a unit: {text.strip()}h or {text.strip()}d (or w, m)")
-    hours = parse_duration_hours(text, label)
-    _limit(label, text, hours, 10 * 365 * 24, "10 years")
-    return f"{hours!r}h"
+        raise InputError(f"--deadline: give a unit: {text.strip()}h or {text.strip()}d (or w, m)")
+    return f"{parse_duration(text, '--deadline', max_hours=MAX_HOURS)!r}h"
 
 
 def check_budget(text: str) -> str:
-    """USD with suffixes (``20k``, ``1.5M``) and separators (``20,000``)."""
-    label = LABELS["budget"]
+    """USD with suffixes (``20k``, ``1.5M``) and separators (``20,000``), finite, zero or
+    a cent up to the CLI's :data:`~gpuplan.usecases.estimate.MAX_USD`."""
+    from gpuplan.usecases.estimate import MAX_USD
+
     try:
-        value = parse_amount(text.strip().lstrip("$"), label, allow_zero=True)
-    except InputError:
+        value = parse_amount(text.strip().lstrip("$"), "--budget", allow_zero=True)
+    except InputError as exc:
+        if "too small" in str(exc):
+            raise
         raise InputError(
-            f"{label}: expected USD such as 20000, 20k or 1.5M, got {text!r}"
+            f"--budget: expected USD such as 20000, 20k or 1.5M, got {text!r}"
         ) from None
-    _limit(label, text, value, 1e10, "$10,000,000,000")
+    if 0 < value < MIN_CENT:
+        raise InputError(f"--budget: {text.strip()} is less than a cent (0 or at least 0.01)")
+    if value > MAX_USD:
+        raise InputError(f"--budget: {text.strip()} is absurdly large (at most ${int(MAX_USD):,})")
     return str(Decimal(repr(value)))
+
+
+def check_rank(text: str) -> str:
+    """The adapter rank: a whole number (the planner checks its range and the method)."""
+    value = parse_amount(text, "--lora-rank")
+    if value != int(value):
+        raise InputError(f"--lora-rank: expected a whole number, got {text!r}")
+    return str(int(value))
 
 
 CHECKS: Mapping[str, Callable[[str], str]] = {
@@ -105,6 +122,7 @@ CHECKS: Mapping[str, Callable[[str], str]] = {
     "gpus": check_gpus,
     "deadline": check_deadline,
     "budget": check_budget,
+    "lora_rank": check_rank,
 }
 """Every numeric field of the form and its rule."""
 
@@ -124,7 +142,7 @@ def check_form(form: Mapping[str, str]) -> FormResult:
         try:
             values[field_id] = check(text) if check else text
         except InputError as exc:
-            problems[field_id] = str(exc)
+            problems[field_id] = in_form_words(str(exc))[0]
     return FormResult(values, problems)
 
 
@@ -142,15 +160,42 @@ def in_form_words(message: str) -> tuple[str, str | None]:
 
 
 def resolve_policy(text: str, policies_dir: Path) -> str:
-    """A policy path as typed, or a file name found in the policies folder (``--policies``)."""
-    path = Path(text).expanduser()
-    if path.exists():
-        return str(path)
-    for candidate in (
-        policies_dir / text,
-        policies_dir / f"{text}.yaml",
-        policies_dir / f"{text}.yml",
-    ):
-        if candidate.is_file():
-            return str(candidate)
+    """A policy path as typed, or a file name found in the policies folder (``--policies``).
+
+    InputError (one line, in the form's words) for what no file system takes: a ``~user``
+    that names no one (``~policies/team.yaml``), a name too long for the file system, a
+    NUL byte; the text as typed when nothing matches (the loader then names it).
+    """
+    label = "--policy"  # in the form's words once through in_form_words
+    if len(text) > MAX_PATH_CHARS:
+        raise InputError(f"{label}: path too long ({len(text):,} characters)")
+    if "\0" in text:
+        raise InputError(f"{label}: {_short(text)!r} contains a NUL byte (no file name does)")
+    try:
+        path = Path(text).expanduser()
+        if path.is_file():
+            return str(path)
+        for candidate in (
+            policies_dir / text,
+            policies_dir / f"{text}.yaml",
+            policies_dir / f"{text}.yml",
+        ):
+            if candidate.is_file():
+                return str(candidate)
+    except RuntimeError:  # expanduser: "Could not determine home directory"
+        user = text[1:].split("/", 1)[0]
+        raise InputError(
+            f"{label}: {_short(text)!r}: no user {user!r} (did you mean ~/{text[1:]}?)"
+        ) from None
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"{label}: {_short(text)!r}: {reason}") from None
     return text
+
+
+MAX_PATH_CHARS = 4096
+"""Longer text is no path on any file system (Linux's PATH_MAX)."""
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:30]}…({len(text)} characters)"

@@ -151,9 +151,26 @@ def mark_cell(option: Option) -> Text:
 
 
 def infeasible_text(result: PlanResult) -> Text:
-    """Why nothing fits: the first few infeasible options and their reasons."""
-    out = Text("No feasible option. Closest misses:\n", style="bold")
-    for option in result.infeasible[:8]:
-        out.append(f"{fmt.count(option.gpus)}x {option.gpu} {option_place(option)}: ")
-        out.append("; ".join(option.reasons) + "\n", style="red")
+    """Why nothing fits: each distinct reason once, with how many options it left out
+    (the same reason recurs for every region and pricing of an instance)."""
+    from gpuplan.core.planner.records import reason_counts
+
+    reasons = reason_counts(result)
+    out = Text("No feasible option. Why:\n", style="bold")
+    if not reasons:
+        out.append("no option matched the GPU, pricing and policy filters\n", style="red")
+    for reason, count in list(reasons.items())[:MAX_REASONS]:
+        out.append(reason, style="red")
+        out.append(f" ({fmt.plural(count, 'option')})\n" if count > 1 else "\n")
+    if len(reasons) > MAX_REASONS:
+        out.append(f"and {fmt.plural(len(reasons) - MAX_REASONS, 'other reason')}\n")
     return out
+
+
+MAX_REASONS = 8
+
+
+def option_text(option: Option) -> str:
+    """What the options filter (``/``) searches: GPU, instance, cloud, region, pricing."""
+    parts = (option.gpu, option.instance_type or "", option_place(option), option.pricing or "")
+    return " ".join((*parts, option.region or "")).lower()

@@ -114,7 +114,11 @@ class FleetScreen(StopActions):
         self.sub_title = "Fleet"
         table = self.query_one("#instances", DataTable)
         self._draw()
-        found = find_policy_files(self.context.policies_dir, self.context.policy_file)
+        try:
+            found = find_policy_files(self.context.policies_dir, self.context.policy_file)
+        except OSError as exc:
+            found = []
+            self.app.call_later(self._problem, "policies", f"{self.context.policies_dir}: {exc}")
         views = [check_file(path, self.context.catalog_dir) for path in found]
         self.policies = {str(v.path): v.path for v in views if v.policy is not None}
         select = self.query_one("#policy", Select)
@@ -148,7 +152,9 @@ class FleetScreen(StopActions):
         if path is None:
             self.notify("Choose a policy first.", severity="warning")
             return
-        self.query_one("#progress", ProgressBar).update(total=None, progress=0)
+        bar = self.query_one("#progress", ProgressBar)
+        bar.display = True
+        bar.update(total=None, progress=0)
         if self.auditing:
             self._status(f"Auditing {path.name}…")
             self._audit(path)
@@ -232,6 +238,9 @@ class FleetScreen(StopActions):
         except GpuplanError as exc:
             self.app.call_from_thread(self._failed, str(exc))
             return
+        except Exception as exc:  # a bug or an unreadable file: the ! panel, not a crash
+            self.app.call_from_thread(self._failed, describe(exc), exc)
+            return
         view = FleetView(policy, problems=list(problems))
         rule = idle_rule(policy)
         window = max(1, rule.window_minutes // rule.period_minutes)
@@ -261,7 +270,11 @@ class FleetScreen(StopActions):
         return policy, adapters, problems
 
     def _progress(self, done: int, total: int) -> None:
-        self.query_one("#progress", ProgressBar).update(total=total, progress=done)
+        """The bar while reading; once done it gives its 30 columns back to the status
+        line (at 80 columns the audit's dollars at stake were cut)."""
+        bar = self.query_one("#progress", ProgressBar)
+        bar.update(total=total, progress=done)
+        bar.display = done < total
 
     def _show_survey(self, path: Path, view: FleetView) -> None:
         self.shown["idle"] = path

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from gpuplan.core.idle import IdleVerdict
+from gpuplan.core.instances import InstanceState
 from gpuplan.core.lifecycle import Outcome
 from gpuplan.tui import format as fmt
 from gpuplan.tui.bars import sparkline
-from gpuplan.tui.table import Column, choose_columns, fit_text
+from gpuplan.tui.table import NAME_MAX, Column, choose_columns, fit_text
 
 if TYPE_CHECKING:
     from gpuplan.usecases.survey import Seen
@@ -39,7 +40,9 @@ COLUMNS = (
 PRIORITY = {"instance": 0, "verdict": 0, "idle": 1, "hourly": 1, "region": 1, "util": 2}
 """Which columns stay on a narrow terminal; columns not named here come last."""
 SHRINKS = {"instance": (10, 24), "region": (9, 16), "type": (8, 20), "state": (7, 12)}
-"""Text columns that may be cut with an ellipsis: (narrowest, widest)."""
+"""Text columns that may be cut with an ellipsis: (narrowest, widest admitted at)."""
+STRETCH = {"instance": NAME_MAX, "type": 40}
+"""Text columns that grow past their widest into room left over (names in full)."""
 
 
 def fit_columns(rows: list[dict[str, str | Text]], width: int) -> dict[str, int]:
@@ -48,7 +51,7 @@ def fit_columns(rows: list[dict[str, str | Text]], width: int) -> dict[str, int]
     Every width is fixed: an auto width is measured when the table next lays out, which
     can come after a snapshot or a modal is drawn (cells cut to their header's width)."""
     columns = [
-        Column(key, label, PRIORITY.get(key, 3), *SHRINKS.get(key, (0, 0)))
+        Column(key, label, PRIORITY.get(key, 3), *SHRINKS.get(key, (0, 0)), STRETCH.get(key, 0))
         for key, label in COLUMNS
     ]
     natural = {  # not the sort arrow: a click must not reflow the columns (table.header)
@@ -108,9 +111,16 @@ def instance_row(
     seen: Seen, series: list[float | None], acted: Outcome | None = None
 ) -> list[str | Text]:
     inst, d = seen.instance, seen.decision
+    verdict = Text(d.verdict.value, style=VERDICT_STYLE.get(d.verdict, ""))
+    # What this session did, or a state other than running, in the column every width
+    # keeps (the state column is among the first a narrow terminal drops).
+    if acted is not None:
+        verdict = Text(acted_label(acted), style="bold red" if acted is Outcome.FAILED else "bold")
+    elif inst.state is not InstanceState.RUNNING:
+        verdict = Text(inst.state.value, style="dim")
     return [
         inst.name or inst.instance_id,
-        Text(d.verdict.value, style=VERDICT_STYLE.get(d.verdict, "")),
+        verdict,
         fmt.minutes(d.idle_minutes),
         sparkline(series, width=SPARK_WIDTH),
         Text(_percent(d.memory_percent), justify="right"),

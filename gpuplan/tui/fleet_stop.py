@@ -199,6 +199,8 @@ class StopActions(RoutedScreen):
         self.query_one("#status", Static).update(Text(text))
 
     def _failed(self, message: str, error: BaseException | None = None) -> None:
+        for bar in self.query("#progress"):
+            bar.display = False  # nothing is being read any more
         self._status(message)
         self._problem("fleet", error or message)
 

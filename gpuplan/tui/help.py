@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ SCREEN_KEYS: dict[str, tuple[HelpRow, ...]] = {
         TAB,
         HelpRow("`t`", "switch between the chart and the explanation", ("t",)),
         HelpRow("`f`", "hide / show the form (below 110 columns it hides for results)", ("f",)),
+        HelpRow("`/`", "filter the options (GPU, instance, cloud, region, pricing)", ("slash",)),
         HelpRow("`escape`", "back to the table", ("escape",)),
         *TABLE_ROWS,
     ),
@@ -58,12 +59,17 @@ SCREEN_KEYS: dict[str, tuple[HelpRow, ...]] = {
         HelpRow("`a`", "switch between the idle view and the audit view", ("a",)),
         *TABLE_ROWS,
     ),
-    "policies": (HelpRow("`r`", "re-check the files", ("r",)), *TABLE_ROWS[:2]),
+    "policies": (
+        HelpRow("`r`", "re-check the files", ("r",)),
+        HelpRow("`/`", "filter the file list by name", ("slash",)),
+        HelpRow("`enter`, `escape`", "back to the file list", ("enter", "escape")),
+        *TABLE_ROWS[:2],
+    ),
 }
 """Each screen's keys: the help screen is drawn from these, and tests press every key."""
 GLOBAL_KEYS = (
     HelpRow("`1` `2` `3` `4`", "Catalog, Estimate, Fleet, Policies", ("1", "2", "3", "4")),
-    HelpRow("`?`", "this help", ("question_mark",)),
+    HelpRow("`?` / `F1`", "this help (`F1` from a text field too)", ("question_mark", "f1")),
     HelpRow("`!`", "problems so far (failed providers, webhooks, stops)", ("exclamation_mark",)),
     HelpRow("`q`", "quit (`ctrl+q` from a text field)", ("q", "ctrl+q")),
 )
@@ -78,7 +84,9 @@ first; the detail panel below always names the selected instance.
 Numbers take suffixes: params `7B`, tokens `2T`, budget `20k`. The deadline needs a
 unit: `36h`, `14d`, `2w`. A bad field is marked red and named in the status line; the
 old results are cleared. The policy field takes a path or a file name in the policies
-folder (`--policies`).
+folder (`--policies`). Method: `pretrain`, `full` (full fine-tuning), `lora` or `qlora`
+(adapters on a frozen base; LoRA rank 16 unless given). When nothing is feasible the
+chart gives each reason once, with how many options it left out.
 """,
     "fleet": """
 **Audit view** (`a`): the policy's instances over its `audit.period_days` (7 by default),
@@ -126,6 +134,8 @@ class HelpScreen(ModalScreen[None]):
         self.mode = mode
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown  # markdown-it: loaded when help is first shown
+
         with VerticalScroll():
             yield Markdown(help_text(self.mode))
 

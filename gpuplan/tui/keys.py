@@ -19,17 +19,24 @@ into a screen switch. Here, instead:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input
 
 
-def command(key: str, action: str, description: str, *, show: bool = True) -> Binding:
+def command(
+    key: str,
+    action: str,
+    description: str,
+    *,
+    show: bool = True,
+    group: Binding.Group | None = None,
+) -> Binding:
     """A screen command on a plain key: routed as it arrives, off while typing."""
-    return Binding(key, action, description, show=show, priority=True)
+    return Binding(key, action, description, show=show, priority=True, group=group)
 
 
 LEAVE_FIELD = (
@@ -57,11 +64,31 @@ def focus_now(widget: Widget) -> None:
     widget.screen.set_focus(widget)
 
 
+GLOBAL_KEYS = (
+    command("question_mark", "app.help", "Help"),
+    command("exclamation_mark", "app.problems", "Problems"),
+    command("q", "app.quit_app", "Quit"),
+)
+"""The app's keys every screen shows first in its footer (bindings of a base class come
+before a subclass's), so a narrow terminal cuts a screen key, never help or quit. The
+app turns them off while typing (:meth:`GpuplanApp.check_action`)."""
+
+
 class RoutedScreen(Screen[None]):
     """A screen whose :func:`command` bindings never fire while the focused widget takes
     text, and whose :data:`LEAVE_FIELD` bindings fire only in a text field."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *GLOBAL_KEYS,
+        # Shown in the footer while typing only, where ? and q are text: the app's own
+        # f1 and ctrl+q (priority, resolved first) do the work everywhere.
+        Binding("f1", "field_key('help')", "Help", priority=True),
+        Binding("ctrl+q", "field_key('quit')", "Quit", priority=True),
+    ]
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "field_key":
+            return typing(self)  # False: neither shown nor run (the app's key runs)
         if action == "leave_field":
             return True if in_field(self) else None
         if typing(self) and action in self._commands():
@@ -70,6 +97,10 @@ class RoutedScreen(Screen[None]):
 
     def action_leave_field(self, submit: bool) -> None:
         """``enter`` (``submit``) or ``escape`` in a text field; each screen says what."""
+
+    async def action_field_key(self, what: str) -> None:
+        """F1 or ctrl+q while typing, should the app's own binding not have taken it."""
+        await self.app.run_action("help_key" if what == "help" else "quit")
 
     @classmethod
     def _commands(cls) -> frozenset[str]:

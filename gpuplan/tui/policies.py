@@ -12,16 +12,16 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import BindingType
-from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from gpuplan.core.errors import DataError, GpuplanError
 from gpuplan.core.policy import Policy
 from gpuplan.tui.bars import budget_bar
 from gpuplan.tui.context import TuiContext
-from gpuplan.tui.keys import RoutedScreen, command
-from gpuplan.tui.table import NavTable
+from gpuplan.tui.keys import LEAVE_FIELD, RoutedScreen, command, focus_now
+from gpuplan.tui.table import FieldInput, NavTable
 
 POLICY_SUFFIXES = (".yaml", ".yml")
 
@@ -36,7 +36,8 @@ class PolicyView:
 
 
 def find_policy_files(directory: Path, extra: Path | None = None) -> list[Path]:
-    """``*.yaml`` / ``*.yml`` directly under ``directory``, sorted, then ``extra``."""
+    """``*.yaml`` / ``*.yml`` directly under ``directory``, sorted, then ``extra``; OSError
+    when the folder cannot be read (the screens say so)."""
     found = (
         sorted(p for p in directory.iterdir() if p.suffix in POLICY_SUFFIXES and p.is_file())
         if directory.is_dir()
@@ -99,10 +100,16 @@ class PoliciesScreen(RoutedScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         command("r", "rescan", "Re-check"),
+        command("slash", "filter", "Filter"),
+        Binding("escape", "to_table", "Files", show=False),
+        *LEAVE_FIELD,
     ]
 
     DEFAULT_CSS = """
-    PoliciesScreen #files { width: 30; height: 1fr; border-right: solid $primary; }
+    PoliciesScreen #left { width: 30; height: 1fr; border-right: solid $primary; }
+    PoliciesScreen #files { height: 1fr; }
+    PoliciesScreen #filter { height: 1; }
+    PoliciesScreen #filter:focus { background: $accent 40%; }
     PoliciesScreen #right { width: 1fr; padding: 0 1; }
     PoliciesScreen #verdict { margin-bottom: 1; }
     PoliciesScreen #budget { margin-bottom: 1; }
@@ -116,7 +123,9 @@ class PoliciesScreen(RoutedScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
-            yield NavTable(id="files", cursor_type="row")
+            with Vertical(id="left"):
+                yield FieldInput(placeholder="/ filter files", id="filter", compact=True)
+                yield NavTable(id="files", cursor_type="row")
             with VerticalScroll(id="right"):
                 yield Static(id="verdict")
                 yield Static(id="budget")
@@ -131,24 +140,48 @@ class PoliciesScreen(RoutedScreen):
         table.focus()
 
     def action_rescan(self) -> None:
+        self.views = {}
+        try:
+            found = find_policy_files(self.context.policies_dir, self.context.policy_file)
+        except OSError as exc:  # a folder that cannot be read: said, not a crash
+            self._draw()
+            self.query_one("#verdict", Static).update(
+                Text(f"{self.context.policies_dir}: {exc.strerror or exc}", style="bold red")
+            )
+            return
+        for path in found:
+            self.views[str(path)] = check_file(path, self.context.catalog_dir)
+        self._draw()
+
+    def _draw(self) -> None:
+        """The files whose name holds every word of the filter, the chosen one shown."""
         table = self.query_one("#files", DataTable)
         table.clear()
-        self.views = {}
-        for path in find_policy_files(self.context.policies_dir, self.context.policy_file):
-            view = check_file(path, self.context.catalog_dir)
-            self.views[str(path)] = view
+        words = self.query_one("#filter", Input).value.lower().split()
+        shown = [k for k, v in self.views.items() if all(w in v.path.name.lower() for w in words)]
+        for key in shown:
+            view = self.views[key]
             mark = Text("✓", style="green") if view.policy else Text("✗", style="red")
-            table.add_row(mark, path.name, key=str(path))
-        if not self.views:
+            table.add_row(mark, view.path.name, key=key)
+        if not shown:
             self._show(None)
             return
-        first = (
-            str(self.context.policy_file)
-            if self.context.policy_file and str(self.context.policy_file) in self.views
-            else next(iter(self.views))
-        )
+        wanted = str(self.context.policy_file) if self.context.policy_file else None
+        first = wanted if wanted in shown else shown[0]
         table.move_cursor(row=table.get_row_index(first))
         self._show(self.views[first])
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._draw()
+
+    def action_filter(self) -> None:
+        focus_now(self.query_one("#filter", Input))
+
+    def action_to_table(self) -> None:
+        focus_now(self.query_one("#files", DataTable))
+
+    def action_leave_field(self, submit: bool) -> None:
+        self.action_to_table()  # the filter applies as it is typed
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show(self.views.get(str(event.row_key.value)))
@@ -157,6 +190,11 @@ class PoliciesScreen(RoutedScreen):
         verdict = self.query_one("#verdict", Static)
         budget = self.query_one("#budget", Static)
         source = self.query_one("#source", Static)
+        if view is None and self.views:
+            verdict.update("No policy file matches the filter (/).")
+            budget.update("")
+            source.update("")
+            return
         if view is None:
             verdict.update(
                 f"No policy files (*.yaml) in {self.context.policies_dir}; "

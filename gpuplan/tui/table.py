@@ -20,6 +20,9 @@ from textual.widgets import DataTable, Input
 CELL_PADDING = 2
 """Characters DataTable puts around each cell (one on each side)."""
 UP, DOWN = "▲", "▼"
+NAME_MAX = 128
+"""Widest an instance name is shown when there is room (AWS allows 256 characters in a
+Name tag); narrower terminals cut it with an ellipsis."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,10 @@ class Column:
     min_width: int = 0
     """Text columns: narrowest useful width (cut with an ellipsis); 0 for numbers."""
     max_width: int = 0
-    """Text columns: widest it grows; 0 means as wide as its cells (numbers)."""
+    """Text columns: widest it is admitted at; 0 means as wide as its cells (numbers)."""
+    stretch: int = 0
+    """Text columns: widest it grows into room left once every column that fits is in
+    (a long instance name in full on a wide terminal); 0 means ``max_width``."""
 
 
 def choose_columns(
@@ -44,7 +50,7 @@ def choose_columns(
     ``widths`` is each column's natural width (widest cell or header). In priority
     order, a column is admitted at its natural width (text capped at its maximum) when
     that fits, else at its minimum (text only), else left out. Room left at the end
-    widens the text columns that were shrunk, most important first.
+    widens the text columns that were shrunk (up to ``stretch``), most important first.
     """
     chosen: dict[str, int] = {}
     used = 0
@@ -61,7 +67,8 @@ def choose_columns(
         if col.key not in chosen or not col.min_width:
             continue
         natural = max(widths.get(col.key, 0), len(col.label))
-        target = min(natural, col.max_width) if col.max_width else natural
+        cap = col.stretch or col.max_width
+        target = min(natural, cap) if cap else natural
         grow = min(max(0, target - chosen[col.key]), available - used)
         chosen[col.key] += grow
         used += grow

@@ -28,6 +28,8 @@ def _session(command: Command) -> str:
 
 
 _results: dict[str, dict[Command, Result]] = {}
+_scratch: dict[str, Path] = {}
+"""Each session's scratch folder (its ``tmp/`` is the session's temp folder)."""
 
 
 def _result(command: Command, scratch_root: pytest.TempPathFactory) -> Result:
@@ -35,6 +37,7 @@ def _result(command: Command, scratch_root: pytest.TempPathFactory) -> Result:
     if key not in _results:
         members = [c for c in ALL if _session(c) == key]
         scratch = scratch_root.mktemp("docs-session")
+        _scratch[key] = scratch
         with ExitStack() as stack:
             env = dict(DOC_ENV[command.doc])
             for member in members:
@@ -99,6 +102,18 @@ def test_examples_are_found() -> None:
         in found["docs/getting-started.md"]
     )
     assert all(len(texts) >= 10 for texts in found.values()), found
+
+
+@pytest.mark.xdist_group("docs/getting-started.md")
+def test_the_walk_through_leaves_nothing_in_the_temp_folder(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The demo's ledger goes to a private ``mktemp -d`` folder the docs remove again: a
+    reader following them leaves no file in the shared temp folder (issue 37)."""
+    walk = [c for c in ALL if c.doc == "docs/getting-started.md" and c.text not in NOT_RUN]
+    _result(walk[0], tmp_path_factory)  # the whole walk-through runs once, in order
+    left = sorted(p.name for p in (_scratch["docs/getting-started.md"] / "tmp").iterdir())
+    assert left == [], f"left in the temp folder: {left}"
 
 
 @pytest.mark.parametrize(

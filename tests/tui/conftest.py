@@ -52,6 +52,16 @@ def write_policies(root: Path) -> Path:
     return root
 
 
+@pytest.fixture(autouse=True)
+def _private_state_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's state and cache folders (crash reports) inside this test's folder:
+    nothing the TUI writes may land in the shared temp folder or the developer's home."""
+    state = tmp_path / "xdg-state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    return state
+
+
 @pytest.fixture
 def tui_context(tmp_path: Path) -> TuiContext:
     catalog = write_catalog(tmp_path / "pricing")

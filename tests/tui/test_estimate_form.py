@@ -4,11 +4,15 @@ words; and a bug in planning lands in the problems panel instead of killing the 
 
 from __future__ import annotations
 
+import stat
+import tempfile
+from pathlib import Path
+
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
-from gpuplan.tui.app import CRASH_LOG, GpuplanApp
+from gpuplan.tui.app import GpuplanApp
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.estimate import EstimateScreen
 from gpuplan.tui.estimate_form import CHECKS, LABELS
@@ -116,12 +120,15 @@ def test_a_bug_in_planning_goes_to_the_problems_panel(
 
 
 def test_an_escaped_bug_exits_non_zero_with_one_line(
-    tui_context: TuiContext, monkeypatch: pytest.MonkeyPatch
+    tui_context: TuiContext, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     def explode(self: EstimateScreen) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(EstimateScreen, "action_toggle_pane", explode)
+    temp = tmp_path / "temp"  # the temp folder, as tempfile sees it
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     app = GpuplanApp(tui_context, start="estimate")
 
     async def script(pilot: Pilot[None]) -> None:
@@ -132,4 +139,8 @@ def test_an_escaped_bug_exits_non_zero_with_one_line(
     with pytest.raises(RuntimeError, match="boom"):  # run_test re-raises for pytest
         drive(app, script)
     assert app.return_code == 1
-    assert "RuntimeError: boom" in CRASH_LOG.read_text(encoding="utf-8")
+    [report] = (tmp_path / "xdg-state" / "gpuplan" / "crashes").iterdir()
+    assert "RuntimeError: boom" in report.read_text(encoding="utf-8")
+    assert stat.S_IMODE(report.stat().st_mode) == 0o600
+    assert stat.S_IMODE(report.parent.stat().st_mode) == 0o700
+    assert list(temp.iterdir()) == []  # nothing in the shared temp folder

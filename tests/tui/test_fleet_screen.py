@@ -234,3 +234,23 @@ def test_narrow_fleet_keeps_verdict_price_and_region(tui_context: TuiContext) ->
         assert sum(c.get_render_width(table) for c in table.ordered_columns) <= 80 - 1
 
     drive(app, script, size=(80, 24))
+
+
+def test_a_failure_building_the_adapters_is_a_problem_not_a_crash(
+    tui_context: TuiContext,
+) -> None:
+    """Anything the survey's set-up raises (here the adapter factory) goes to the problems
+    panel; the app keeps running (issue 37: every input checked inside error handling)."""
+
+    def broken(policy: Policy, catalog: Catalog | None) -> tuple[list[CloudAdapter], list[str]]:
+        raise RuntimeError("adapter factory broke")
+
+    app = GpuplanApp(replace(tui_context, adapters_for=broken))
+
+    async def script(pilot: Pilot[None]) -> None:
+        await open_fleet(app, pilot)
+        assert app.return_code is None
+        assert [p.source for p in app.problems] == ["fleet"]
+        assert "RuntimeError: adapter factory broke" in app.problems[0].message
+
+    drive(app, script)

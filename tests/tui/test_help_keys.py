@@ -85,6 +85,16 @@ async def modal(w: World, key: str) -> None:
     assert not isinstance(w.app.screen, kind)
 
 
+async def help_f1(w: World, key: str) -> None:
+    """F1 opens the help from a text field too (where ``?`` is text), and closes it."""
+    fields = w.app.screen.query(Input)
+    await focus(w, f"#{fields.first().id}" if fields else TABLES[w.app.current_mode])
+    await w.pilot.press(key)
+    assert isinstance(w.app.screen, HelpScreen)
+    await w.pilot.press(key)
+    assert not isinstance(w.app.screen, HelpScreen)
+
+
 async def quit_app(w: World, key: str) -> None:
     if key == "ctrl+q" and w.app.screen.query(Input):  # from a text field, where q is text
         await focus(w, "Input")
@@ -116,6 +126,12 @@ async def leave_field(w: World, key: str) -> None:
     await w.pilot.press(*"h100", key)
     await w.pilot.pause(0.3)
     assert w.app.focused is table(w) and table(w).row_count == 3
+
+
+async def policies_leave(w: World, key: str) -> None:
+    await focus(w, "#filter")
+    await w.pilot.press(*"valid", key)
+    assert w.app.focused is table(w) and table(w).row_count == 1
 
 
 async def catalog_sort(w: World, key: str) -> None:
@@ -209,6 +225,7 @@ EFFECTS: dict[tuple[str, str], Effect] = {
     **{("*", key): move for key in ("up", "down", "j", "k", "g", "G", "home", "end")},
     **{("*", key): show for key in ("1", "2", "3", "4")},
     ("*", "question_mark"): modal,
+    ("*", "f1"): help_f1,
     ("*", "exclamation_mark"): modal,
     ("*", "q"): quit_app,
     ("*", "ctrl+q"): quit_app,
@@ -230,6 +247,8 @@ EFFECTS: dict[tuple[str, str], Effect] = {
     ("fleet", "n"): fleet_answer,
     ("fleet", "a"): fleet_audit,
     ("policies", "r"): policies_rescan,
+    ("policies", "enter"): policies_leave,
+    ("policies", "escape"): policies_leave,
 }
 """What each promised key does, checked on its screen; ``*``: the same on every screen."""
 

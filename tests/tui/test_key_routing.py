@@ -146,7 +146,7 @@ def test_typing_in_the_gpu_field_as_an_estimate_finishes(
         screen = app.screen
         assert isinstance(screen, EstimateScreen)
         await pilot.press("enter")  # run from the params field
-        await pilot.press("tab", "tab", "tab")  # tokens, GPU count, GPU
+        await pilot.press(*["tab"] * 5)  # tokens, method, LoRA rank, GPU count, GPU
         gpu = screen.query_one("#gpu", Input)
         assert app.focused is gpu
         moved_on.set()

@@ -43,8 +43,9 @@ MINIMUMS: dict[str, float] = {
 """Smallest value accepted per flag: below it the planner would rank a toy job (a model of
 half a parameter, ten tokens) as if it were a training run, at "0.0 h, $0.00"."""
 DEFAULT_LIMIT = 1e18
-MAX_HOURS = 100 * 365 * 24.0
-"""Durations over a century are refused."""
+MAX_YEARS = 100
+MAX_HOURS = MAX_YEARS * 365 * 24.0
+"""Durations over a century are refused (every duration flag, job files, the TUI form)."""
 
 
 def ascii_number(text: str, flag: str) -> str:
@@ -94,6 +95,8 @@ def parse_amount(text: str, flag: str, *, allow_zero: bool = False) -> float:
         value = float(match.group(1)) * _SUFFIX[match.group(2).lower()]
     except OverflowError:
         value = math.inf
+    if value == 0 and re.search(r"[1-9]", match.group(1).lower().split("e")[0]):
+        raise InputError(f"{flag}: {_short(text.strip())} is too small (it rounds to zero)")
     if not math.isfinite(value):
         raise InputError(f"{flag}: expected a finite number, got {_short(text)!r}")
     check_finite(value, flag)
@@ -177,7 +180,7 @@ def parse_duration(text: str, flag: str, *, max_hours: float = MAX_HOURS) -> flo
     if hours <= 0:
         raise InputError(f"{flag}: expected a positive duration, got {text!r}")
     if not math.isfinite(hours) or hours > max_hours:
-        limit = f"{max_hours / 24:g} days" if max_hours < MAX_HOURS else "100 years"
+        limit = f"{max_hours / 24:g} days" if max_hours < MAX_HOURS else f"{MAX_YEARS} years"
         raise InputError(f"{flag}: {_short(text)} is too long (at most {limit})")
     return hours
 
@@ -209,11 +212,20 @@ def parse_gpu_counts(text: str, flag: str = "--gpus") -> tuple[float, ...]:
     return tuple(sorted(set(counts)))
 
 
+_COUNT = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+"""A GPU count: ASCII digits, a fraction for a partial GPU (``0.5``); no ``1_000``, no
+``1e3``, no sign, none of the other digits ``float`` would take."""
+
+
 def _count(text: str, flag: str) -> float:
-    try:
-        value = float(ascii_number(text, flag))
-    except ValueError:
-        raise InputError(f"{flag}: expected a GPU count such as 64, got {text!r}") from None
+    raw = ascii_number(text, flag).strip()
+    if raw.startswith("-") and _COUNT.fullmatch(raw[1:]):
+        raise InputError(f"{flag}: GPU counts must be positive and finite, got {text!r}")
+    if not _COUNT.fullmatch(raw):
+        raise InputError(
+            f"{flag}: expected a GPU count written in digits such as 64 or 0.5, got {text!r}"
+        )
+    value = float(raw)
     if not math.isfinite(value) or value <= 0:
         raise InputError(f"{flag}: GPU counts must be positive and finite, got {text!r}")
     check_finite(value, flag, maximum=LIMITS.get("--gpus", DEFAULT_LIMIT))

@@ -76,3 +76,19 @@ def test_fraction_refuses_percentages_with_a_hint() -> None:
         parse_fraction("40", "--mfu")
     with pytest.raises(InputError, match="fraction"):
         parse_fraction("40%", "--mfu")
+
+
+@pytest.mark.parametrize("text", ["1_000", "1e3", "8,1_024", "+8", "0x10", " 1 000 "])
+def test_gpu_counts_are_ascii_digits_only(text: str) -> None:
+    """``float`` takes ``1_000`` and ``1e3``; a GPU count does not (issue 37)."""
+    with pytest.raises(InputError, match="--gpus: expected a GPU count written in digits"):
+        parse_gpu_counts(text)
+
+
+@pytest.mark.parametrize("text", ["1e-400", "2.5e-999", "5e-330k"])
+def test_an_amount_that_underflows_to_zero_is_refused(text: str) -> None:
+    """``1e-400`` is not zero, though ``float`` makes it so: refused even where zero is
+    allowed (a budget), never taken as ``0``."""
+    with pytest.raises(InputError, match=r"--budget: .* is too small"):
+        parse_amount(text, "--budget", allow_zero=True)
+    assert parse_amount("0", "--budget", allow_zero=True) == 0
