@@ -159,8 +159,30 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         print_csv((*CSV_COLUMNS, "origin") if args.source else CSV_COLUMNS, records)
         return 0
+    if not offers:
+        print(wrap(_why_none(args, catalog)))
+        return 0
     _print_table(offers, catalog, flagged, pricing, today, (matched, args.sort))
     return 0
+
+
+def _why_none(args: argparse.Namespace, catalog: Catalog) -> str:
+    """Why the listing is empty: a GPU nobody in the catalog sells, or the filters."""
+    from gpuplan.usecases.catalog import find_offers
+
+    asked = split_list(args.provider)
+    searched = ", ".join(asked or sorted({o.provider.value for o in catalog.offers}))
+    gpus = split_list(args.gpu)
+    if gpus and not find_offers(catalog, providers=asked, gpus=gpus):
+        named = ", ".join(gpus)
+        return (
+            f"No offers: the catalog has no offer for {named} (providers searched: "
+            f"{searched}); 'gpuplan gpus' lists the GPUs with prices."
+        )
+    return (
+        "No offers match these filters (--provider, --gpu, --gpus, --region, --pricing, "
+        f"--max-hourly, --max-age); providers searched: {searched}."
+    )
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ CSV_COLUMNS = (
     "break_even_utilization",
     "mfu",
     "fits_memory",
-    "memory_per_gpu_gb",
+    "memory_per_gpu_gib",
     "pareto",
     "spot_outlier",
 )
@@ -181,7 +181,7 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
     headers = [
         "#", "GPU x count", "nodes x instance", "provider", "region", "pricing",
         "wall time (range)",
-        "GPU-h", f"cost {code}", f"{code}/h", "MFU", "mem GB/GPU", "P",
+        "GPU-h", f"cost {code}", f"{code}/h", "MFU", "mem GiB/GPU", "P",
     ]  # fmt: skip
     groups = _grouped(result.options)
     rows = [_row(i + 1, o, n, fx) for i, (o, n) in enumerate(groups[:top])]

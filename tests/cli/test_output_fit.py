@@ -163,3 +163,55 @@ def test_an_unknown_flag_is_one_line_naming_the_commands_help(
     assert err.count("\n") == 1, err
     assert err.startswith("gpuplan: error: unrecognized arguments: --colour")
     assert err.rstrip().endswith(f"(see '{helped} --help')")
+
+
+def test_an_empty_listing_says_why(bundled: None, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["catalog", "--gpu", "MI300X"], capsys)
+    assert code == 0
+    assert "no offer for MI300X (providers searched: aws, azure, gcp)" in out.replace("\n", " ")
+    assert "---" not in out  # no empty table
+    code, out, _ = _run(
+        ["catalog", "--gpu", "H100", "--provider", "aws", "--max-hourly", "0.01"], capsys
+    )
+    assert "No offers match these filters" in out and "searched: aws." in out
+
+
+def test_gpu_counts_are_whole_numbers_in_json_and_the_api(
+    bundled: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuplan.api import find_offers, load_catalog
+
+    _, out, _ = _run(["catalog", "--gpu", "H100,A10", "--json"], capsys)
+    counts = {o["instance_type"]: o["gpu_count"] for o in json.loads(out)}
+    assert counts["p5.48xlarge"] == 8 and isinstance(counts["p5.48xlarge"], int)
+    assert isinstance(counts["Standard_NV6ads_A10_v5"], float)  # a sixth of a GPU stays one
+    offer = find_offers(load_catalog(), gpus=["H100"], providers=["aws"])[0]
+    assert isinstance(offer.gpu_count, int)
+
+
+def test_memory_is_gib_in_the_table_the_explanation_and_json(
+    bundled: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("COLUMNS")
+    argv = ["estimate", "--params", "7B", "--tokens", "1T", "--top", "1"]
+    _, out, _ = _run([*argv, "--explain", "1"], capsys)
+    assert "mem GiB/GPU" in out.splitlines()[0]
+    total = re.search(r"memory per GPU \(GiB\).*?= ([\d.]+) of", out, re.S)
+    assert total is not None, out
+    _, out, _ = _run([*argv, "--json"], capsys)
+    option = json.loads(out)["options"][0]
+    assert option["memory_per_gpu_gib"] == pytest.approx(float(total.group(1)), abs=0.01)
+    assert "capacity_gib" in option["memory"] and "capacity_gb" not in option["memory"]
+    _, _, err = _run(
+        ["estimate", "--params", "70B", "--tokens", "20B", "--gpu", "L4", "--gpus", "1"], capsys
+    )
+    assert re.search(r"needs [\d.]+ GiB per GPU, has 24 GiB", err), err
+
+
+def test_explain_cites_no_file_of_the_test_suite(
+    bundled: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("COLUMNS")
+    _, out, _ = _run(["estimate", "--params", "7B", "--tokens", "1T", "--explain", "1"], capsys)
+    assert "MFU" in out and "docs/estimating.md" in out
+    assert ".csv" not in out and "tests/" not in out

@@ -71,6 +71,6 @@ RANGE_COVERAGE = 0.78
 """Share of published runs inside their held-out range (scripts/bench_accuracy.py)."""
 RANGE_SOURCE = (
     "10th-90th percentile of the held-out residuals (published / estimated GPU-hours, each "
-    "source left out whole) over the public runs in tests/core/planner/published_runs.csv "
-    "(scripts/bench_accuracy.py)"
+    "source left out whole) over the public training runs listed in docs/estimating.md "
+    "section 11 (the table ships with the source, not the wheel)"
 )

@@ -38,8 +38,8 @@ def early_reasons(
     memory = compute.memory
     if memory is not None and not memory.fits:
         reasons.append(
-            f"memory: {who(option)} needs {memory.gib(memory.total):.1f} GB per GPU, "
-            f"has {memory.gib(memory.capacity):.0f} GB"
+            f"memory: {who(option)} needs {memory.gib(memory.total):.1f} GiB per GPU, "
+            f"has {memory.gib(memory.capacity):.0f} GiB"
         )
     reasons.extend(_time_reasons(hours, request, option))
     return reasons
