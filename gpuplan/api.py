@@ -2,7 +2,7 @@
 
 >>> from gpuplan.api import load_catalog, find_offers
 >>> catalog = load_catalog()
->>> cheapest = find_offers(catalog, gpus=["H100"], pricing="spot", sort="price")[0]
+>>> best = find_offers(catalog, gpus=["H100"], pricing="spot", sort="price-per-gpu")[0]
 >>> plan = estimate(catalog, EstimateArgs(params="7B", tokens="1T", gpu=["H100"], gpus="64"))
 >>> best = plan.options[0]
 """

@@ -143,7 +143,7 @@ def compare(case: dict[str, Any], peak_tflops: float, run: Run | None = None) ->
     measured_mfu = float(case["tokens_per_s"]) * flops_per_token / (peak_tflops * 1e12)
     return Compared(
         case, run or Run(0, {}, None), predicted, measured_mfu, float(option["mfu"]),
-        float(option["memory_per_gpu_gb"]), flops_per_token, dict(option["mfu_factors"]),
+        float(option["memory_per_gpu_gib"]), flops_per_token, dict(option["mfu_factors"]),
     )  # fmt: skip
 
 

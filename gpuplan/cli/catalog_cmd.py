@@ -26,6 +26,7 @@ from gpuplan.cli.render import (
     print_csv,
     print_json,
     render_table,
+    shown_columns,
     wrap,
 )
 from gpuplan.core.kinds import PricingModel
@@ -106,10 +107,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     catalog_refresh_cmd.register(p)
 
 
-DROP_ORDER = (9, 7, 6, 10, 0, 4)
+DROP_ORDER = (9, 7, 6, 10, 0, 4, 5)
 """Columns left out, in this order, to fit the terminal: TFLOP/s per dollar, the 3-year and
 1-year prices, the price date, the provider (the instance name tells it), the on-demand
-instance price (its per-GPU figure stays)."""
+instance price (its per-GPU figure stays), the spot price. The column the rows are sorted
+by is never left out (:func:`drop_order`)."""
+_AS_OF = 10
+_SPOT = 5
+_PRICE_COLUMN = {PricingModel.ON_DEMAND: 4, PricingModel.SPOT: _SPOT}
+_PRICE_COLUMN |= {PricingModel.RESERVED_1Y: 6, PricingModel.RESERVED_3Y: 7}
+
+
+def drop_order(sort: str | None, pricing: PricingModel) -> tuple[int, ...]:
+    """:data:`DROP_ORDER` less the column ``--sort`` orders by (at ``pricing``)."""
+    column = {"price": _PRICE_COLUMN.get(pricing), "price-per-gpu": 8, "tflops-per-dollar": 9}
+    sorted_by = column.get(sort or "")
+    return tuple(i for i in DROP_ORDER if i != sorted_by)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,8 +159,30 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         print_csv((*CSV_COLUMNS, "origin") if args.source else CSV_COLUMNS, records)
         return 0
-    _print_table(offers, catalog, flagged, pricing, today, matched)
+    if not offers:
+        print(wrap(_why_none(args, catalog)))
+        return 0
+    _print_table(offers, catalog, flagged, pricing, today, (matched, args.sort))
     return 0
+
+
+def _why_none(args: argparse.Namespace, catalog: Catalog) -> str:
+    """Why the listing is empty: a GPU nobody in the catalog sells, or the filters."""
+    from gpuplan.usecases.catalog import find_offers
+
+    asked = split_list(args.provider)
+    searched = ", ".join(asked or sorted({o.provider.value for o in catalog.offers}))
+    gpus = split_list(args.gpu)
+    if gpus and not find_offers(catalog, providers=asked, gpus=gpus):
+        named = ", ".join(gpus)
+        return (
+            f"No offers: the catalog has no offer for {named} (providers searched: "
+            f"{searched}); 'gpuplan gpus' lists the GPUs with prices."
+        )
+    return (
+        "No offers match these filters (--provider, --gpu, --gpus, --region, --pricing, "
+        f"--max-hourly, --max-age); providers searched: {searched}."
+    )
 
 
 @dataclass(frozen=True)
@@ -197,7 +232,7 @@ _HEADERS = (
     "1y $/h",
     "3y $/h",
     "$/GPU-h",
-    "TFLOP/s/$",
+    "TF/s/$",
     "as of",
 )
 
@@ -208,10 +243,13 @@ def _print_table(
     flagged: Mapping[tuple[str, str, str], str],
     pricing: PricingModel | None,
     today: date,
-    matched: int,
+    matched_sort: tuple[int, str | None],
 ) -> None:
+    """The table; ``matched_sort``: how many offers matched before ``--top``, and
+    ``--sort``."""
     from gpuplan.core.catalog import is_old, tflops_per_dollar
 
+    matched, sort = matched_sort
     shown = pricing or PricingModel.ON_DEMAND
     rows = []
     for o in offers:
@@ -232,14 +270,17 @@ def _print_table(
             ]
         )
     right = [False] * 4 + [True] * 6 + [False]
-    print(render_table(list(_HEADERS), rows, align_right=right, drop=DROP_ORDER))
+    drop = drop_order(sort, shown)
+    print(render_table(list(_HEADERS), rows, align_right=right, drop=drop))
     note = (
         f" ($/GPU-h at {shown.value})"
         if pricing
         else " ($/GPU-h at on-demand; offers sold any way listed)"
     )
-    print("\n" + wrap(freshness_footer(offers, today, matched) + note + "."))
-    if any(_key(o) in flagged for o in offers):
+    kept = shown_columns(list(_HEADERS), rows, drop=drop)
+    footer = freshness_footer(offers, today, matched, marked=_AS_OF in kept)
+    print("\n" + wrap(footer + note + "."))
+    if _SPOT in kept and any(_key(o) in flagged for o in offers):
         print(wrap(SPOT_FLAG_LEGEND))
 
 
@@ -260,8 +301,12 @@ def _key(offer: Offer) -> tuple[str, str, str]:
     return (offer.provider.value, offer.instance_type, offer.region)
 
 
-def freshness_footer(offers: Sequence[Offer], today: date, matched: int | None = None) -> str:
-    """The table's closing line: count, the range of price dates, and the old-row marker."""
+def freshness_footer(
+    offers: Sequence[Offer], today: date, matched: int | None = None, *, marked: bool = True
+) -> str:
+    """The table's closing line: count, the range of price dates, and the old-row marker
+    (``marked``: the ``as of`` column with its ``*`` is shown; else a count and how to see
+    them)."""
     from gpuplan.core.catalog import OLD_ROW_AFTER, as_of_range, is_old
 
     span = as_of_range(offers)
@@ -271,8 +316,11 @@ def freshness_footer(offers: Sequence[Offer], today: date, matched: int | None =
     top = f" (top {len(offers)} of {matched:,})" if matched and len(offers) < matched else ""
     text = f"{plural(len(offers), 'offer')}{top}; prices in USD per hour, as of {dates}"
     old = sum(is_old(o, today) for o in offers)
-    if old:
+    if old and marked:
         text += f"; * = price older than {OLD_ROW_AFTER.days} days ({plural(old, 'row')})"
+    elif old:
+        days = OLD_ROW_AFTER.days
+        text += f"; {plural(old, 'row')} priced over {days} days ago (--wide shows which)"
     return text
 
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from gpuplan.cli.common import print_notices, split_list, target_dir
-from gpuplan.cli.render import print_json
+from gpuplan.cli.render import print_json, wrap
 from gpuplan.core.errors import InputError
 from gpuplan.core.wording import plural
 
@@ -248,6 +248,11 @@ def _outcome_lines(o: ProviderOutcome, dry_run: bool) -> list[str]:
         f"{plural(len(d.changed), 'price change')}, "
         f"{d.unchanged} unchanged"
     )
+    if not o.regions:
+        head = (
+            f"{o.provider.value}: no price read ({len(o.failures)} failed); "
+            "the catalog is kept as it was"
+        )
     if o.refused:
         head += "; REFUSED, nothing written"
     elif o.written:
@@ -266,11 +271,22 @@ def _outcome_lines(o: ProviderOutcome, dry_run: bool) -> list[str]:
             f"  moved: {' '.join(move.key[1:])} {move.pricing.value} "
             f"{move.old} -> {move.new} ({pct})"
         )
-    for region, why in sorted(o.failures.items()):
-        lines.append(f"  error: {o.provider.value}{'/' + region if region else ''}: {why}")
+    lines.extend(_failure_lines(o))
     for problem in o.problems:
         lines.append(f"  {problem.severity.value}: {problem}")
     lines.extend(f"  note: {n}" for n in o.notes[:10])
+    return lines
+
+
+def _failure_lines(o: ProviderOutcome) -> list[str]:
+    """Each failure once: regions that failed for the same reason on one line."""
+    by_reason: dict[str, list[str]] = {}
+    for region, why in sorted(o.failures.items()):
+        by_reason.setdefault(why, []).append(region)
+    lines = []
+    for why, regions in by_reason.items():
+        where = "/" + ", ".join(regions) if any(regions) else ""
+        lines.append(wrap(f"  error: {o.provider.value}{where}: {why}", indent="    "))
     return lines
 
 
@@ -283,4 +299,7 @@ def render_sources(offers: Sequence[Offer]) -> str:
         for o in offers
     ]
     headers = ["provider", "instance", "region", "as_of", "from", "source"]
-    return render_table(headers, rows) + f"\n\n{plural(len(offers), 'offer')}."
+    # The provider (the instance names it) and the date (the source repeats it) go first;
+    # the source wraps.
+    table = render_table(headers, rows, drop=(0, 3), wrap_last=True)
+    return table + f"\n\n{plural(len(offers), 'offer')}."

@@ -7,7 +7,7 @@ import math
 import sys
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from gpuplan.core.errors import InputError
@@ -257,18 +257,10 @@ def split_list(values: Iterable[str] | None) -> list[str]:
 
 
 def parse_money(text: str, flag: str) -> Decimal:
-    try:
-        value = Decimal(text.strip().lstrip("$") if text.isascii() else "x")
-    except InvalidOperation:
-        raise InputError(f"{flag}: expected an amount in USD, got {text!r}") from None
-    if not value.is_finite() or not 0 <= value <= MAX_USD:
-        raise InputError(
-            f"{flag}: expected an amount in USD from 0 to {MAX_USD:,}, got {text[:40]!r}"
-        )
-    return value
+    """An amount in USD: the grammar of every amount (``50K``, ``5M``, ``$5,000``)."""
+    from gpuplan.core.planner.quantities import parse_usd
 
-
-MAX_USD = 10**12
+    return parse_usd(text, flag)
 
 
 def row_limit(text: str) -> int:

@@ -310,15 +310,22 @@ def _default_top(result: PlanResult) -> int:
 def _print_reasons(
     result: PlanResult, label: str | None, fits: Callable[[Mapping[str, Any]], bool]
 ) -> None:
-    from gpuplan.cli.estimate_tips import true_tips
+    from gpuplan.cli.estimate_tips import cheapest_over_budget, true_tips
     from gpuplan.core.planner.records import reason_counts
 
     reasons = reason_counts(result)
     if not reasons:
         reasons = {"no option matched the --gpu/--provider/--region/--pricing filters": 1}
     print("gpuplan: nothing feasible; reasons:", file=sys.stderr)
-    for reason, count in list(reasons.items())[:15]:
-        print(f"  {reason}" + (f" ({count} options)" if count > 1 else ""), file=sys.stderr)
+    ranked = list(reasons.items())  # in the planner's order: the fastest options' first
+    for reason, count in ranked[:15]:
+        print(f"  {reason}" + (f" ({count:,} options)" if count > 1 else ""), file=sys.stderr)
+    if len(ranked) > 15:
+        more = plural(len(ranked) - 15, "other reason")
+        print(f"  ... {more} (--json lists all)", file=sys.stderr)
+    cheapest = cheapest_over_budget(result)
+    if cheapest:
+        print(cheapest, file=sys.stderr)
     tips, dropped = true_tips(result, label, fits)
     if tips:
         print("what would fit:", file=sys.stderr)

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from gpuplan.cli.estimate_render import Fx, _hours, _money
-from gpuplan.cli.render import format_count, render_table, to_jsonable
+from gpuplan.cli.render import format_count, render_table, to_jsonable, wrap
 from gpuplan.core.planner.compare import Comparison, compare
 from gpuplan.core.planner.explain import assumption_lines
 from gpuplan.core.planner.options import PlanResult
@@ -58,9 +58,14 @@ def print_comparison(result: PlanResult, gpus: tuple[str, ...], fx: Fx, *, as_js
         ]
         for r in compare(result, gpus)
     ]
-    print(render_table(headers, rows, align_right=[False, True, True, True, True, False]))
+    right = [False, True, True, True, True, False]
+    # GPU-hours, then speed, go first; the reason wraps.
+    print(render_table(headers, rows, align_right=right, drop=(2, 4), wrap_last=True))
     print(
-        "\nwall time on demand (no spot interruptions); cheapest: any pricing model; speed: "
-        "the first feasible GPU's time over this one's, same GPU count; why: dense peak x "
-        "steady-state MFU, and the factor that differs most (docs/estimating.md)."
+        "\n"
+        + wrap(
+            "wall time on demand (no spot interruptions); cheapest: any pricing model; speed: "
+            "the first feasible GPU's time over this one's, same GPU count; why: dense peak x "
+            "steady-state MFU, and the factor that differs most (docs/estimating.md)."
+        )
     )

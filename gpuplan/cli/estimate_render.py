@@ -45,7 +45,7 @@ CSV_COLUMNS = (
     "break_even_utilization",
     "mfu",
     "fits_memory",
-    "memory_per_gpu_gb",
+    "memory_per_gpu_gib",
     "pareto",
     "spot_outlier",
 )
@@ -168,10 +168,12 @@ def _row(rank: int, option: Option, regions: int, fx: Fx) -> list[str]:
     ]
 
 
-DROP_ORDER = (12, 10, 7, 11, 9, 3, 2)
+DROP_ORDER = (12, 10, 7, 11, 9, 3, 2, 4)
 """Columns left out, in this order, when the table is wider than the terminal: Pareto
-mark, MFU, GPU-hours, memory, hourly price, provider (the region names it), instance.
-GPU x count, region, pricing, wall time and cost always stay."""
+mark, MFU, GPU-hours, memory, hourly price, provider (the region names it), instance,
+region. A column whose absence would make two rows read the same stays (two instance
+types of one GPU count in one region keep the instance, and then the region may go).
+GPU x count, pricing, wall time and cost always stay."""
 
 
 def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: bool) -> None:
@@ -179,13 +181,13 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
     headers = [
         "#", "GPU x count", "nodes x instance", "provider", "region", "pricing",
         "wall time (range)",
-        "GPU-h", f"cost {code}", f"{code}/h", "MFU", "mem GB/GPU", "P",
+        "GPU-h", f"cost {code}", f"{code}/h", "MFU", "mem GiB/GPU", "P",
     ]  # fmt: skip
     groups = _grouped(result.options)
     rows = [_row(i + 1, o, n, fx) for i, (o, n) in enumerate(groups[:top])]
     if rows:
         right = [True, False, False, False, False, False, True, True, True, True, True, True, False]
-        print(render_table(headers, rows, align_right=right, drop=DROP_ORDER))
+        print(render_table(headers, rows, align_right=right, drop=DROP_ORDER, numbering=0))
         hidden = len(groups) - len(rows)
         more = f"; {hidden} more (--top N)" if hidden > 0 else ""
         print(
@@ -292,4 +294,4 @@ def print_explain(result: PlanResult, rank: int) -> None:
         f"{option.instance_type or ''} {option.region or ''} {option.pricing or ''}"
     )
     for line in explain(result, option):
-        print(f"  {line}")
+        print(wrap(f"  {line}", indent="    "))

@@ -4,14 +4,18 @@ A tip the planner offers (8-bit Adam, ZeRO-3, full recompute, more GPUs) is show
 when the same plan with that one change has a feasible option under the same limits
 (``--policy`` included): a tip is checked by planning again, never by reading it. Tips
 from options a policy forbids (a GPU outside ``allowed_gpus``) are not offered at all.
-Tips that name no change (a GPU with more memory) are passed on as they are.
+Tips that name no change (a GPU with more memory) are passed on as they are. Over a
+``--budget``, the cheapest option and how far over it is are said once.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+
+from gpuplan.cli.render import format_count
 
 if TYPE_CHECKING:
     from gpuplan.core.planner.options import PlanResult
@@ -66,3 +70,32 @@ def true_tips(
         else:
             dropped += 1
     return kept, dropped
+
+
+def cheapest_over_budget(result: PlanResult) -> str | None:
+    """The cheapest option left out only for its cost, and how far over ``--budget`` it is
+    (of every option over the budget when each has another reason too)."""
+    from gpuplan.core.planner.feasibility import OVER_BUDGET
+
+    budget = result.budget_usd
+    over = [
+        o
+        for o in result.infeasible
+        if o.cost_usd is not None and any(r.startswith(OVER_BUDGET) for r in o.reasons)
+    ]
+    if budget is None or not over:
+        return None
+    only = [o for o in over if len(o.reasons) == 1]
+    # A spot price flagged as a dip is ranked at its region's median, not at the dip.
+    dependable = [o for o in only or over if not o.spot_outlier]
+    best = min(dependable or only or over, key=lambda o: o.cost_usd or Decimal(0))
+    cost = best.cost_usd or Decimal(0)
+    where = f"{best.nodes} x {best.instance_type}, " if best.instance_type else ""
+    provider = best.provider.value if best.provider else "-"
+    times = f", {cost / budget:,.1f}x" if budget > 0 else ""
+    other = "" if only else " (it has other reasons too)"
+    return (
+        f"cheapest: {best.gpu} x {format_count(best.gpus)} ({where}{provider}, "
+        f"{best.pricing or '-'}) at ${cost:,.0f}, ${cost - budget:,.0f} over the budget of "
+        f"${budget:,.0f}{times}{other}"
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gpuplan.cli.common import add_db, print_notices, row_limit
+from gpuplan.cli.common import add_db, add_wide, print_notices, row_limit
 from gpuplan.cli.render import print_json, render_table
 
 
@@ -18,6 +18,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--policy", metavar="NAME", help="only runs of this policy name")
     p.add_argument("--limit", type=row_limit, default=20, metavar="N", help="at most N runs (20)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_wide(p)
     add_db(p)
     p.set_defaults(handler=run)
 
@@ -72,5 +73,6 @@ def run(args: argparse.Namespace) -> int:
         for r in records
     ]
     headers = ("run", "started (UTC)", "policy", "mode", "status", "verdicts", "actions")
-    print(render_table(headers, rows))
+    # The policy name, then the start time, go first; the actions wrap.
+    print(render_table(headers, rows, drop=(2, 1), wrap_last=True))
     return 0

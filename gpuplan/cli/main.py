@@ -47,7 +47,7 @@ class _Parser(argparse.ArgumentParser):
         # One prefix for every error, argparse's or ours: "gpuplan: error: ...".
         # Secrets redacted and control characters escaped here too (the TUI's parser
         # runs outside the guarded streams).
-        self.exit(2, f"gpuplan: error: {shown(message)}\n(see '{self.prog} --help')\n")
+        self.exit(2, f"gpuplan: error: {shown(message)} (see '{self.prog} --help')\n")
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> object:
         # One rule for every string flag and argument of every command: a blank value
@@ -87,6 +87,15 @@ def _command(words: list[str]) -> str | None:
     return words[0] if words and words[0] in COMMANDS else None
 
 
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``command`` (``gpuplan estimate``), else the whole one."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser | None = action.choices.get(command)
+            return found or parser
+    return parser
+
+
 MAX_ARGUMENT = 4096
 """Characters per command-line argument: longer is a mistake or an attack (a 5,000-digit
 number would otherwise reach ``int()`` and its digit limit deep inside a command)."""
@@ -112,7 +121,9 @@ def _run(words: list[str]) -> int:
             )
             return 2
     parser = build_parser(_command(words))
-    args = parser.parse_args(words)
+    args, extra = parser.parse_known_args(words)
+    if extra:  # said by the command's own parser, which names its own --help
+        _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     handler: Handler = args.handler
     set_wide(bool(getattr(args, "wide", False)))
     try:

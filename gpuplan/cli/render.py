@@ -134,29 +134,21 @@ def render_table(
     align_right: Sequence[bool] | None = None,
     drop: Sequence[int] = (),
     wrap_last: bool = False,
+    numbering: int | None = None,
 ) -> str:
     """An aligned table with a header rule; numeric columns right-aligned. Cells are
     escaped (:func:`escape_control`) before they are measured, so a control character in
     a name neither reaches the terminal nor breaks the alignment.
 
-    Fitting the terminal (:func:`table_width`): the columns in ``drop`` are left out, in
-    that order (least important first), until the table fits; with ``wrap_last`` the last
-    column is free text wrapped onto continuation lines. No cell is ever cut: a table
-    that cannot fit with what may be dropped is printed wider. A closing line names the
-    columns left out and ``--wide``.
+    Fitting the terminal (:func:`table_width`): see :func:`shown_columns`; with
+    ``wrap_last`` the last column is free text wrapped onto continuation lines. No cell
+    is ever cut. A closing line names the columns left out and ``--wide``.
     """
     cells = [[escape_control(c) for c in row] for row in rows]
     right = list(align_right) if align_right else [False] * len(headers)
-    widths = [len(h) for h in headers]
-    for row in cells:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
+    widths = _widths(headers, cells)
     limit = table_width()
-    keep = list(range(len(headers)))
-    for index in drop:
-        if limit is None or _needed(keep, widths, wrap_last) <= limit:
-            break
-        keep.remove(index)
+    keep = _fit(headers, cells, widths, drop, wrap_last=wrap_last, numbering=numbering)
     last = keep[-1]
     free = widths[last]
     if wrap_last and limit is not None:
@@ -185,6 +177,59 @@ def render_table(
     return "\n".join(out)
 
 
+def shown_columns(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    drop: Sequence[int] = (),
+    wrap_last: bool = False,
+    numbering: int | None = None,
+) -> list[int]:
+    """The columns :func:`render_table` shows (for a footer that explains only what is
+    shown).
+
+    The columns in ``drop`` are left out in that order (least important first) until the
+    table fits, except one whose absence would make two rows read the same (rows must
+    stay told apart; ``numbering``, a row-number column, does not count): that one stays
+    and the next is tried. A table that cannot fit is printed wider."""
+    cells = [[escape_control(c) for c in row] for row in rows]
+    widths = _widths(headers, cells)
+    return _fit(headers, cells, widths, drop, wrap_last=wrap_last, numbering=numbering)
+
+
+def _widths(headers: Sequence[str], cells: Sequence[Sequence[str]]) -> list[int]:
+    widths = [len(h) for h in headers]
+    for row in cells:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    return widths
+
+
+def _fit(
+    headers: Sequence[str],
+    cells: Sequence[Sequence[str]],
+    widths: Sequence[int],
+    drop: Sequence[int],
+    *,
+    wrap_last: bool,
+    numbering: int | None,
+) -> list[int]:
+    limit = table_width()
+    keep = list(range(len(headers)))
+    for index in drop:
+        if limit is None or _needed(keep, widths, wrap_last) <= limit:
+            break
+        rest = [i for i in keep if i != index]
+        if _distinct(cells, rest, numbering) == _distinct(cells, keep, numbering):
+            keep = rest
+    return keep
+
+
+def _distinct(cells: Sequence[Sequence[str]], keep: Sequence[int], numbering: int | None) -> int:
+    """How many rows read differently over the columns ``keep`` (a row number aside)."""
+    return len({tuple(row[i] for i in keep if i != numbering) for row in cells})
+
+
 def _needed(keep: Sequence[int], widths: Sequence[int], wrap_last: bool = False) -> int:
     if not keep:
         return 0
@@ -197,4 +242,5 @@ def _needed(keep: Sequence[int], widths: Sequence[int], wrap_last: bool = False)
 def _chunks(text: str, width: int) -> list[str]:
     import textwrap
 
-    return textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False) or [""]
+    # A word longer than the column (a URL) is broken rather than left to overflow.
+    return textwrap.wrap(text, width=width, break_on_hyphens=False) or [""]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuplan.cli.common import add_catalog_dir, add_wide, load_catalog_for
-from gpuplan.cli.render import plural, print_json, render_table
+from gpuplan.cli.render import plural, print_json, render_table, wrap
 
 if TYPE_CHECKING:
     from gpuplan.core.simulation.replay import SimulationResult
@@ -125,8 +125,10 @@ def _print_spend(traces: Sequence[Trace]) -> None:
     hours = max((t.minutes for t in traces), default=0) / 60
     spend = sum((t.hourly_usd * t.minutes / 60 for t in traces), Decimal(0))
     print(
-        f"Period: {hours:,.0f} h per instance; spend without stopping: ${spend:,.0f} "
-        "(saved $ is out of this)."
+        wrap(
+            f"Period: {hours:,.0f} h per instance; spend without stopping: ${spend:,.0f} "
+            "(saved $ is out of this)."
+        )
     )
 
 
@@ -157,21 +159,28 @@ def _print_table(results: list[SimulationResult]) -> None:
         ]
         for r in results
     ]
-    print(render_table(headers, rows, align_right=[True] * len(headers)))
+    # The oracles' dollars go first (their shares say how close), then the window's share.
+    drop = (7, 9, 8, 1)
+    print(render_table(headers, rows, align_right=[True] * len(headers), drop=drop))
     first = results[0]
     print(
-        f"\n{plural(len(first.traces), 'instance')}; a harmful stop is a stop inside a "
-        "busy-labelled stretch (a live session, its pauses included)."
+        "\n"
+        + wrap(
+            f"{plural(len(first.traces), 'instance')}; a harmful stop is a stop inside a "
+            "busy-labelled stretch (a live session, its pauses included)."
+        )
     )
     if not first.actions.stops:
-        print(f"action: notify stops nothing and saves nothing; it would flag {first.flags}.")
+        print(wrap(f"action: notify stops nothing and saves nothing; it would flag {first.flags}."))
     acts = first.actions
     print(
-        f"Cap: {plural(first.deferred_runs, 'scheduled run')} reached max_actions_per_run = "
-        f"{acts.max_actions_per_run} and deferred {first.deferrals} stops to a later run. "
-        f"Breaker: {plural(first.aborted_runs, 'scheduled run')} aborted (more than "
-        f"{acts.breaker_percent:g}% of the running instances due, at least "
-        f"{acts.breaker_min_actions})."
+        wrap(
+            f"Cap: {plural(first.deferred_runs, 'scheduled run')} reached max_actions_per_run "
+            f"= {acts.max_actions_per_run} and deferred {first.deferrals} stops to a later "
+            f"run. Breaker: {plural(first.aborted_runs, 'scheduled run')} aborted (more than "
+            f"{acts.breaker_percent:g}% of the running instances due, at least "
+            f"{acts.breaker_min_actions})."
+        )
     )
 
 

@@ -231,3 +231,8 @@ RESERVATION_RULES: dict[PricingModel, ReservationRules] = {
         source="Google Cloud docs, future reservations in calendar mode",
     ),
 }
+
+
+def whole_count(value: float) -> int | float:
+    """A GPU count as people write it: ``8`` for 8.0, fractions (0.1667) as they are."""
+    return int(value) if float(value).is_integer() else value

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from gpuplan.core.kinds import (
     BASE_MODELS,
@@ -18,6 +18,7 @@ from gpuplan.core.kinds import (
     PricingModel,
     Provider,
     ReservationRules,
+    whole_count,
 )
 
 __all__ = [
@@ -51,7 +52,8 @@ class Offer(BaseModel):
     gpu: str
     """Canonical GPU name (see :mod:`gpuplan.core.gpus`)."""
     gpu_count: float
-    """GPUs per instance; below 1 for fractional sizes (1/6 = 0.1667)."""
+    """GPUs per instance: a whole number is kept an ``int`` (``8``, never ``8.0``, in JSON
+    and the API); below 1 for fractional sizes (1/6 = 0.1667)."""
     gpu_memory_gb: float
     """Memory per GPU, or the slice a fractional size gets."""
     vcpus: int
@@ -77,6 +79,11 @@ class Offer(BaseModel):
     source: str
     origin: str = ""
     """Where this row was read from: "bundled", or the path of a user catalog file."""
+
+    @field_validator("gpu_count", mode="after")
+    @classmethod
+    def _whole_count(cls, value: float) -> int | float:
+        return whole_count(value)
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpu_names import GpuTable
-from gpuplan.core.kinds import Precision, PricingModel, Provider
+from gpuplan.core.kinds import Precision, PricingModel, Provider, whole_count
 from gpuplan.core.wording import plural
 from gpuplan.loaders.catalog_columns import (
     MAX_PLAUSIBLE_HOURLY,
@@ -71,7 +71,7 @@ class OfferRow:
     instance_type: str
     region: str
     gpu: str
-    gpu_count: float
+    gpu_count: int | float
     gpu_memory_gb: float
     vcpus: int
     memory_gb: float
@@ -234,7 +234,7 @@ def _offer(row: dict[str, str], provider: Provider, known: set[str], origin: str
     prices, parts = _prices(row, cell)
     if not any(p is not None for p in prices.values()):
         raise NotFast("no price")
-    count = _float(cell["gpu_count"])
+    count = whole_count(_float(cell["gpu_count"]))
     if count <= 0:
         raise NotFast("gpu_count")
     network = cell.get("network_gbps", "")

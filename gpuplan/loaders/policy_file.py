@@ -151,7 +151,13 @@ def collect_problems(
             break
         except ValidationError as exc:
             errors = [_validation_problem(err, marks, path) for err in exc.errors()]
-            problems.extend(e for e in errors if str(e) not in {str(p) for p in problems})
+            # A required key left out for its bad value is then "missing": not a second error.
+            own = [
+                e
+                for e, err in zip(errors, exc.errors(), strict=True)
+                if not (err["type"] == "missing" and e.field in pruned)
+            ]
+            problems.extend(e for e in own if str(e) not in {str(p) for p in problems})
             if not all(prune(trial, e.field) for e in errors):
                 break
             pruned.update(e.field for e in errors)
@@ -216,6 +222,8 @@ def _compose(text: str, path: str) -> tuple[Any, _Marks]:
         return _build(node, (), loader, marks, path, [0]), marks
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        if exc.context_mark is not None and exc.problem == "could not find expected ':'":
+            mark = exc.context_mark  # the key without its colon, not where the scan gave up
         problem = ", ".join(p for p in (exc.context, exc.problem) if p) or "unreadable"
         if mark is None:
             raise DataError(path, f"not valid YAML: {problem}") from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from gpuplan.core.catalog import Catalog, oldest_price_note
@@ -23,6 +23,7 @@ from gpuplan.core.planner.quantities import (
     parse_duration_hours,
     parse_fraction,
     parse_gpu_counts,
+    parse_usd,
 )
 from gpuplan.core.planner.ranking import Objective, plan
 from gpuplan.core.planner.spot import DEFAULT_CHECKPOINT_HOURS
@@ -331,16 +332,4 @@ def _enum(kind: Any, text: str | None, flag: str, default: Any) -> Any:
 def _money(text: str | None, flag: str) -> Decimal | None:
     if text is None:
         return None
-    try:
-        value = Decimal(str(text).strip().lstrip("$").replace(",", ""))
-    except InvalidOperation:
-        raise InputError(f"{flag}: expected an amount in USD, got {text!r}") from None
-    if not value.is_finite() or value < 0:
-        raise InputError(f"{flag}: expected a non-negative amount in USD, got {text!r}")
-    if value > MAX_USD:
-        raise InputError(f"{flag}: {str(text)[:24]} is absurdly large (at most $1,000,000,000,000)")
-    return value
-
-
-MAX_USD = Decimal("1e12")
-"""A trillion dollars: above any training budget, below what overflows the arithmetic."""
+    return parse_usd(text, flag)

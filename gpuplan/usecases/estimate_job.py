@@ -35,6 +35,8 @@ def read_job_file(path: str) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if problem == "could not find expected ':'":  # the key without its colon
+            mark = getattr(exc, "context_mark", None) or mark
         line = mark.line + 1 if mark is not None else None
         raise DataError(path, f"not valid YAML: {problem}", line=line) from None
     except (ValueError, OverflowError, RecursionError) as exc:

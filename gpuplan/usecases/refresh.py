@@ -222,7 +222,10 @@ def apply_quotes(
         notes=list(fetched.notes),
     )
     merged = merge_regions(current, fresh)
-    outcome.diff = diff_offers(current, merged)
+    # Compared where prices were read: an unread region's offers are kept, not "unchanged".
+    outcome.diff = diff_offers(
+        [o for o in current if o.region in fresh], [o for o in merged if o.region in fresh]
+    )
     before, after = {o.instance_type for o in current}, {o.instance_type for o in merged}
     outcome.new_types, outcome.vanished_types = sorted(after - before), sorted(before - after)
     old_scope = [o for o in current if o.region in fresh]

@@ -43,5 +43,6 @@ def test_an_option_before_the_command_still_gets_argparse_message(
         main(["--bogus", "estimate"])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("gpuplan: error: unrecognized arguments: --bogus\n")
+    assert err.startswith("gpuplan: error: unrecognized arguments: --bogus (see '")
+    assert err.count("\n") == 1  # one line (issue 37)
     assert "Traceback" not in err

@@ -55,7 +55,8 @@ def test_a_month_of_the_job_over_the_budget_is_named_per_month(
 
 
 def test_what_would_fit_offers_only_changes_that_fit(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["estimate", "--params", "70B", "--tokens", "2T", "--gpu", "L4", "--gpus", "8"]
+    # 20B tokens: more L4s finish inside the 90-day cap (2T would not, whatever the count).
+    argv = ["estimate", "--params", "70B", "--tokens", "20B", "--gpu", "L4", "--gpus", "8"]
     code, _, err = _run(argv, capsys)
     assert code == 1
     assert "8-bit Adam" not in err  # 70B at 10 B/param over 8 x 24 GB: still does not fit

@@ -109,9 +109,9 @@ RANGE_LABS = 27
 """Labs those runs come from (the unit left out whole)."""
 RANGE_SOURCE = (
     "quantiles of the held-out residuals (published / estimated GPU-hours, each lab left "
-    "out whole, published and fresh runs weighing the same) over the public runs in "
-    "tests/core/planner/published_runs.csv and anchors/fresh_runs.csv, below and from "
-    "256 GPUs apart (scripts/bench_accuracy.py)"
+    "out whole, published and fresh runs weighing the same) over the public training runs "
+    "listed in docs/estimating.md section 11 (the table ships with the source, not the "
+    "wheel), below and from 256 GPUs apart (scripts/bench_accuracy.py)"
 )
 
 Band = tuple[float, float]

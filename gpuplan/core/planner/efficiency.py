@@ -163,7 +163,8 @@ def estimate_mfu(
 
 
 BASE_WHY = (
-    "fitted to framework benchmark tables on A100, H100, B200 (anchors/throughput_anchors.csv)"
+    "fitted to framework benchmark tables (Megatron/NeMo, llm-foundry, torchtitan) on A100, "
+    "H100, B200 (docs/estimating.md section 4)"
 )
 QLORA_WHY = "NF4 weights dequantised to bf16 in every forward and backward pass (assumed)"
 

@@ -21,7 +21,13 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_HOURS = 90 * 24.0
 """Without ``--gpus`` or ``--deadline``, options over 90 days are left out as impractical."""
+MAX_RUN_HOURS = 3 * 365 * 24.0
+"""Without ``--deadline``, no option over three years (the longest term any cloud sells)
+is listed, whatever the GPU count: ``--gpus 3`` asks how long three GPUs take, and a
+four-year answer is a reason, not a plan to rank."""
 _MODELS = frozenset(p.value for p in PricingModel)
+OVER_BUDGET = "cost over"
+"""How the reason an option costs more than ``--budget`` starts."""
 
 
 def early_reasons(
@@ -32,8 +38,8 @@ def early_reasons(
     memory = compute.memory
     if memory is not None and not memory.fits:
         reasons.append(
-            f"memory: {who(option)} needs {memory.gib(memory.total):.1f} GB per GPU, "
-            f"has {memory.gib(memory.capacity):.0f} GB"
+            f"memory: {who(option)} needs {memory.gib(memory.total):.1f} GiB per GPU, "
+            f"has {memory.gib(memory.capacity):.0f} GiB"
         )
     reasons.extend(_time_reasons(hours, request, option))
     return reasons
@@ -45,8 +51,8 @@ def who(option: Option) -> str:
 
 def _time_reasons(hours: float, request: PlanRequest, option: Option) -> list[str]:
     limit = request.deadline_hours
-    if limit is None and request.counts is None:
-        limit = DEFAULT_MAX_HOURS
+    if limit is None:
+        limit = DEFAULT_MAX_HOURS if request.counts is None else MAX_RUN_HOURS
     if limit is None or hours <= limit:
         return []
     fits = _count_for(option, hours, limit)
@@ -58,8 +64,9 @@ def _time_reasons(hours: float, request: PlanRequest, option: Option) -> list[st
             f"{only_low}; {fits} meet {_days(limit)}"
         ]
     return [
-        f"{who(option)} take {_days(hours)}: over {_days(limit)} (without --gpus or "
-        f"--deadline longer options are left out); {fits} meet {_days(limit)}"
+        f"{who(option)} take {_days(hours)}: over {_days(limit)} (without "
+        f"{'--gpus or ' if request.counts is None else ''}--deadline longer options are left "
+        f"out); {fits} meet {_days(limit)}"
     ]
 
 
@@ -85,8 +92,10 @@ def finish(option: Option, request: PlanRequest) -> Option:
     if request.budget_usd is not None and (
         option.cost_usd is None or option.cost_usd > request.budget_usd
     ):
-        shown = "unknown" if option.cost_usd is None else f"${option.cost_usd:,.2f}"
-        reasons.append(f"cost {shown} is over the budget of ${request.budget_usd:,.2f}")
+        # One wording per budget, so the reasons group; each option's cost is its own field.
+        budget = f"the budget of ${request.budget_usd:,.2f}"
+        known = option.cost_usd is not None
+        reasons.append(f"{OVER_BUDGET} {budget}" if known else f"cost unknown against {budget}")
     if request.constraints is not None:
         pricing = PricingModel(option.pricing) if option.pricing in _MODELS else None
         reasons.extend(

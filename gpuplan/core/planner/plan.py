@@ -116,3 +116,7 @@ class PlanResult:
     notes: tuple[str, ...] = field(default=())
     warnings: tuple[str, ...] = field(default=())
     """What the reader must not miss: option 1 resting on a suspect spot price."""
+    deadline_hours: float | None = None
+    """The request's deadline; without one the default 90-day cap applied."""
+    budget_usd: Decimal | None = None
+    """The request's budget (``--budget``)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 from gpuplan.core.errors import InputError
 
@@ -244,3 +245,27 @@ def _powers_of_two(low: float, high: float, part: str, flag: str) -> list[float]
     if not out:
         raise InputError(f"{flag}: range {part!r} holds no power of two")
     return out
+
+
+_MONEY = re.compile(r"^\s*\$?\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmbt]?)\s*$", re.IGNORECASE)
+_MONEY_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
+MAX_USD = Decimal(10**12)
+"""A trillion dollars: above any budget, below what overflows the arithmetic."""
+
+
+def parse_usd(text: object, flag: str) -> Decimal:
+    """An amount of USD in the one grammar of every amount: ``5000``, ``$5,000``, ``50K``,
+    ``5M``, ``1.5B``; from 0 to a trillion, exact (Decimal, no float on the way)."""
+    raw = str(text)
+    match = _MONEY.match(raw.replace("_", "").replace(",", "")) if raw.isascii() else None
+    if match is None:
+        raise InputError(
+            f"{flag}: expected an amount in USD such as 5000, 50K or 5M, got {_short(raw)!r}"
+        )
+    try:
+        value = Decimal(match.group(1)) * _MONEY_SCALE[match.group(2).lower()]
+    except ArithmeticError:  # decimal.Overflow on an exponent past the context's
+        value = Decimal("inf")
+    if not value.is_finite() or value > MAX_USD:
+        raise InputError(f"{flag}: {_short(raw)} is absurdly large (at most $1,000,000,000,000)")
+    return value

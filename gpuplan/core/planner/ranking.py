@@ -104,4 +104,6 @@ def plan(
         default_counts=request.counts is None,
         goodput=request.goodput,
         warnings=() if warning is None else (warning,),
+        deadline_hours=request.deadline_hours,
+        budget_usd=request.budget_usd,
     )

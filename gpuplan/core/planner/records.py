@@ -85,7 +85,7 @@ def option_record(option: Option, rank: int | None = None) -> dict[str, Any]:
         "mfu": option.mfu,
         "mfu_factors": {f.name: round(f.value, 4) for f in option.mfu_factors},
         "fits_memory": None if memory is None else memory.fits,
-        "memory_per_gpu_gb": None if memory is None else round(memory.gib(memory.total), 3),
+        "memory_per_gpu_gib": None if memory is None else round(memory.gib(memory.total), 3),
         "memory": None if memory is None else _memory_record(option),
         "spot": None,
         "pareto": option.pareto,
@@ -110,13 +110,13 @@ def _memory_record(option: Option) -> dict[str, Any]:
     assert m is not None
     g = m.gib
     return {
-        "weights_gb": round(g(m.weights), 3),
-        "gradients_gb": round(g(m.gradients), 3),
-        "optimizer_gb": round(g(m.optimizer), 3),
-        "activations_gb": round(g(m.activations), 3),
-        "logits_gb": round(g(m.logits), 3),
-        "overhead_gb": round(g(m.overhead), 3),
-        "capacity_gb": round(g(m.capacity), 3),
+        "weights_gib": round(g(m.weights), 3),
+        "gradients_gib": round(g(m.gradients), 3),
+        "optimizer_gib": round(g(m.optimizer), 3),
+        "activations_gib": round(g(m.activations), 3),
+        "logits_gib": round(g(m.logits), 3),
+        "overhead_gib": round(g(m.overhead), 3),
+        "capacity_gib": round(g(m.capacity), 3),
         "zero": m.plan.zero,
         "recompute": m.plan.recompute.value,
         "recompute_layers": m.plan.recomputed(m.layers),
@@ -198,7 +198,7 @@ def infeasible_record(option: Option) -> dict[str, Any]:
         "pricing": option.pricing,
         "hours": option.hours,
         "cost_usd": option.cost_usd,
-        "memory_per_gpu_gb": (
+        "memory_per_gpu_gib": (
             None if option.memory is None else round(option.memory.gib(option.memory.total), 3)
         ),
         "reasons": list(option.reasons),

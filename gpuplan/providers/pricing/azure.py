@@ -41,6 +41,10 @@ class PageError(Exception):
     """A page of the Retail Prices API could not be read."""
 
 
+class Unreachable(PageError):
+    """The Retail Prices API gave no answer at all (name lookup, connection, retries)."""
+
+
 def region_filter(region: str, sku_names: Iterable[str]) -> str:
     skus = " or ".join(f"armSkuName eq '{name}'" for name in sorted(set(sku_names)))
     return f"serviceName eq 'Virtual Machines' and armRegionName eq '{region}' and ({skus})"
@@ -57,13 +61,20 @@ def fetch_azure_prices(
     """Quotes for ``sku_names`` in each region; failed regions land in ``failures``."""
     result = FetchResult(Provider.AZURE)
     names = sorted(set(sku_names))
+    gave_up: str | None = None
     for region in sorted(set(regions)):
+        if gave_up is not None:
+            result.failures[region] = gave_up
+            continue
         url = endpoint + "?" + urllib.parse.urlencode({"$filter": region_filter(region, names)})
         try:
             items = list(_items(url, timeout, progress, region))
         except (PageError, PageCapError) as exc:
             result.failures[region] = str(exc)
-            progress(f"azure {region}: failed: {exc}")
+            progress(f"azure {region}: failed (the report says why)")
+            if isinstance(exc, Unreachable) and not result.regions:
+                # One endpoint serves every region: no answer for the first, none to wait for.
+                gave_up = f"not tried: the price API did not answer for {region}"
             continue
         result.quotes.extend(quotes_from_items(items, region))
         result.regions.add(region)
@@ -96,7 +107,7 @@ def _get_json(url: str, timeout: float, page: int) -> dict[str, Any]:
     try:
         response = request("GET", url, limits=limits, headers={"Accept": "application/json"})
     except HttpError as exc:
-        raise PageError(f"page {page}: cannot reach the price API ({exc.message})") from None
+        raise Unreachable(f"page {page}: cannot reach the price API ({exc.message})") from None
     if not 200 <= response.status < 300:
         raise PageError(f"page {page}: HTTP {response.status} from {redact_url(url)}")
     try:

@@ -14,7 +14,7 @@ from gpuplan.core.planner.options import DEFAULT_GOODPUT
 
 OPTION_KEYS = {
     "gpu", "gpus", "nodes", "provider", "instance_type", "region", "pricing", "hours",
-    "gpu_hours", "cost_usd", "hourly_usd", "mfu", "fits_memory", "memory_per_gpu_gb", "notes",
+    "gpu_hours", "cost_usd", "hourly_usd", "mfu", "fits_memory", "memory_per_gpu_gib", "notes",
 }  # fmt: skip
 
 
@@ -111,7 +111,7 @@ def test_memory_misfit_says_what_would_fit(
         "--catalog-dir", str(catalog_dir),
     )  # fmt: skip
     assert code == 1
-    assert "memory: 1 x A10G needs" in err and "has 24 GB" in err
+    assert "memory: 1 x A10G needs" in err and "has 24 GiB" in err
     assert "more GPUs: at least 8 x A10G" in err
 
 

@@ -86,9 +86,8 @@ def test_single_node_fine_tuning_is_feasible_with_memory_and_time(
                      "--gpu", gpu, "--gpus", gpus)  # fmt: skip
     assert code == 0, out.get("infeasible_reasons")
     option = out["options"][0]
-    assert (
-        option["fits_memory"] and 0 < option["memory_per_gpu_gb"] < option["memory"]["capacity_gb"]
-    )
+    capacity = option["memory"]["capacity_gib"]
+    assert option["fits_memory"] and 0 < option["memory_per_gpu_gib"] < capacity
     assert option["hours"] > 0 and option["gpu_hours"] > 0
 
 
@@ -104,7 +103,7 @@ def test_70b_full_parameter_on_one_h100_node_is_not_feasible_but_lora_is() -> No
                  "--gpus", "8")[1]["options"][0]  # fmt: skip
     # A 4-bit base takes about a quarter of the bf16 base's weight memory, and QLoRA runs
     # slower (dequantisation).
-    assert qlora["memory"]["weights_gb"] < 0.3 * lora["memory"]["weights_gb"]
+    assert qlora["memory"]["weights_gib"] < 0.3 * lora["memory"]["weights_gib"]
     assert qlora["hours"] > lora["hours"]
 
 
@@ -131,10 +130,10 @@ def test_adapter_memory_is_close_to_the_torchtune_rows() -> None:
             *_shape_flags(row["model"]),
         )  # fmt: skip
         assert code == 0
-        ours = out["options"][0]["memory_per_gpu_gb"]
+        ours = out["options"][0]["memory_per_gpu_gib"]
         published = float(row["peak_memory_gb"])
         if row in chunked:
-            logits = out["options"][0]["memory"]["logits_gb"]
+            logits = out["options"][0]["memory"]["logits_gib"]
             assert ours > published
             assert ours - logits == pytest.approx(published, rel=0.25), row["method"]
         else:
@@ -180,7 +179,7 @@ def test_lora_rank_needs_an_adapter_method_and_a_sane_value() -> None:
                  "--gpus", "1", "--lora-rank", "8")[1]["options"][0]  # fmt: skip
     large = _run("--method", "lora", "--params", "7B", "--tokens", "1B", "--gpu", "H100",
                  "--gpus", "1", "--lora-rank", "256")[1]["options"][0]  # fmt: skip
-    assert large["memory"]["optimizer_gb"] > small["memory"]["optimizer_gb"]
+    assert large["memory"]["optimizer_gib"] > small["memory"]["optimizer_gib"]
     assert large["hours"] > small["hours"]
 
 

@@ -54,8 +54,8 @@ def test_given_shape_flags_win_and_memory_counts_every_parameter(
     assert work["total_flops"] == dense["workload"]["total_flops"]  # type: ignore[index]
     moe_opt = moe["options"][0]  # type: ignore[index]
     dense_opt = dense["options"][0]  # type: ignore[index]
-    assert moe_opt["memory"]["weights_gb"] > 20 * dense_opt["memory"]["weights_gb"]
-    assert moe_opt["memory"]["optimizer_gb"] > 20 * dense_opt["memory"]["optimizer_gb"]
+    assert moe_opt["memory"]["weights_gib"] > 20 * dense_opt["memory"]["weights_gib"]
+    assert moe_opt["memory"]["optimizer_gib"] > 20 * dense_opt["memory"]["optimizer_gib"]
 
 
 def test_all_to_all_is_a_named_factor_that_grows_with_top_k(

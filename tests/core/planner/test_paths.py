@@ -35,7 +35,10 @@ def test_memory_bound_measurement_scales_with_bandwidth(
     catalog: Catalog, gpu_table: GpuTable
 ) -> None:
     slow = Throughput(100.0, gpu_table.get("A100-80GB"))  # ~2% of peak: memory-bound
-    request = PlanRequest(workload=SEVEN_B, gpus=("H100",), counts=(8.0,), throughput=slow)
+    # Decades at this rate: a deadline lets the planner list it (no count lists it alone).
+    request = PlanRequest(
+        workload=SEVEN_B, gpus=("H100",), counts=(8.0,), throughput=slow, deadline_hours=1e6
+    )
     h100 = next(o for o in plan(catalog, request).options if o.pricing == "on_demand")
     ratio = (
         gpu_table.get("H100").memory_bandwidth_tbs / gpu_table.get("A100-80GB").memory_bandwidth_tbs

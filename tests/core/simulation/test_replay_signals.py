@@ -189,12 +189,15 @@ def test_a_folder_without_fleet_csv_prices_every_trace_at_one_dollar(tmp_path: P
         read_traces(tmp_path / "missing", price_of=lambda _: None)
 
 
-def _office_week(tmp_path: Path, *extra: str) -> dict[str, object]:
+def _office_week(
+    tmp_path: Path, *extra: str, instances: int = 60, hours: int = 72
+) -> dict[str, object]:
     import subprocess
     import sys
 
     script = Path(__file__).resolve().parents[3] / "scripts/adversarial_traces.py"
-    argv = [str(tmp_path), "--seed", "5", "--instances", "60", "--hours", "72", "--office"]
+    size = ["--instances", str(instances), "--hours", str(hours)]
+    argv = [str(tmp_path), "--seed", "5", *size, "--office"]
     subprocess.run([sys.executable, str(script), *argv, *extra], check=True, capture_output=True)
     result = simulate(
         folder_fleet(tmp_path, load_catalog(), IdleRule()),
@@ -216,5 +219,6 @@ def test_the_default_policy_on_a_team_week_defers_and_never_aborts(tmp_path: Pat
 
 
 def test_the_default_breaker_trips_when_every_agent_reports_zeros(tmp_path: Path) -> None:
-    record = _office_week(tmp_path, "--outage", "38:120")
+    # 20 instances over 48 h hold the same outage (hour 38, two hours): a third of the work.
+    record = _office_week(tmp_path, "--outage", "38:120", instances=20, hours=48)
     assert record["aborted_runs"] > 0

@@ -213,3 +213,23 @@ def test_end_to_end_in_a_subprocess(catalog_dir: Path) -> None:
     assert nd["on_demand_hourly"] == 80.0
     assert nd["origin"] == str(catalog_dir / "azure.csv")
     assert nd["source"] == "Azure Retail Prices API"
+
+
+def test_an_unreachable_api_fails_fast_each_error_once_and_claims_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    directory = write_catalog(tmp_path / "two", azure=[*SMALL_AZURE, *WESTUS])
+    with socket.socket() as closed:  # a loopback port nothing listens on: refused at once
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv(ENDPOINT_ENV, f"http://127.0.0.1:{port}/api/retail/prices")
+    argv = ["catalog", "refresh", "--provider", "azure", "--catalog-dir", str(directory)]
+    code = main([*argv, "--dry-run", "--no-discover"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "unchanged" not in out and "no price read (2 failed)" in out
+    assert out.count("cannot reach the price API") == 1  # once, not once per region
+    assert "cannot reach" not in err  # the progress line does not repeat it
+    assert "azure/westus3: not tried: the price API did not answer for eastus" in out

@@ -79,7 +79,7 @@ def test_a_bad_concurrency_is_one_line_and_exit_2(
     errors = [line for line in err.splitlines() if line.startswith("gpuplan: error:")]
     assert errors == [
         f"gpuplan: error: argument --concurrency: expected a whole number from 1 to 256, "
-        f"got {value!r}"
+        f"got {value!r} (see 'gpuplan {argv[0]} --help')"
     ]
     assert "Traceback" not in err
 
