@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 from gpuplan.core.errors import InputError
@@ -19,6 +18,7 @@ from gpuplan.core.planner.quantities import (
     parse_amount,
     parse_duration,
     parse_gpu_counts,
+    parse_usd,
 )
 
 MAX_FIELD_CHARS = 40
@@ -52,8 +52,6 @@ FLAG_FIELDS = {
     "--method": "method",
     "--lora-rank": "lora_rank",
 }
-MIN_CENT = 0.01
-"""A budget above zero but under a cent is a typo (``1e-400`` underflows to zero)."""
 
 
 @dataclass(frozen=True)
@@ -89,23 +87,9 @@ def check_deadline(text: str) -> str:
 
 
 def check_budget(text: str) -> str:
-    """USD with suffixes (``20k``, ``1.5M``) and separators (``20,000``), finite, zero or
-    a cent up to the CLI's :data:`~gpuplan.usecases.estimate.MAX_USD`."""
-    from gpuplan.usecases.estimate import MAX_USD
-
-    try:
-        value = parse_amount(text.strip().lstrip("$"), "--budget", allow_zero=True)
-    except InputError as exc:
-        if "too small" in str(exc):
-            raise
-        raise InputError(
-            f"--budget: expected USD such as 20000, 20k or 1.5M, got {text!r}"
-        ) from None
-    if 0 < value < MIN_CENT:
-        raise InputError(f"--budget: {text.strip()} is less than a cent (0 or at least 0.01)")
-    if value > MAX_USD:
-        raise InputError(f"--budget: {text.strip()} is absurdly large (at most ${int(MAX_USD):,})")
-    return str(Decimal(repr(value)))
+    """USD in the CLI's one grammar of amounts (``20k``, ``1.5M``, ``$20,000``): zero or a
+    cent up to a trillion (:func:`~gpuplan.core.planner.quantities.parse_usd`)."""
+    return str(parse_usd(text.strip(), "--budget"))
 
 
 def check_rank(text: str) -> str:

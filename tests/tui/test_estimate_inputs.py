@@ -62,7 +62,7 @@ def test_a_policy_path_no_file_system_takes_is_one_line_not_a_crash(
     [
         ("gpus", "1_000", "GPU count: expected a GPU count written in digits"),
         ("gpus", "1e3", "GPU count: expected a GPU count written in digits"),
-        ("budget", "1e-400", "budget $: 1e-400 is too small"),
+        ("budget", "1e-400", "budget $: 1e-400 is less than a cent"),
         ("budget", "0.001", "budget $: 0.001 is less than a cent"),
         ("budget", "2T", "budget $: 2T is absurdly large (at most $1,000,000,000,000)"),
         ("deadline", "5300w", f"deadline: 5300w is too long (at most {MAX_YEARS} years)"),

@@ -251,6 +251,8 @@ _MONEY = re.compile(r"^\s*\$?\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmbt]?)\s
 _MONEY_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 MAX_USD = Decimal(10**12)
 """A trillion dollars: above any budget, below what overflows the arithmetic."""
+MIN_USD = Decimal("0.01")
+"""A cent: a smaller amount above zero (``1e-400``) is a typo, not a budget or a price."""
 
 
 def parse_usd(text: object, flag: str) -> Decimal:
@@ -268,4 +270,6 @@ def parse_usd(text: object, flag: str) -> Decimal:
         value = Decimal("inf")
     if not value.is_finite() or value > MAX_USD:
         raise InputError(f"{flag}: {_short(raw)} is absurdly large (at most $1,000,000,000,000)")
+    if 0 < value < MIN_USD:
+        raise InputError(f"{flag}: {_short(raw)} is less than a cent (0 or at least 0.01)")
     return value

@@ -92,3 +92,12 @@ def test_an_amount_that_underflows_to_zero_is_refused(text: str) -> None:
     with pytest.raises(InputError, match=r"--budget: .* is too small"):
         parse_amount(text, "--budget", allow_zero=True)
     assert parse_amount("0", "--budget", allow_zero=True) == 0
+
+
+@pytest.mark.parametrize("text", ["1e-400", "0.001", "$0.009"])
+def test_an_amount_under_a_cent_is_a_typo_in_every_money_flag(text: str) -> None:
+    from gpuplan.core.planner.quantities import parse_usd
+
+    with pytest.raises(InputError, match="less than a cent"):
+        parse_usd(text, "--budget")
+    assert parse_usd("0", "--budget") == 0 and parse_usd("0.01", "--budget") > 0
