@@ -104,7 +104,8 @@ def test_show_fills_defaults_and_redacts_webhook(
     monkeypatch.setenv("TEAM_HOOK", "https://hooks.example.org/services/SECRET123")
     path = write_policy(
         VALID
-        + "  window_minutes: 2h\n  allow_data_loss: false\nnotify: {webhook_url: '${TEAM_HOOK}'}\nenv_allow: [TEAM_HOOK]\n",
+        + "  window_minutes: 2h\n  allow_data_loss: false\n"
+        + "notify: {webhook_url: '${TEAM_HOOK}'}\nenv_allow: [TEAM_HOOK]\n",
         "p.yaml",
     )
     assert main(["policy", "show", "--json", str(path)]) == 0
