@@ -26,7 +26,7 @@ from gpuplan.core.kinds import Precision, PricingModel, Provider
 from gpuplan.core.planner.calibration import GOODPUT as DEFAULT_GOODPUT
 from gpuplan.core.planner.quantities import DURATION_UNITS
 from gpuplan.core.planner.workload import Optimizer, Recompute
-from gpuplan.core.wording import plural
+from gpuplan.core.wording import plural, shown_line
 
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
@@ -318,7 +318,8 @@ def _print_reasons(
         reasons = {"no option matched the --gpu/--provider/--region/--pricing filters": 1}
     print("gpuplan: nothing feasible; reasons:", file=sys.stderr)
     for reason, count in list(reasons.items())[:15]:
-        print(f"  {reason}" + (f" ({count} options)" if count > 1 else ""), file=sys.stderr)
+        line = f"  {reason}" + (f" ({count} options)" if count > 1 else "")
+        print(shown_line(line), file=sys.stderr)
     tips, dropped = true_tips(result, label, fits)
     if tips:
         print("what would fit:", file=sys.stderr)

@@ -15,7 +15,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any, TextIO
 
-from gpuplan.core.wording import escape_control
+from gpuplan.core.wording import one_line
 from gpuplan.core.wording import plural as plural
 
 Cell = str | int | float | Decimal | None
@@ -136,8 +136,8 @@ def render_table(
     wrap_last: bool = False,
 ) -> str:
     """An aligned table with a header rule; numeric columns right-aligned. Cells are
-    escaped (:func:`escape_control`) before they are measured, so a control character in
-    a name neither reaches the terminal nor breaks the alignment.
+    escaped (:func:`one_line`, newlines too) before they are measured, so a control
+    character in a name neither reaches the terminal nor breaks the alignment or the lines.
 
     Fitting the terminal (:func:`table_width`): the columns in ``drop`` are left out, in
     that order (least important first), until the table fits; with ``wrap_last`` the last
@@ -145,7 +145,7 @@ def render_table(
     that cannot fit with what may be dropped is printed wider. A closing line names the
     columns left out and ``--wide``.
     """
-    cells = [[escape_control(c) for c in row] for row in rows]
+    cells = [[one_line(c) for c in row] for row in rows]
     right = list(align_right) if align_right else [False] * len(headers)
     widths = [len(h) for h in headers]
     for row in cells:

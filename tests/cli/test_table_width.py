@@ -48,7 +48,7 @@ COMMANDS = [
     ["audit", "--policy", "POLICY"],
     ["savings"],
     ["waste"],
-    ["fleet", "--report", "--policy", "POLICY"],
+    ["fleet", "--report"],  # --policy does nothing with --report (exit 2)
 ]
 
 
