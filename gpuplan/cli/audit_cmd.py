@@ -15,8 +15,10 @@ from gpuplan.cli.common import (
     concurrency_for,
     load_catalog_for,
 )
+from gpuplan.cli.output import say
 from gpuplan.cli.render import print_csv, print_json, render_table, wrap
 from gpuplan.core.alerts import AlertStatus
+from gpuplan.core.wording import shown_line
 
 if TYPE_CHECKING:
     from gpuplan.core.audit.advice import InstanceAudit
@@ -115,7 +117,7 @@ def _live(
                               concurrency=concurrency)  # fmt: skip
     problems += result.problems
     for line in result.skipped:
-        print(f"gpuplan: skipped {line}", file=sys.stderr)
+        print(f"gpuplan: skipped {shown_line(line)}", file=sys.stderr)
     if policy.audit.alerts:
         from gpuplan.ledger import Ledger
         from gpuplan.providers.webhook import notifier_for
@@ -124,12 +126,12 @@ def _live(
             sent = live.send_alerts(policy, result.audits, ledger,
                                     notifier_for(policy.notify), now)  # fmt: skip
         for alert in sent:
-            print(f"gpuplan: audit alert {alert.instance_id}: {alert.status} {alert.detail}",
-                  file=sys.stderr)  # fmt: skip
+            said = f"audit alert {alert.instance_id}: {alert.status} {alert.detail}"
+            print(f"gpuplan: {shown_line(said)}", file=sys.stderr)
             if alert.status is AlertStatus.FAILED:
                 problems.append(f"alert for {alert.instance_id} not sent: {alert.detail}")
     for line in problems:
-        print(f"gpuplan: error: {line}", file=sys.stderr)
+        say("error", line)
     return result.audits, 1 if problems else 0
 
 

@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpuplan.cli.common import add_concurrency, add_db, add_wide, print_notices
+from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 from gpuplan.core.alerts import AlertStatus
-from gpuplan.core.wording import plural
+from gpuplan.core.wording import plural, shown_line
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_table(record)
     for line in outcome.problems:
-        print(f"gpuplan: error: {line}", file=sys.stderr)
+        say("error", line)
     for alert in outcome.alerts:
         if alert.status is AlertStatus.FAILED:
             print(
@@ -89,7 +90,7 @@ def _print_table(record: dict[str, Any]) -> None:
     right = [False] * 6 + [True] * 3 + [False]
     # Left out first to fit the terminal: provider, state, type, region; the note wraps.
     print(render_table(HEADERS, rows, align_right=right, drop=(0, 4, 3, 1), wrap_last=True))
-    print(f"\nPolicy {record['policy']}, {record['month']} (estimate):")
+    print("\n" + shown_line(f"Policy {record['policy']}, {record['month']} (estimate):"))
     for line in _summary(record):
         print(wrap(f"  {line}", indent="    "))
     print(wrap("Cannot see: " + "; ".join(record["cannot_see"]) + "."))

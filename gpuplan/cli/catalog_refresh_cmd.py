@@ -15,9 +15,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from gpuplan.cli.common import print_notices, split_list, target_dir
+from gpuplan.cli.flag_rules import check_flags
 from gpuplan.cli.render import print_json, wrap
 from gpuplan.core.errors import InputError
-from gpuplan.core.wording import plural
+from gpuplan.core.wording import plural, shown_line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -58,6 +59,7 @@ def dispatch(args: argparse.Namespace) -> int | None:
     parser = parser_class(prog=f"gpuplan catalog {name}")
     (_refresh_parser if name == "refresh" else _import_parser)(parser)
     sub_args = parser.parse_args(rest)
+    check_flags(f"catalog {name}", parser, sub_args, rest)
     result: int = sub_args.handler(sub_args)
     return result
 
@@ -143,7 +145,8 @@ def _clouds(values: list[str] | None) -> list[object]:
 
 
 def _progress(line: str) -> None:
-    print(f"gpuplan: {line}", file=sys.stderr, flush=True)
+    # A progress line carries provider messages and region names: one line, escaped.
+    print(f"gpuplan: {shown_line(line)}", file=sys.stderr, flush=True)
 
 
 def run_refresh(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from gpuplan.cli.output import say
 from gpuplan.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -245,7 +246,7 @@ def check_provider_regions(
 
 def print_notices(notices: Iterable[str]) -> None:
     for notice in notices:
-        print(f"gpuplan: notice: {notice}", file=sys.stderr)
+        say("notice", notice)
 
 
 def split_list(values: Iterable[str] | None) -> list[str]:

@@ -26,7 +26,7 @@ from gpuplan.core.kinds import Precision, PricingModel, Provider
 from gpuplan.core.planner.calibration import GOODPUT as DEFAULT_GOODPUT
 from gpuplan.core.planner.quantities import DURATION_UNITS
 from gpuplan.core.planner.workload import Optimizer, Recompute
-from gpuplan.core.wording import plural
+from gpuplan.core.wording import plural, shown_line
 
 if TYPE_CHECKING:
     from gpuplan.core.catalog import Catalog
@@ -319,13 +319,14 @@ def _print_reasons(
     print("gpuplan: nothing feasible; reasons:", file=sys.stderr)
     ranked = list(reasons.items())  # in the planner's order: the fastest options' first
     for reason, count in ranked[:15]:
-        print(f"  {reason}" + (f" ({count:,} options)" if count > 1 else ""), file=sys.stderr)
+        line = f"  {reason}" + (f" ({count:,} options)" if count > 1 else "")
+        print(shown_line(line), file=sys.stderr)
     if len(ranked) > 15:
         more = plural(len(ranked) - 15, "other reason")
         print(f"  ... {more} (--json lists all)", file=sys.stderr)
     cheapest = cheapest_over_budget(result)
     if cheapest:
-        print(cheapest, file=sys.stderr)
+        print(shown_line(cheapest), file=sys.stderr)
     tips, dropped = true_tips(result, label, fits)
     if tips:
         print("what would fit:", file=sys.stderr)

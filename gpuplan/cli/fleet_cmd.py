@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +19,7 @@ from gpuplan.cli.common import (
     add_shard,
     add_wide,
 )
+from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, format_count, print_json, render_table, wrap
 from gpuplan.core.wording import plural
 
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     fleet = shard_fleet(whole, shard)
     notice = shard_notice(whole, fleet, shard)
     if notice:
-        print(f"gpuplan: notice: {notice}", file=sys.stderr)
+        say("notice", notice)
     problems = list(fleet.problems)
     now = datetime.now(UTC)
     seen = survey(
@@ -92,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print(records)
     for line in seen.notices:
-        print(f"gpuplan: notice: {line}", file=sys.stderr)
+        say("notice", line)
     for line in problems:
-        print(f"gpuplan: error: {line}", file=sys.stderr)
+        say("error", line)
     return 1 if problems else 0
 
 

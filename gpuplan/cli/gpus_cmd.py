@@ -59,10 +59,6 @@ def run(args: argparse.Namespace) -> int:
         from gpuplan.cli.gpu_prices import run_prices
 
         return run_prices(args)
-    if args.per_cloud or args.provider or args.region:
-        from gpuplan.core.errors import InputError
-
-        raise InputError("--per-cloud, --provider and --region go with --prices")
     from gpuplan.loaders.catalog import load_gpus
 
     table = load_gpus(args.catalog_dir)

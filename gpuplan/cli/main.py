@@ -17,7 +17,7 @@ from gpuplan.cli.common import Handler
 from gpuplan.cli.output import guarded_output
 from gpuplan.cli.render import set_wide
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.wording import shown
+from gpuplan.core.wording import shown, shown_line
 
 COMMANDS = {
     "catalog": "catalog_cmd",
@@ -96,6 +96,21 @@ def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.A
     return parser
 
 
+def _check_flags(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, words: list[str]
+) -> None:
+    """The flag table (:mod:`gpuplan.cli.flag_rules`) on the command's own words."""
+    from gpuplan.cli.flag_rules import check_flags, command_parsers
+
+    parsers = command_parsers(parser)
+    names = [n for n in parsers if n.split()[0] == args.command]
+    name = next((n for n in names if set(n.split()[1:]) <= set(words)), args.command)
+    action = getattr(args, "action", None)  # ``catalog ACTION ...``: the action's own flags
+    own = words[: len(words) - len(action)] if action else words
+    if name in parsers:
+        check_flags(name, parsers[name], args, own)
+
+
 MAX_ARGUMENT = 4096
 """Characters per command-line argument: longer is a mistake or an attack (a 5,000-digit
 number would otherwise reach ``int()`` and its digit limit deep inside a command)."""
@@ -127,9 +142,13 @@ def _run(words: list[str]) -> int:
     handler: Handler = args.handler
     set_wide(bool(getattr(args, "wide", False)))
     try:
+        _check_flags(parser, args, words)
         return handler(args)
     except GpuplanError as exc:
-        print(f"gpuplan: error: {shown(str(exc))}", file=sys.stderr)
+        # One line per problem: a newline inside a value (a region, an instance id, a
+        # policy key) is escaped, so it cannot start a line of its own.
+        for line in exc.lines:
+            print(f"gpuplan: error: {shown_line(line)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("gpuplan: interrupted", file=sys.stderr)

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TextIO, cast
 
-from gpuplan.core.wording import shown
+from gpuplan.core.wording import shown, shown_line
 
 SECRET_ENV = (
     "PGPASSWORD",
@@ -106,3 +106,11 @@ def guarded_output(words: Sequence[str]) -> Iterator[None]:
         for stream in (out, err):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
+
+
+def say(kind: str, text: str) -> None:
+    """One line on stderr, ``gpuplan: KIND: text``: ``text`` is composed by gpuplan but
+    carries values from input and providers (regions, instance ids, policy keys), so it
+    passes :func:`~gpuplan.core.wording.shown_line`: a newline inside a value is written
+    ``\\n`` and cannot start a forged ``gpuplan: notice:`` line of its own."""
+    print(f"gpuplan: {kind}: {shown_line(text)}", file=sys.stderr)

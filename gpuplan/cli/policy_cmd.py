@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gpuplan.cli.output import say
 from gpuplan.cli.render import print_json
-from gpuplan.core.wording import plural
+from gpuplan.core.wording import plural, shown_line
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -63,11 +64,11 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         for r in results:
             if r.ok and r.policy is not None:
-                print(f"{r.path}: ok (policy {r.policy.name})")
+                print(shown_line(f"{r.path}: ok (policy {r.policy.name})"))
             for line in r.problems:
-                print(f"gpuplan: error: {line}", file=sys.stderr)
+                say("error", line)
             for line in r.warnings:
-                print(f"gpuplan: warning: {line}", file=sys.stderr)
+                say("warning", line)
         if failed:
             print(
                 f"{len(failed)} of {plural(len(results), 'policy file')} "
@@ -86,6 +87,6 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     import yaml
 
-    print(f"# effective policy from {args.file} (defaults filled in)")
+    print(shown_line(f"# effective policy from {args.file} (defaults filled in)"))
     print(yaml.safe_dump(data, sort_keys=False, default_flow_style=None), end="")
     return 0

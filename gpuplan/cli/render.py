@@ -15,7 +15,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any, TextIO
 
-from gpuplan.core.wording import escape_control
+from gpuplan.core.wording import one_line
 from gpuplan.core.wording import plural as plural
 
 Cell = str | int | float | Decimal | None
@@ -137,14 +137,14 @@ def render_table(
     numbering: int | None = None,
 ) -> str:
     """An aligned table with a header rule; numeric columns right-aligned. Cells are
-    escaped (:func:`escape_control`) before they are measured, so a control character in
-    a name neither reaches the terminal nor breaks the alignment.
+    escaped (:func:`one_line`, newlines too) before they are measured, so a control
+    character in a name neither reaches the terminal nor breaks the alignment or the lines.
 
     Fitting the terminal (:func:`table_width`): see :func:`shown_columns`; with
     ``wrap_last`` the last column is free text wrapped onto continuation lines. No cell
     is ever cut. A closing line names the columns left out and ``--wide``.
     """
-    cells = [[escape_control(c) for c in row] for row in rows]
+    cells = [[one_line(c) for c in row] for row in rows]
     right = list(align_right) if align_right else [False] * len(headers)
     widths = _widths(headers, cells)
     limit = table_width()
@@ -192,7 +192,7 @@ def shown_columns(
     table fits, except one whose absence would make two rows read the same (rows must
     stay told apart; ``numbering``, a row-number column, does not count): that one stays
     and the next is tried. A table that cannot fit is printed wider."""
-    cells = [[escape_control(c) for c in row] for row in rows]
+    cells = [[one_line(c) for c in row] for row in rows]
     widths = _widths(headers, cells)
     return _fit(headers, cells, widths, drop, wrap_last=wrap_last, numbering=numbering)
 

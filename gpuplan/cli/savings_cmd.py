@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.cli.common import add_db, add_group_by, add_wide
+from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 
 if TYPE_CHECKING:
@@ -63,13 +63,13 @@ def run(args: argparse.Namespace) -> int:
     with Ledger.open(args.db) as ledger:
         lines, damaged = savings(ledger, datetime.now(UTC), by, reserved, policy=name)
     for line in damaged:
-        print(f"gpuplan: notice: {line}", file=sys.stderr)
+        say("notice", line)
     key = by.column
     records = [_record(x, key) for x in lines]
     sums = [_record(x, key) for x in totals(lines)]
     overall = _record(total(lines), key)  # its group is "total"
     for line in problems:
-        print(f"gpuplan: error: {line}", file=sys.stderr)
+        say("error", line)
     if args.json:
         whole = {k: v for k, v in overall.items() if k != key}
         print_json({"by": key, "savings": records, "totals": sums, "total": whole,

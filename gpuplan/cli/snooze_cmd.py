@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from gpuplan.cli.common import add_concurrency
 from gpuplan.cli.render import print_json
+from gpuplan.core.wording import shown_line
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -60,7 +61,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(record)
     elif until is None:
-        print(f"{found.instance_id} ({found.region}): snooze removed")
+        print(shown_line(f"{found.instance_id} ({found.region}): snooze removed"))
     else:
-        print(f"{found.instance_id} ({found.region}): snoozed until {until:%Y-%m-%d %H:%M}Z")
+        print(
+            shown_line(
+                f"{found.instance_id} ({found.region}): snoozed until {until:%Y-%m-%d %H:%M}Z"
+            )
+        )
     return 0

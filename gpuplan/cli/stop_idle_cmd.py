@@ -34,6 +34,7 @@ from gpuplan.cli.common import (
     scope_progress,
     wait_seconds,
 )
+from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 from gpuplan.core.wording import plural
 
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         fleet = shard_fleet(whole, shard)
         notice = shard_notice(whole, fleet, shard)
         if notice:
-            print(f"gpuplan: notice: {notice}", file=sys.stderr)
+            say("notice", notice)
         result = run_stop_idle(
             policy,
             fleet.adapters,
@@ -104,11 +105,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_plan(record)
     for line in result.notices:
-        print(f"gpuplan: notice: {line}", file=sys.stderr)
+        say("notice", line)
     for line in result.problems:
-        print(f"gpuplan: error: {line}", file=sys.stderr)
+        say("error", line)
     if result.aborted:
-        print(f"gpuplan: error: {result.aborted}", file=sys.stderr)
+        say("error", result.aborted)
     lost = data_loss_skips(result)
     if args.apply and lost and not result.aborted:
         print(

@@ -9,11 +9,11 @@ as ``gpuplan fleet --report`` (the older spelling).
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.cli.common import add_db, add_group_by, add_wide
+from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     with Ledger.open(args.db) as ledger:
         lines, damaged = waste(ledger, since, by)
     for line in damaged:
-        print(f"gpuplan: notice: {line}", file=sys.stderr)
+        say("notice", line)
     key = by.column
     records = [_record(x, key) for x in lines]
     sums = [_record(x, key) for x in totals(lines)]

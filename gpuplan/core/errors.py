@@ -20,6 +20,11 @@ class GpuplanError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """The message as the lines a shell prints, each one problem (one by default)."""
+        return (self.message,)
+
 
 class InputError(GpuplanError):
     """Bad input from the user: a flag, a name, a file. Exit code 2."""

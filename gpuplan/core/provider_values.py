@@ -1,15 +1,20 @@
-"""One validation for every number a provider's API gives the catalog.
+"""One validation for every price and spec number of the catalog, wherever it comes from.
 
-Price APIs and instance-type listings are input from outside: a price of ``1e-300``
-would be written as ``$0.0000`` and ranked first, a listing with 10^20 GPUs would
-reach the catalog. Each number is checked here, by what it measures, before it is
-used: finite, and inside a plausible range for that quantity. Prices are checked per
+Price APIs, instance-type listings, the bundled catalog, ``--catalog-dir`` overlays
+and SkyPilot imports are all input from outside: a price of ``1e-300`` would be
+written as ``$0.0000`` and ranked first, a listing with 10^20 GPUs would reach the
+catalog, a negative TFLOP/s figure would rank a negative cost first. Each number is
+checked here, by what it measures, before it is used: finite, and inside a plausible
+range for that quantity (the range is part of every message). Prices are checked per
 GPU (an 8-GPU instance may cost eight times one GPU); fractional GPU counts (a sixth
-of an A10) are kept. Pure: no SDK, no clock.
+of an A10) are kept. :func:`offer_problem` checks a catalog row's shape and prices
+(``catalog refresh``, both catalog readers), :func:`gpu_spec_problem` a GPU table
+entry. Pure: no SDK, no clock.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
@@ -24,6 +29,9 @@ class Quantity(StrEnum):
     VCPUS = "vCPU count"
     MEMORY_GB = "host memory (GB)"
     NETWORK_GBPS = "network bandwidth (Gbit/s)"
+    TFLOPS = "peak TFLOP/s"
+    MEMORY_BANDWIDTH_TBS = "memory bandwidth (TB/s)"
+    INTERCONNECT_GBS = "GPU-to-GPU bandwidth (GB/s)"
 
 
 @dataclass(frozen=True)
@@ -42,7 +50,29 @@ BOUNDS: dict[Quantity, Bounds] = {
     Quantity.VCPUS: Bounds(Decimal(1), Decimal(2048)),
     Quantity.MEMORY_GB: Bounds(Decimal("0.5"), Decimal(65536)),
     Quantity.NETWORK_GBPS: Bounds(Decimal(0), Decimal(100_000)),
+    Quantity.TFLOPS: Bounds(Decimal(0), Decimal(1_000_000), low_open=True),
+    Quantity.MEMORY_BANDWIDTH_TBS: Bounds(Decimal(0), Decimal(1000), low_open=True),
+    Quantity.INTERCONNECT_GBS: Bounds(Decimal(0), Decimal(1_000_000), low_open=True),
 }
+
+OFFER_SHAPE: dict[str, Quantity] = {
+    "gpu_count": Quantity.GPU_COUNT,
+    "gpu_memory_gb": Quantity.GPU_MEMORY_GB,
+    "vcpus": Quantity.VCPUS,
+    "memory_gb": Quantity.MEMORY_GB,
+    "network_gbps": Quantity.NETWORK_GBPS,
+}
+"""A catalog row's spec columns and what each measures (empty optional cells skipped)."""
+GPU_SPEC: dict[str, Quantity] = {
+    "memory_gb": Quantity.GPU_MEMORY_GB,
+    "memory_bandwidth_tbs": Quantity.MEMORY_BANDWIDTH_TBS,
+    **{
+        f"{p}_tflops": Quantity.TFLOPS
+        for p in ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "bf16_matmul")
+    },
+    "interconnect_gbs": Quantity.INTERCONNECT_GBS,
+}
+"""A GPU table entry's numbers and what each measures (None: the GPU has no such path)."""
 
 
 def value_problem(quantity: Quantity, value: object) -> str | None:
@@ -54,15 +84,46 @@ def value_problem(quantity: Quantity, value: object) -> str | None:
     except (InvalidOperation, ValueError):
         return f"{quantity.value} {str(value)[:20]!r} is not a number"
     shown = _shown(number)
-    if not number.is_finite():
-        return f"{quantity.value} {shown} is not a finite number"
     b = BOUNDS[quantity]
+    low = f"above {b.unit}{b.low}" if b.low_open else f"at least {b.unit}{b.low}"
+    expected = f"must be {low} and at most {b.unit}{b.high}"
+    if not number.is_finite():
+        return f"{quantity.value} {shown} is not a finite number ({expected})"
     below = number <= b.low if b.low_open else number < b.low
     if below or number > b.high:
-        low = f"above {b.unit}{b.low}" if b.low_open else f"at least {b.unit}{b.low}"
-        return (
-            f"{quantity.value} {shown} is implausible (must be {low} and at most {b.unit}{b.high})"
-        )
+        return f"{quantity.value} {shown} is implausible ({expected})"
+    return None
+
+
+def offer_problem(
+    shape: Mapping[str, object], prices: Mapping[str, Decimal | None]
+) -> tuple[str, str] | None:
+    """The first implausible value of a catalog row as (column, why); None when all pass.
+
+    ``shape``: the spec columns of :data:`OFFER_SHAPE` (None for an empty optional cell);
+    ``prices``: each price column's hourly figure for the whole instance, checked per GPU.
+    """
+    for column, quantity in OFFER_SHAPE.items():
+        value = shape.get(column)
+        why = None if value is None else value_problem(quantity, value)
+        if why is not None:
+            return column, why
+    count = shape["gpu_count"]
+    for column, hourly in prices.items():
+        if hourly is not None:
+            why = price_per_gpu_problem(hourly, float(str(count)))
+            if why is not None:
+                return column, why
+    return None
+
+
+def gpu_spec_problem(values: Mapping[str, object]) -> tuple[str, str] | None:
+    """The first implausible number of a GPU table entry as (key, why); None when all pass."""
+    for key, quantity in GPU_SPEC.items():
+        value = values.get(key)
+        why = None if value is None else value_problem(quantity, value)
+        if why is not None:
+            return key, why
     return None
 
 

@@ -11,6 +11,7 @@ Pure: strings in, strings out.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Mapping
 
 from gpuplan.core.clouds import facts_of, registered
@@ -92,6 +93,20 @@ def expand_regions(
             raise InputError(unknown_region_error(word, every, what))
         out.add(word.lower())
     return frozenset(out)
+
+
+REGION_NAME = re.compile(r"[a-z][a-z0-9-]{1,62}")
+"""How every cloud spells a region (``us-east-1``, ``us-central1``, ``eastus``)."""
+
+
+def region_name_problem(word: str) -> str | None:
+    """Why ``word`` cannot be a region of any cloud (spelling only); None when it can be."""
+    if REGION_NAME.fullmatch(word):
+        return None
+    return (
+        f"{word[:64]!r} is not a region name (lower-case letters, digits and '-', "
+        "e.g. us-east-1, us-central1, eastus)"
+    )
 
 
 def provider_region_problem(provider: Provider, region: str) -> str | None:

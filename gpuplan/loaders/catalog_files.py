@@ -8,8 +8,11 @@ host and GPUs apart (GCP) gives ``host_<model>_hourly`` and ``gpu_<model>_hourly
 instead, and the offer's price is their sum; a row may still give the total alone where
 only that is published. An empty price cell means "not sold that way here".
 
-Rejected on load, with file, line and field: zero, negative or placeholder prices,
-duplicate (provider, instance_type, region), unknown GPU names, unparsable cells.
+Rejected on load, with file, line and field: zero, negative or placeholder prices, and
+any price or spec value outside the range ``catalog refresh`` accepts
+(:func:`gpuplan.core.provider_values.offer_problem`: NaN, 1e-300 per GPU-hour, -1 vCPUs,
+1e20 GPUs, the range in the message), duplicate (provider, instance_type, region),
+unknown GPU names, unparsable cells.
 Reported as notices (not errors): spot at or above on-demand, stale data.
 """
 
@@ -28,6 +31,7 @@ from pydantic import ValidationError
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
+from gpuplan.core.provider_values import OFFER_SHAPE, offer_problem
 from gpuplan.core.wording import plural
 from gpuplan.loaders.catalog_columns import (
     MAX_PLAUSIBLE_HOURLY,
@@ -181,8 +185,13 @@ def _offer(name: str, line: int, row: dict[str, str], provider: Provider, gpus: 
 
 
 def _check_offer(name: str, line: int, offer: Offer) -> Offer:
-    if offer.gpu_count <= 0:
-        raise DataError(name, f"must be > 0, got {offer.gpu_count}", line=line, field="gpu_count")
+    # The range checks ``catalog refresh`` applies, for every file: NaN, 1e20 GPUs,
+    # -1 vCPUs or $1e-300 would otherwise be ranked and priced.
+    shape = {column: getattr(offer, column) for column in OFFER_SHAPE}
+    prices = {price_columns(p)[0]: offer.price(p) for p in PricingModel}
+    found = offer_problem(shape, prices)
+    if found is not None:
+        raise DataError(name, found[1], line=line, field=found[0])
     if not offer.instance_type or not offer.region:
         raise DataError(name, "instance_type and region must not be empty", line=line)
     if all(offer.price(p) is None for p in PricingModel):

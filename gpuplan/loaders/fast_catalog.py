@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpu_names import GpuTable
 from gpuplan.core.kinds import Precision, PricingModel, Provider, whole_count
+from gpuplan.core.provider_values import OFFER_SHAPE, gpu_spec_problem, offer_problem
 from gpuplan.core.wording import plural
 from gpuplan.loaders.catalog_columns import (
     MAX_PLAUSIBLE_HOURLY,
@@ -162,6 +163,8 @@ def read_gpus(path: Path) -> GpuTable:
 def _gpu_row(entry: Any) -> GpuRow:
     if not isinstance(entry, dict) or not set(entry) <= _GPU_KEYS | {"aliases"}:
         raise NotFast("unusual [[gpu]] entry")
+    if gpu_spec_problem(entry) is not None:
+        raise NotFast("range")
     values: dict[str, Any] = {}
     for key in _GPU_STR:
         if not isinstance(entry.get(key), str):
@@ -238,6 +241,9 @@ def _offer(row: dict[str, str], provider: Provider, known: set[str], origin: str
     if count <= 0:
         raise NotFast("gpu_count")
     network = cell.get("network_gbps", "")
+    shape = {c: cell.get(c) or None for c in OFFER_SHAPE}
+    if offer_problem(shape, {m.value: prices[m] for m in MODELS}) is not None:
+        raise NotFast("range")  # the validated reader names file, line, field and range
     if not _DATE.fullmatch(cell["as_of"]):
         raise NotFast("as_of")
     try:

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpus import GpuSpec, GpuTable
+from gpuplan.core.provider_values import gpu_spec_problem
 from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_text
 
 GPU_FILE = "gpus.toml"
@@ -37,7 +38,26 @@ def load_gpu_table(directory: Path) -> GpuTable:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
             raise DataError(str(path), err["msg"], field=f"gpu[{label}].{loc}") from None
+        found = gpu_spec_problem(entry)
+        if found is not None:  # the same ranges as every other catalog number
+            line = _line_of(text, str(label), found[0])
+            raise DataError(str(path), found[1], line=line, field=f"gpu[{label}].{found[0]}")
     try:
         return GpuTable(specs)
     except ValueError as exc:
         raise DataError(str(path), str(exc)) from None
+
+
+def _line_of(text: str, name: str, key: str) -> int | None:
+    """The line of ``key =`` in the ``[[gpu]]`` entry named ``name`` (tomllib keeps no places)."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.replace(" ", "") == f'name="{name}"'), None)
+    if start is None:
+        return None
+    for index in range(start, len(lines)):
+        stripped = lines[index].strip()
+        if index > start and stripped.startswith("[[gpu]]"):
+            return None
+        if stripped.split("=", 1)[0].strip() == key:
+            return index + 1
+    return None

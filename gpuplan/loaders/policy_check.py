@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpuplan.core.errors import InputError
+from gpuplan.core.errors import DataError, InputError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.policy import Policy
 from gpuplan.core.policy.danger import dangerous_settings, data_loss_unstated
@@ -25,8 +25,13 @@ class PolicyCheck:
     """``gpuplan policy check`` on one file: every error at once, and warnings."""
 
     policy: Policy | None
-    errors: tuple[str, ...]
+    problems: tuple[DataError | InputError, ...]
     warnings: tuple[str, ...]
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        """One line per problem, as ``policy check`` prints them."""
+        return tuple(str(p) for p in self.problems)
 
 
 def check_policy_file(
@@ -42,10 +47,11 @@ def check_policy_file(
         data = read_bytes(path, limit=MAX_BYTES, what="policy file")
         parsed = collect_problems(data, shown, gpus=gpus, environ=environ)
     except PolicyFileError as exc:
-        return PolicyCheck(None, tuple(str(p) for p in exc.problems), ())
+        return PolicyCheck(None, tuple(exc.problems), ())
     except InputError as exc:
-        return PolicyCheck(None, (exc.message,), ())
-    problems = sorted(parsed.problems, key=lambda p: (p.line or 0, p.column or 0))
+        return PolicyCheck(None, (exc,), ())
+    placed = sorted(parsed.problems, key=lambda p: (p.line or 0, p.column or 0))
+    problems: list[DataError | InputError] = list(placed)
     policy = parsed.policy
     warnings: tuple[str, ...] = ()
     if policy is not None:
@@ -56,4 +62,4 @@ def check_policy_file(
         else:
             found = dangerous_settings(policy)
             warnings = tuple(str(place(p.path, p.message, parsed.marks, shown)) for p in found)
-    return PolicyCheck(policy, tuple(str(p) for p in problems), warnings)
+    return PolicyCheck(policy, tuple(problems), warnings)

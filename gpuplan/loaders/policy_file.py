@@ -64,6 +64,11 @@ class PolicyFileError(InputError):
         super().__init__("\n".join(lines))
         self.problems = problems
 
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """Every problem, one line each, as ``gpuplan policy check`` prints them."""
+        return tuple(str(p) for p in self.problems)
+
 
 class _Marks:
     """Where each key and value of the document starts, by key path."""

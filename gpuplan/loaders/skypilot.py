@@ -32,6 +32,7 @@ from gpuplan.core.errors import DataError
 from gpuplan.core.gcp_families import family_of, fixed_gpu_count
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
+from gpuplan.core.provider_values import offer_problem
 from gpuplan.core.refresh import Quote, is_aws_local_zone
 from gpuplan.loaders.safe_read import IMPORT_LIMIT, read_text
 
@@ -123,6 +124,7 @@ def import_provider(path: Path, provider: Provider, gpus: GpuTable, *, as_of: da
     if provider is Provider.GCP:
         rows = _combine_gcp(rows, out)
     skipped: dict[str, int] = defaultdict(int)
+    implausible: dict[str, str] = {}
     grouped: dict[tuple[str, str], list[_Row]] = defaultdict(list)
     for row in rows:
         if not row.gpu or not row.instance_type:
@@ -131,7 +133,13 @@ def import_provider(path: Path, provider: Provider, gpus: GpuTable, *, as_of: da
         if canonical is None:
             skipped[row.gpu] += 1
             continue
+        if row.instance_type in implausible:
+            continue
         if row.instance_type not in out.shapes:
+            why = _shape_problem(row, canonical, gpus)
+            if why is not None:  # the range checks of every catalog file: skipped, said so
+                implausible[row.instance_type] = why
+                continue
             out.shapes[row.instance_type] = _shape(provider, row, canonical, gpus, as_of)
         grouped[(row.instance_type, row.region)].append(row)
     for (instance_type, region), zone_rows in sorted(grouped.items()):
@@ -142,7 +150,21 @@ def import_provider(path: Path, provider: Provider, gpus: GpuTable, *, as_of: da
     if skipped:
         shown = ", ".join(f"{k} ({v} rows)" for k, v in sorted(skipped.items()))
         out.notices.append(f"{path}: GPUs not in the GPU table, skipped: {shown}")
+    for instance_type, why in sorted(implausible.items()):
+        out.notices.append(f"{path}: {instance_type} skipped: {why}")
     return out
+
+
+def _shape_problem(row: _Row, gpu: str, gpus: GpuTable) -> str | None:
+    memory = gpus.get(gpu).memory_gb * min(row.count, 1.0) if row.count == row.count else 0
+    shape = {
+        "gpu_count": row.count,
+        "gpu_memory_gb": memory,
+        "vcpus": row.vcpus,
+        "memory_gb": row.memory,
+    }
+    found = offer_problem(shape, {})
+    return None if found is None else found[1]
 
 
 def _canonical(name: str, gpus: GpuTable) -> str | None:

@@ -1,6 +1,8 @@
 """Policy use cases: load and check policy files, show them, and what budget is left.
 
-``load_policy`` checks ``planning.allowed_gpus`` against the bundled GPU table (close
+One validation: ``load_policy`` (every command that reads a policy) and ``policy check``
+both run :func:`check_policy`, so a run refuses exactly what the check refuses, with the
+same lines. It checks ``planning.allowed_gpus`` against the bundled GPU table (close
 matches suggested) and expands ``${ENV_VAR}`` webhook URLs from the environment.
 """
 
@@ -14,12 +16,13 @@ from decimal import Decimal
 from typing import Any
 
 from gpuplan.core.budget import month_key, remaining_budget
+from gpuplan.core.errors import DataError, InputError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.planner.constraints import HOURS_PER_MONTH, PlanConstraints
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.policy_check import check_policy_file
-from gpuplan.loaders.policy_file import load_policy_file
+from gpuplan.loaders.policy_file import PolicyFileError
 from gpuplan.usecases import cloud_registry  # noqa: F401  (registers ENTRIES: their scope sections)
 
 
@@ -36,23 +39,52 @@ def load_policy(
     gpus: GpuTable | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Policy:
-    """The checked policy in ``path``: :class:`InputError` (exit 2) naming file and line."""
-    return load_policy_file(path, gpus=gpus or gpu_table(), environ=environ)
+    """The policy in ``path`` if ``gpuplan policy check`` passes it, else the same errors.
+
+    Every command that reads a policy (``stop-idle``, ``fleet``, ``budget``, ``audit``,
+    ``snooze``, ``simulate``, ``estimate --policy``, the TUI) loads it here: what
+    ``policy check`` refuses (a missing ``scope:``, ``allow_data_loss`` unstated with an
+    acting action) is bad input (exit 2) before anything is done.
+    """
+    result = check_policy(path, gpus=gpus or gpu_table(), environ=environ)
+    if result.policy is not None and not result.problems:
+        return result.policy
+    placed = [p for p in result.placed if isinstance(p, DataError)]
+    if len(placed) < len(result.placed):
+        raise next(p for p in result.placed if not isinstance(p, DataError))
+    raise PolicyFileError(placed)
 
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One file's verdict from ``gpuplan policy check``."""
+    """One file's verdict from ``gpuplan policy check`` (and from every policy load)."""
 
     path: str
     policy: Policy | None
     problems: tuple[str, ...]
     warnings: tuple[str, ...] = ()
     """Valid but dangerous settings (exit 0, one line each)."""
+    placed: tuple[InputError, ...] = ()
+    """The problems as errors (file, line, field), in the order of ``problems``."""
 
     @property
     def ok(self) -> bool:
         return self.policy is not None and not self.problems
+
+
+def check_policy(
+    path: str | os.PathLike[str],
+    *,
+    gpus: GpuTable | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> CheckResult:
+    """Everything ``policy check`` asks of one file: the one validation of a policy."""
+    shown = str(path)
+    found = check_policy_file(path, gpus=gpus, environ=environ)
+    missing = scope_missing(shown, found.policy) if found.policy is not None else ()
+    placed = (*found.problems, *missing)
+    policy = None if missing else found.policy
+    return CheckResult(shown, policy, tuple(str(p) for p in placed), found.warnings, placed)
 
 
 def check_policies(
@@ -60,16 +92,10 @@ def check_policies(
 ) -> list[CheckResult]:
     """Check each file; never stops at the first broken one."""
     gpus = gpu_table()
-    results: list[CheckResult] = []
-    for path in paths:
-        found = check_policy_file(path, gpus=gpus, environ=environ)
-        missing = scope_missing(path, found.policy) if found.policy is not None else ()
-        policy = None if missing else found.policy
-        results.append(CheckResult(path, policy, (*found.errors, *missing), found.warnings))
-    return results
+    return [check_policy(path, gpus=gpus, environ=environ) for path in paths]
 
 
-def scope_missing(path: str, policy: Policy) -> tuple[str, ...]:
+def scope_missing(path: str, policy: Policy) -> tuple[DataError, ...]:
     """A policy must say which instances it governs: ``scope: {}`` says "none" on purpose.
 
     Without the key, ``fleet`` and ``stop-idle`` would quietly see no instances.
@@ -77,8 +103,12 @@ def scope_missing(path: str, policy: Policy) -> tuple[str, ...]:
     if "scope" in policy.model_fields_set:
         return ()
     return (
-        f"{path}: scope: missing: name the clouds this policy governs (scope.aws, scope.gcp, "
-        "scope.azure), or write 'scope: {}' for a planning-only policy",
+        DataError(
+            path,
+            "missing: name the clouds this policy governs (scope.aws, scope.gcp, "
+            "scope.azure), or write 'scope: {}' for a planning-only policy",
+            field="scope",
+        ),
     )
 
 
@@ -189,6 +219,7 @@ def plan_constraints(
 __all__ = [
     "CheckResult",
     "check_policies",
+    "check_policy",
     "effective_policy",
     "gpu_table",
     "load_policy",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.discovery import NewShapes, UnknownGpu, new_shapes
+from gpuplan.core.errors import InputError
 from gpuplan.core.offers import BASE_MODELS, Offer, PricingModel, Provider
 from gpuplan.core.refresh import (
     FetchResult,
@@ -32,6 +33,7 @@ from gpuplan.core.refresh import (
     shapes_by_type,
     vanish_problem,
 )
+from gpuplan.core.regions import region_name_problem
 from gpuplan.core.wording import plural
 from gpuplan.loaders.catalog import load_catalog, user_catalog_dir
 from gpuplan.loaders.catalog_writer import write_provider_file
@@ -123,6 +125,11 @@ def refresh_catalog(
     Without ``discoverers``, the default listing APIs run only when ``fetchers`` are the
     default ones too (injected fetchers are a test or an import: nothing else is called).
     """
+    wanted = tuple(sorted({r.strip() for r in regions if r.strip()}))
+    for region in wanted:  # before any cloud is asked: a garbage name is bad input
+        why = region_name_problem(region)
+        if why is not None:
+            raise InputError(f"--region: {why}")
     if discoverers is None:
         discoverers = default_discoverers() if fetchers is None else {}
     run = _Run(
@@ -133,7 +140,6 @@ def refresh_catalog(
         discoverers=discoverers if discover else {},
         progress=progress,
     )
-    wanted = tuple(sorted({r.strip() for r in regions if r.strip()}))
     outcomes = [_refresh_provider(run, provider, wanted) for provider in providers]
     return RefreshReport(outcomes=outcomes, directory=run.target.directory, dry_run=dry_run)
 

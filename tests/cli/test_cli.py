@@ -29,9 +29,11 @@ scope:
 # The scenario types (g5, p5) carry instance-store NVMe that every stop erases: these
 # CLI tests allow data loss so they can stop them (test_data_loss.py covers the default).
 LOSS = "idle: {allow_data_loss: true}"
+KEEP = "idle: {allow_data_loss: false}"
+"""What a policy that stops must state (``policy check`` and every run refuse it unstated)."""
 
 
-def write_policy(tmp_path: Path, extra: str = "") -> str:
+def write_policy(tmp_path: Path, extra: str = KEEP) -> str:
     path = tmp_path / "policy.yaml"
     path.write_text(POLICY.format(extra=extra), encoding="utf-8")
     return str(path)

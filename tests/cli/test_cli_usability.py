@@ -169,7 +169,7 @@ def test_demo_policy_posts_nowhere_and_a_failed_webhook_is_recorded(
 
 def test_price_options_need_prices(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["gpus", "--per-cloud"]) == 2
-    assert "go with --prices" in capsys.readouterr().err
+    assert "--per-cloud goes with --prices" in capsys.readouterr().err
 
 
 class _Terminal(io.StringIO):
@@ -190,7 +190,7 @@ def test_surveys_over_many_scopes_show_progress_on_a_terminal_only(
     policy = tmp_path / "p.yaml"
     policy.write_text(
         "version: 1\nname: two\nscope:\n  aws: {regions: [us-east-1]}\n"
-        "  gcp: {projects: [demo-project]}\n",
+        "  gcp: {projects: [demo-project]}\nidle: {allow_data_loss: false}\n",
         encoding="utf-8",
     )
     terminal = _Terminal()

@@ -44,7 +44,7 @@ def test_a_month_of_the_job_over_the_budget_is_named_per_month(
 ) -> None:
     policy = tmp_path / "small.yaml"
     policy.write_text(
-        "version: 1\nname: small\nbudget: {monthly_usd: 1000}\n"
+        "version: 1\nname: small\nscope: {}\nbudget: {monthly_usd: 1000}\n"
         "planning: {allowed_gpus: [H100], allowed_pricing: [on_demand]}\n",
         encoding="utf-8",
     )
@@ -69,7 +69,7 @@ def test_what_would_fit_stays_inside_the_policy(
 ) -> None:
     policy = tmp_path / "h100.yaml"
     policy.write_text(
-        "version: 1\nname: h100\nplanning: {allowed_gpus: [H100]}\n", encoding="utf-8"
+        "version: 1\nname: h100\nscope: {}\nplanning: {allowed_gpus: [H100]}\n", encoding="utf-8"
     )
     argv = ["estimate", "--params", "70B", "--tokens", "2T", "--gpu", "L4", "--gpus", "8"]
     code, _, err = _run([*argv, "--policy", str(policy), "--db", str(tmp_path / "l.db")], capsys)

@@ -49,7 +49,7 @@ COMMANDS = [
     ["audit", "--policy", "POLICY"],
     ["savings"],
     ["waste"],
-    ["fleet", "--report", "--policy", "POLICY"],
+    ["fleet", "--report"],  # --policy does nothing with --report (exit 2)
     ["estimate", *WORK, "--compare-gpus"],
     ["estimate", *WORK, "--explain", "1"],
     ["catalog", "--source"],

@@ -136,6 +136,7 @@ def test_concurrent_audit_runs_send_each_alert_once_to_an_allowed_http_webhook(
     policy = tmp_path / "p.yaml"
     policy.write_text(
         "version: 1\nname: t\nscope:\n  aws: {regions: [us-east-1]}\naudit: {alerts: true}\n"
+        "idle: {allow_data_loss: false}\n"
         f"notify: {{webhook_url: '{hook.url}', allow_insecure_webhook: true}}\n",
         encoding="utf-8",
     )

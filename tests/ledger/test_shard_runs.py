@@ -38,6 +38,7 @@ scope:
   gcp: {{projects: [research-ml]}}
   azure: {{subscriptions: ["{AZURE_SUB}"]}}
   match_labels: {{team: research}}
+idle: {{allow_data_loss: false}}
 """
 
 

@@ -57,7 +57,7 @@ def test_gcp_price_is_host_plus_accelerators(small_catalog: Path) -> None:
         (_aws_row(on_demand_hourly="cheap"), "on_demand_hourly", "expected a price"),
         (_aws_row(gpu="H1000"), "gpu", "close matches: H100"),
         (_aws_row(gpu="h100-sxm"), "gpu", "canonical name 'H100'"),
-        (_aws_row(gpu_count="0"), "gpu_count", "> 0"),
+        (_aws_row(gpu_count="0"), "gpu_count", "must be above 0 and at most 72"),
         (_aws_row(gpu_count="eight"), "gpu_count", "number"),
         (_aws_row(as_of="yesterday"), "as_of", "date"),
     ],

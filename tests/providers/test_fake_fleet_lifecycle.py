@@ -40,7 +40,7 @@ def _policy(tmp_path: Path) -> Path:
     path = tmp_path / "p.yaml"
     path.write_text(
         "version: 1\nname: research-team\nscope:\n  aws: {regions: [us-east-1]}\n"
-        "  match_labels: {team: research}\n",
+        "  match_labels: {team: research}\nidle: {allow_data_loss: false}\n",
         encoding="utf-8",
     )
     return path

@@ -27,6 +27,7 @@ def fixed_clock() -> datetime:
 VALID_POLICY = """\
 version: 1
 name: team-a
+scope: {}
 budget:
   monthly_usd: 1000
   alert_at_percent: [50, 80, 100]

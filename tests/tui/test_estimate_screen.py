@@ -98,7 +98,8 @@ def test_policy_field_leaves_out_what_the_policy_forbids(
 ) -> None:
     policy = tmp_path / "only-a10g.yaml"
     policy.write_text(
-        "version: 1\nname: small-team\nplanning:\n  allowed_gpus: [A10G]\n", encoding="utf-8"
+        "version: 1\nname: small-team\nscope: {}\nplanning:\n  allowed_gpus: [A10G]\n",
+        encoding="utf-8",
     )
     app = GpuplanApp(tui_context, start="estimate")
 

@@ -124,7 +124,7 @@ def test_cli_live_path_over_the_fake_fleet(tmp_path: Path, monkeypatch: pytest.M
     fleet.write_text(json.dumps({"instances": [inst], "utilisation_percent": {"i-low": 20}}))
     policy = tmp_path / "p.yaml"
     policy.write_text("version: 1\nname: t\nscope:\n  aws: {regions: [us-east-1]}\n"
-                      "audit: {alerts: true}\n")  # fmt: skip
+                      "audit: {alerts: true}\nidle: {allow_data_loss: false}\n")  # fmt: skip
     monkeypatch.setenv("GPUPLAN_FAKE_FLEET", str(fleet))
     code = main(["audit", "--policy", str(policy), "--since", "7d", "--json",
                  "--db", str(tmp_path / "l.db")])  # fmt: skip

@@ -266,6 +266,7 @@ def test_budget_command_with_the_fake_fleet_hook(
     monkeypatch.setenv("HOOK", hook_server.url)
     path = write_policy(
         "version: 1\nname: team-a\nscope: {aws: {regions: [us-east-1]}}\n"
+        "idle: {allow_data_loss: false}\n"
         "budget: {monthly_usd: 100}\nenv_allow: [HOOK]\n"
         "notify: {webhook_url: '${HOOK}', allow_insecure_webhook: true}\n",
         "p.yaml",
@@ -307,7 +308,8 @@ def test_budget_command_reports_each_provider_it_cannot_list(
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(db_path.parent / "none"))
     path = write_policy(
         "version: 1\nname: team-a\nscope:\n  aws: {regions: [us-east-1]}\n"
-        "  azure: {subscriptions: [00000000-0000-0000-0000-000000000000]}\n",
+        "  azure: {subscriptions: [00000000-0000-0000-0000-000000000000]}\n"
+        "idle: {allow_data_loss: false}\n",
         "p.yaml",
     )
     assert main(["budget", "--policy", str(path)]) == 1

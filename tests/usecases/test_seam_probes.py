@@ -28,7 +28,8 @@ def test_snooze_with_a_broken_aws_profile_reports_the_credential_error(
 ) -> None:
     path = tmp_path / "p.yaml"
     path.write_text(
-        "version: 1\nname: p\nscope: {aws: {regions: [us-east-1], profile: nowhere}}\n",
+        "version: 1\nname: p\nscope: {aws: {regions: [us-east-1], profile: nowhere}}\n"
+        "idle: {allow_data_loss: false}\n",
         encoding="utf-8",
     )
     code = main(["snooze", "--policy", str(path), "i-0abc", "--for", "1h"])
@@ -90,7 +91,10 @@ def test_fleet_and_budget_agree_to_the_cent(
     fleet_file.write_text(json.dumps(FLEET), encoding="utf-8")
     monkeypatch.setenv("GPUPLAN_FAKE_FLEET", str(fleet_file))
     policy = tmp_path / "p.yaml"
-    policy.write_text("version: 1\nname: p\nscope: {aws: {regions: [us-east-1]}}\n")
+    policy.write_text(
+        "version: 1\nname: p\nscope: {aws: {regions: [us-east-1]}}\n"
+        "idle: {allow_data_loss: false}\n"
+    )
     db = str(tmp_path / "l.db")
     with freeze_time(datetime(2026, 12, 2, 10, 15, 7, 654321, tzinfo=UTC)):
         main(["fleet", "--policy", str(policy), "--json"])

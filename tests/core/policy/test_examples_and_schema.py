@@ -104,7 +104,8 @@ def test_show_fills_defaults_and_redacts_webhook(
     monkeypatch.setenv("TEAM_HOOK", "https://hooks.example.org/services/SECRET123")
     path = write_policy(
         VALID
-        + "  window_minutes: 2h\nnotify: {webhook_url: '${TEAM_HOOK}'}\nenv_allow: [TEAM_HOOK]\n",
+        + "  window_minutes: 2h\n  allow_data_loss: false\n"
+        + "notify: {webhook_url: '${TEAM_HOOK}'}\nenv_allow: [TEAM_HOOK]\n",
         "p.yaml",
     )
     assert main(["policy", "show", "--json", str(path)]) == 0
@@ -131,7 +132,7 @@ def test_show_yaml_round_trips_through_check(
     write_policy: Callable[[str | bytes, str], Path],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    path = write_policy(VALID, "p.yaml")
+    path = write_policy(VALID + "  allow_data_loss: false\n", "p.yaml")
     assert main(["policy", "show", str(path)]) == 0
     shown = capsys.readouterr().out
     again = write_policy(shown, "shown.yaml")

@@ -119,6 +119,8 @@ def write_policy(tmp: Path, clouds: Clouds) -> Path:
     text = f"""\
 version: 1
 name: e2e
+idle:
+  allow_data_loss: false
 scope:
   gcp:
     projects: [{PROJECT}]

@@ -96,7 +96,8 @@ def test_prometheus_replaces_the_cloud_metrics_for_both_clouds(
     with serve(prom) as prom_url:
         policy = write_policy(tmp_path, clouds)
         text = policy.read_text(encoding="utf-8")
-        policy.write_text(text + f"idle:\n  metrics:\n    prometheus: {{url: {prom_url}}}\n")
+        metrics = f"idle:\n  metrics:\n    prometheus: {{url: {prom_url}}}\n"
+        policy.write_text(text.replace("idle:\n", metrics))
         dry = run_gpuplan(["stop-idle", "--policy", str(policy), "--json"], env)
     assert dry.returncode == 0, dry.stderr
     verdicts = {d["name"]: d["verdict"] for d in json.loads(dry.stdout)["decisions"]}

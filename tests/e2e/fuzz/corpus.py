@@ -15,7 +15,8 @@ from pathlib import Path
 
 VALID_POLICY = (
     "version: 1\nname: fuzz\nscope:\n  aws: {regions: [us-east-1]}\n"
-    "budget: {monthly_usd: 1000}\nidle: {threshold_percent: 5, window_minutes: 60}\n"
+    "budget: {monthly_usd: 1000}\n"
+    "idle: {threshold_percent: 5, allow_data_loss: false, window_minutes: 60}\n"
 )
 BIG_INT = "9" * 5000
 

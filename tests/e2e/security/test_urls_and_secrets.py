@@ -121,7 +121,7 @@ def test_policy_show_redacts_every_url(
     path.write_text(
         BASE + "scope: {azure: {subscriptions: ['00000000-0000-0000-0000-000000000000'], "
         "arm_endpoint: 'https://arm.example.com/?sig=abcdef'}}\n"
-        "idle: {metrics: {prometheus: {url: 'http://gp:${GPUPLAN_PROM_PASSWORD}@prom:9090'}}}\n"
+        "idle: {allow_data_loss: false, metrics: {prometheus: {url: 'http://gp:${GPUPLAN_PROM_PASSWORD}@prom:9090'}}}\n"
         "notify: {webhook_url: '${GPUPLAN_HOOK}'}\n",
         encoding="utf-8",
     )

@@ -61,7 +61,7 @@ def policy_file(tmp_path: Path) -> Path:
         "version: 1\nname: research\nscope:\n  aws: {regions: [us-east-1]}\n"
         "  gcp: {projects: [research-1]}\n"
         "  azure: {subscriptions: [00000000-0000-0000-0000-000000000001]}\n"
-        "  match_labels: {team: research}\n",
+        "  match_labels: {team: research}\nidle: {allow_data_loss: false}\n",
         encoding="utf-8",
     )
     return path

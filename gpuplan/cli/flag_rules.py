@@ -1,0 +1,191 @@
+"""Which flag needs which flag or mode: one table, checked in one place before a command runs.
+
+A flag that does nothing in the combination given (``fleet --since nan`` without
+``--report``, ``--wide`` with ``--json``) is bad input: exit 2 with a line naming the
+flag it needs or the mode it does nothing in, never silently ignored with exit 0.
+:data:`RULES` lists every such flag per command; ``tests/cli/test_flag_rules.py`` walks
+every command's flags and fails for one that is in neither :data:`RULES` nor
+:data:`ALWAYS` (meaningful in every combination), so a new flag must be placed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpuplan.core.errors import InputError
+
+
+@dataclass(frozen=True)
+class Needs:
+    """``flag`` does something only with one of ``any_of`` given."""
+
+    flag: str
+    any_of: tuple[str, ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class Useless:
+    """``flag`` does nothing when one of ``modes`` is given."""
+
+    flag: str
+    modes: tuple[str, ...]
+    why: str
+
+
+Rule = Needs | Useless
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_WIDE = "--wide widens tables"
+
+
+def _wide(*modes: str) -> Useless:
+    return Useless("--wide", modes, _WIDE)
+
+
+_REPORT = "the waste report reads the ledger only"
+_SURVEY = "the fleet survey"
+_TRACES = "an audit of a trace folder calls no cloud"
+_GENERATED = "they shape the generated fleet"
+
+RULES: dict[str, tuple[Rule, ...]] = {
+    "catalog": (_wide("--json", "--csv"),),
+    "gpus": (
+        Needs("--per-cloud", ("--prices",), "the price columns are what it splits"),
+        Needs("--provider", ("--prices",), "GPUs are filtered by cloud only in prices"),
+        Needs("--region", ("--prices",), "GPUs are filtered by region only in prices"),
+        _wide("--json", "--csv"),
+    ),
+    "estimate": (
+        Needs("--db", ("--policy",), "the ledger is read for the policy's remaining budget"),
+        Needs("--all", ("--json", "--csv"), "the table shows --top rows"),
+        Useless("--show-infeasible", ("--csv",), "the CSV lists feasible options only"),
+        _wide("--json", "--csv"),
+    ),
+    "budget": (_wide("--json"),),
+    "simulate": (
+        Useless("--seed", ("--traces",), _GENERATED),
+        Useless("--instances", ("--traces",), _GENERATED),
+        Useless("--hours", ("--traces",), _GENERATED),
+        Useless("--interval", ("--sweep",), "a sweep tries its own intervals"),
+        _wide("--json"),
+    ),
+    "fleet": (
+        Needs("--since", ("--report",), "it is the report's period"),
+        Needs("--by", ("--report",), "it groups the report"),
+        Needs("--db", ("--report",), "the survey reads no ledger"),
+        Useless("--policy", ("--report",), _REPORT),
+        Useless("--concurrency", ("--report",), _REPORT),
+        Useless("--shard", ("--report",), _REPORT),
+        Useless("--shards", ("--report",), _REPORT),
+        Useless("--catalog-dir", ("--report",), _REPORT),
+        _wide("--json"),
+    ),
+    "stop-idle": (_wide("--json"),),
+    "savings": (_wide("--json"),),
+    "waste": (_wide("--json"),),
+    "audit": (
+        Useless("--since", ("--traces",), _TRACES),
+        Useless("--concurrency", ("--traces",), _TRACES),
+        Useless("--db", ("--traces",), _TRACES),
+        _wide("--json", "--csv"),
+    ),
+}
+"""Per command (``catalog refresh`` and ``policy check`` by their two words), the flags
+that need another flag or do nothing in a mode."""
+
+ALWAYS: dict[str, frozenset[str]] = {
+    "catalog": _words(
+        "--catalog-dir --csv --gpu --gpus --json --max-age --max-hourly --min-gpus "
+        "--pricing --provider --region --sort --source --top"
+    ),
+    "catalog refresh": _words(
+        "--catalog-dir --dry-run --force --json --no-discover --provider --region"
+    ),
+    "catalog import": _words("--catalog-dir --dry-run --force --format --json --provider"),
+    "gpus": _words("--catalog-dir --csv --gpu --json --prices"),
+    "estimate": _words(
+        "--active-params --budget --catalog-dir --checkpoint-every --compare-gpus --csv "
+        "--currency --deadline --experts --explain --flops-per-sample --fsdp --fx "
+        "--global-batch --gpu --gpus --heads --hidden --job --json --layers --lora-rank "
+        "--measured-on --method --mfu --micro-batch --objective --optimizer --params "
+        "--policy --precision --price-per-gpu-hour --pricing --provider --recompute "
+        "--region --reuse-commitment --samples --seq-len --throughput "
+        "--tokens --top --top-k --utilization --vocab --zero"
+    ),
+    "policy check": _words("--json"),
+    "policy show": _words("--json"),
+    "budget": _words("--concurrency --db --json --policy"),
+    "simulate": _words(
+        "--catalog-dir --json --live-window --policy --sweep --threshold --traces "
+        "--window --write-traces"
+    ),
+    "tui": _words("--catalog-dir --concurrency --db --policies --policy"),
+    "fleet": _words("--json --report"),
+    "stop-idle": _words(
+        "--apply --catalog-dir --concurrency --db --json --lock-wait --policy --shard --shards"
+    ),
+    "snooze": _words("--clear --concurrency --for --json --policy"),
+    "history": _words("--db --json --limit --policy"),
+    "savings": _words("--by --db --json --policy"),
+    "waste": _words("--by --db --json --since"),
+    "audit": _words("--by --catalog-dir --csv --json --period --policy --traces"),
+}
+"""Per command, the flags meaningful in every combination the parser accepts."""
+
+
+def check_flags(
+    command: str, parser: argparse.ArgumentParser, args: argparse.Namespace, words: Sequence[str]
+) -> None:
+    """:class:`InputError` for the first flag in ``RULES[command]`` that does nothing here."""
+    given = {flag for flag in _flags(parser) if _given(parser, args, words, flag)}
+    for rule in RULES.get(command, ()):
+        if rule.flag not in given:
+            continue
+        if isinstance(rule, Needs) and not given & set(rule.any_of):
+            raise InputError(
+                f"{command}: {rule.flag} goes with {' or '.join(rule.any_of)} ({rule.why}); "
+                f"without it {rule.flag} would do nothing"
+            )
+        if isinstance(rule, Useless):
+            mode = next((m for m in rule.modes if m in given), None)
+            if mode is not None:
+                raise InputError(
+                    f"{command}: {rule.flag} does nothing with {mode} ({rule.why}); "
+                    f"leave out one of them"
+                )
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    return {s: a for a in parser._actions for s in a.option_strings if s.startswith("--")}
+
+
+def _given(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, words: Sequence[str], flag: str
+) -> bool:
+    """True when ``flag`` was written: by name (``--x v``, ``--x=v``) or by an abbreviation
+    argparse accepted (its value then differs from the default)."""
+    if any(w == flag or w.startswith(flag + "=") for w in words):
+        return True
+    action = _flags(parser)[flag]
+    value = getattr(args, action.dest, action.default)
+    return bool(value != action.default)
+
+
+def command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each command's parser by its words (``fleet``, ``policy check``), for the walk."""
+    found: dict[str, argparse.ArgumentParser] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                inner = command_parsers(sub)
+                found.update({f"{name} {k}": v for k, v in inner.items()} if inner else {})
+                if not inner:
+                    found[name] = sub
+    return found
