@@ -141,3 +141,24 @@ def test_three_forgotten_instances_quiet_on_every_signal_are_stopped(
         d["instance_id"] for d in record["decisions"] if d["action"] == "stopped"
     ) == sorted(ids)
     assert all(world.state(i) == "stopped" for i in ids)
+
+
+def test_fleet_shows_metrics_suspect_with_the_evidence(
+    world: World, tmp_path: Path, lc_catalog_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = fleet(world, broken=10)
+    base = ["fleet", "--policy", str(_policy(tmp_path)), "--catalog-dir", str(lc_catalog_dir)]
+    with freeze_time(RECOVERED + timedelta(minutes=10)):
+        assert main([*base, "--json"]) == 0
+        got = {i["instance_id"]: i for i in json.loads(capsys.readouterr().out)["instances"]}
+        assert main(base) == 0
+    table = capsys.readouterr().out
+    for iid in ids[:5]:  # waiting after the recovery: unknown, never idle
+        assert got[iid]["verdict"] == "unknown"
+        reason = got[iid]["reason"]
+        assert reason.startswith("metrics suspect: GPU utilisation stepped to exactly 0")
+        assert reason.endswith("recovery hold until 09:00Z (fault_hold_minutes)")
+        assert "holds GPU memory 40%" in got[iid]["metrics_suspect"]
+    assert all(got[iid]["verdict"] == "busy" for iid in ids[5:])  # training again
+    assert all(got[iid]["metrics_suspect"] for iid in ids)
+    assert "metrics suspect" in table
