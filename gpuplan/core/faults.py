@@ -27,7 +27,8 @@ the whole fleet then.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -63,7 +64,9 @@ class _Run:
     left: bool
     """The period after reads above 0: the zeros ended."""
     signs: str
+    """What says a process is alive (or that every signal reads 0)."""
     dead: bool
+    """Every signal dropped to exactly 0 at once, CPU included."""
 
 
 def fault_starts(rule: IdleRule, now: datetime) -> list[datetime]:
@@ -86,8 +89,8 @@ def detect(samples: Mapping[str, HostSamples], rule: IdleRule, now: datetime) ->
         return {}
     reporting = sum(1 for h in samples.values() if h.utilisation)
     shared = max(MIN_SHARED, math.ceil(reporting * SHARED_PER_HUNDRED / 100))
-    entries = _count(r.first for r in runs if r.entered)
-    exits = _count(r.end for r in runs if r.left)
+    entries = Counter(r.first for r in runs if r.entered)
+    exits = Counter(r.end for r in runs if r.left)
     spans = _spans(runs, entries, exits, shared)
     out: dict[str, Suspect] = {}
     for run in runs:
@@ -95,13 +98,6 @@ def detect(samples: Mapping[str, HostSamples], rule: IdleRule, now: datetime) ->
         if why:
             out[run.instance_id] = _merge(out.get(run.instance_id), run, why, starts)
     return out
-
-
-def _count(indexes: Iterable[int]) -> dict[int, int]:
-    counts: dict[int, int] = {}
-    for i in indexes:
-        counts[i] = counts.get(i, 0) + 1
-    return counts
 
 
 def _why(
