@@ -1,7 +1,7 @@
 """A second, independent-style trace set for the idle simulator (format v2, 1-minute rows).
 
 Run: python scripts/adversarial_traces.py DIR [--seed N] [--instances N] [--hours N]
-        [--office] [--outage HOUR:MINUTES]
+        [--office] [--outage HOUR:MINUTES [--outage-share S] [--outage-kind all|gpu]]
 then: gpuplan simulate --traces DIR --json
 
 ``--office`` puts the fleet on a team's clock (minute 0 is Monday 00:00): notebooks are
@@ -9,7 +9,10 @@ used on weekdays from 08:00-10:30 to 17:00-19:30 (Fridays to 15:30-17:30, so man
 together), with the kernel left alive overnight 60% of the time, idle over the weekend;
 training and sweeps are launched in working hours. ``--outage 50:240`` makes every
 instance's agent report zeros (GPU, memory and CPU) from hour 50 for 240 minutes, labels
-unchanged: the broken-metrics event the circuit breaker must catch.
+unchanged: a broken exporter. ``--outage-share 0.3`` breaks only that share of the
+agents (the same instances for a given seed), ``--outage-kind gpu`` zeroes only GPU
+utilisation while GPU memory and CPU keep their values (a broken DCGM field, a driver
+update that resets the utilisation counter).
 
 Written apart from the built-in generator (gpuplan/core/simulation/traces.py) on purpose,
 so the default policy is not only judged on the distributions it was tuned on. It differs
@@ -179,12 +182,18 @@ def office_job(build: Callable[[Writer], None]) -> Callable[[Writer], None]:
     return start
 
 
-def outage(rows: list[Row | None], start: int, length: int) -> list[Row | None]:
-    """The agent reports zeros for every signal; what really happened is unchanged."""
-    return [
-        (0.0, 0.0, 0.0, r[3], r[4]) if r is not None and start <= i < start + length else r
-        for i, r in enumerate(rows)
-    ]
+def outage(rows: list[Row | None], start: int, length: int, kind: str = "all") -> list[Row | None]:
+    """The agent reports zeros (every signal, or GPU utilisation only: ``kind`` "gpu");
+    what really happened is unchanged."""
+    out: list[Row | None] = []
+    for i, r in enumerate(rows):
+        if r is None or not start <= i < start + length:
+            out.append(r)
+        elif kind == "gpu":
+            out.append((0.0, r[1], r[2], r[3], r[4]))
+        else:
+            out.append((0.0, 0.0, 0.0, r[3], r[4]))
+    return out
 
 
 CLASSES: list[tuple[str, float, Callable[[Writer], None]]] = [
@@ -233,8 +242,14 @@ def main() -> int:
     parser.add_argument("--instances", type=int, default=90)
     parser.add_argument("--hours", type=int, default=168)
     parser.add_argument("--office", action="store_true", help="a team's weekly clock")
-    parser.add_argument("--outage", default="", help="HOUR:MINUTES of zeros from every agent")
+    parser.add_argument("--outage", default="", help="HOUR:MINUTES of zeros from the agents")
+    parser.add_argument("--outage-share", type=float, default=1.0,
+                        help="share of the instances whose agent breaks (default all)")  # fmt: skip
+    parser.add_argument("--outage-kind", choices=("all", "gpu"), default="all",
+                        help="all: every signal reads 0; gpu: GPU utilisation only")  # fmt: skip
     args = parser.parse_args()
+    broken = set(random.Random(f"outage-{args.seed}").sample(
+        range(args.instances), round(args.outage_share * args.instances)))  # fmt: skip
     rng = random.Random(args.seed)
     classes = OFFICE if args.office else CLASSES
     hour, _, length = args.outage.partition(":")
@@ -251,8 +266,8 @@ def main() -> int:
             instance_id = f"adv-{index:03d}"
             fleet.writerow([instance_id, instance_type, name, price])
             rows = damage(writer, rng)
-            if args.outage:
-                rows = outage(rows, int(hour) * 60, int(length))
+            if args.outage and index in broken:
+                rows = outage(rows, int(hour) * 60, int(length), args.outage_kind)
             write_one(out / f"{instance_id}.csv", rows)
     print(f"wrote {args.instances} traces to {out}")
     return 0

@@ -65,11 +65,21 @@ class IdleRule:
     """GPU memory in use at or above this (percent of total) means a live process."""
     cpu_busy_percent: float = 10.0
     """Instance CPU at or above this means work is going on (a CPU phase)."""
+    fault_hold_minutes: int = 60
+    """After suspect zeros end (:mod:`gpuplan.core.faults`), the verdict stays unknown
+    this long (the recovery hold)."""
 
     @property
     def lookback_minutes(self) -> int:
         """How far back the decision reads: the longer of the two windows."""
         return max(self.window_minutes, self.live_process_window_minutes)
+
+    @property
+    def fault_lookback_minutes(self) -> int:
+        """How far back the fault detection reads: twice the decision's lookback (or the
+        lookback plus the hold when longer), so the step into an outage stays in view for
+        as long again as the decision reads, and the step out of it through the hold."""
+        return self.lookback_minutes + max(self.lookback_minutes, self.fault_hold_minutes)
 
     @property
     def thresholds(self) -> Thresholds:
@@ -107,6 +117,11 @@ class IdleDecision:
     """Highest instance CPU over the window, percent; None when not reported."""
     needed_minutes: int | None = None
     """The window that decided an idle or busy-but-quiet verdict."""
+    every_signal_quiet: bool = False
+    """Idle with GPU memory below the floor and a quiet CPU, both reported: three signals
+    agree (the circuit breaker does not count such an instance)."""
+    suspect: str | None = None
+    """The evidence of a metrics fault (:mod:`gpuplan.core.faults`); None when none."""
 
 
 def format_tag_time(moment: datetime) -> str:
@@ -264,6 +279,7 @@ def _from_samples(
         memory_percent=verdict.memory_percent,
         cpu_percent=verdict.cpu_percent,
         needed_minutes=verdict.needed_minutes,
+        every_signal_quiet=verdict.every_signal_quiet,
     )
 
 

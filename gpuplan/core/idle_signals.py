@@ -169,6 +169,8 @@ class Judgement:
     quiet_minutes: int
     needed_minutes: int
     """The window that decided: ``window_minutes`` or ``live_process_window_minutes``."""
+    every_signal_quiet: bool = False
+    """Idle with GPU memory and CPU both reported and quiet (not utilisation alone)."""
 
 
 def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
@@ -184,7 +186,8 @@ def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
     # decides between idle and "something still runs" (live process / CPU phase).
     if classify_period(busiest, memory, cpu, t) is PeriodClass.IDLE:
         reason = _quiet_reason(busiest, memory, cpu, min(quiet, t.window_minutes), t)
-        return Judgement(True, reason, memory, cpu, quiet, t.window_minutes)
+        every = memory is not None and cpu is not None
+        return Judgement(True, reason, memory, cpu, quiet, t.window_minutes, every)
     signs = _signs(memory, cpu, held, cpu_busy)
     live = full.tail(min(len(full.starts), _periods(t.live_process_window_minutes, t)))
     long_enough = len(live.starts) * t.period_minutes >= t.live_process_window_minutes

@@ -17,9 +17,11 @@ Promises:
 - The cap defers, the breaker trips: at most ``max_actions_per_run`` instances are acted
   on per run, most dollars at stake first (hourly price, then idle minutes); the rest
   are deferred to the next run with the reason ("deferred: cap 10 reached"). The circuit
-  breaker aborts the whole action phase when the would-be actions (before the cap) exceed
-  ``breaker_percent`` of the surveyed running GPU instances and number at least
-  ``breaker_min_actions``: the signature of broken metrics or a wrong rule.
+  breaker aborts the whole action phase when the would-be actions (before the cap) that
+  are not idle on every signal reach ``breaker_percent`` of the surveyed running GPU
+  instances and number at least ``breaker_min_actions``: the signature of broken
+  metrics or a wrong rule. Instances idle on every signal (GPU memory and CPU quiet too)
+  do not count: a team's forgotten dev boxes are not an anomaly.
 - Scarce types (p5, p4d, H100/H200/B200 sizes) carry a warning: a restart may not find
   capacity.
 """
@@ -179,22 +181,36 @@ def running_surveyed(items: Sequence[PlannedAction]) -> int:
 
 
 def breaker(items: Sequence[PlannedAction], rule: ActionRule) -> str | None:
-    """Why the circuit breaker trips, or None: too many would-be actions at once."""
-    acting = sum(1 for p in items if p.step is Step.ACT)
+    """Why the circuit breaker trips, or None: too many would-be actions at once that
+    rest on utilisation alone or go against a live process (see :func:`counted`)."""
+    acting = [p.decision for p in items if p.step is Step.ACT]
     return breaker_reason(
-        acting, running_surveyed(items), rule.breaker_percent, rule.breaker_min_actions
+        counted(acting), running_surveyed(items), rule.breaker_percent, rule.breaker_min_actions
     )
 
 
+def counted(due: Iterable[IdleDecision]) -> int:
+    """The would-be actions the breaker counts: all but those idle on every signal.
+
+    An instance whose GPU memory is below the floor and whose CPU is quiet, both
+    reported, is idle by three signals that break apart (an agent failing zeroes one
+    series, not all three) and is what a forgotten fleet looks like; the rest (GPUs quiet
+    while a process holds memory or the CPU works, or utilisation alone) is what broken
+    GPU metrics look like, and what the breaker is for.
+    """
+    return sum(1 for d in due if not d.every_signal_quiet)
+
+
 def breaker_reason(acting: int, running: int, percent: float, min_actions: int) -> str | None:
-    """The breaker on counts alone (the simulator replays it with this same function)."""
-    if acting < min_actions or acting * 100 <= percent * running:
+    """The breaker on counts alone (the simulator replays it with this same function):
+    it trips at ``percent`` of the running instances or more (inclusive)."""
+    if acting < min_actions or acting * 100 < percent * running:
         return None
     share = 100.0 * acting / running if running else 100.0
     return (
         f"circuit breaker: {acting} of {running} running GPU instances ({share:.0f}%) would "
-        f"be acted on, more than breaker_percent = {percent:g}%; nothing was done "
-        "(broken metrics or a wrong rule?)"
+        f"be acted on on utilisation alone or despite a live process, at or above "
+        f"breaker_percent = {percent:g}%; nothing was done (broken metrics or a wrong rule?)"
     )
 
 

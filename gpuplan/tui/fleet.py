@@ -261,7 +261,8 @@ class FleetScreen(StopActions):
             self.app.call_from_thread(self._progress, done, max(1, len(adapters)))
 
         pool = self.context.concurrency or Concurrency(DEFAULT_CONCURRENCY)
-        survey(adapters, rule, now, concurrency=pool, on_scope=read)
+        judged = survey(adapters, rule, now, concurrency=pool, on_scope=read)
+        view.seen[:] = judged.seen  # judged across every scope (metric faults)
         if not get_current_worker().is_cancelled:  # a newer refresh replaced this one
             self.app.call_from_thread(self._show_survey, path, view)
 

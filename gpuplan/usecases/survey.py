@@ -16,6 +16,7 @@ from datetime import datetime
 
 from gpuplan.core.budget import month_to_date_usd
 from gpuplan.core.errors import GpuplanError, InputError
+from gpuplan.core.faults import decide_with_faults, detect, fault_starts
 from gpuplan.core.idle import (
     SNOOZE_TAG,
     IdleDecision,
@@ -65,6 +66,7 @@ def idle_rule(policy: Policy) -> IdleRule:
         live_process_window_minutes=idle.live_process_window_minutes,
         gpu_memory_floor_percent=idle.gpu_memory_floor_percent,
         cpu_busy_percent=idle.cpu_busy_percent,
+        fault_hold_minutes=idle.fault_hold_minutes,
         match_labels=dict(policy.scope.match_labels),
     )
 
@@ -98,7 +100,7 @@ def survey(
     on the calling thread with each scope's part, in the scopes' order (progress).
     """
     out = Survey()
-    start, end = window_bounds(rule, now)
+    start, end = fault_starts(rule, now)[0], window_bounds(rule, now)[1]
 
     def one(adapter: CloudAdapter) -> Survey:
         return survey_scope(adapter, rule, now, (start, end), instance_ids, concurrency)
@@ -111,7 +113,32 @@ def survey(
             out.listed.extend(part.listed)
             if on_scope is not None:
                 on_scope(adapter, part)
-    return out
+    return judge_faults(out, rule, now)
+
+
+def judge_faults(seen: Survey, rule: IdleRule, now: datetime) -> Survey:
+    """Metric faults read across every scope at once (a step shared by several instances
+    is a fleet-wide signature): suspect instances are judged without the suspect zeros
+    and stay unknown while the fault lasts and through the recovery hold."""
+    samples = {s.instance.instance_id: s.samples for s in seen.seen if s.samples is not None}
+    suspects = detect(samples, rule, now)
+    for n, s in enumerate(seen.seen):
+        suspect = suspects.get(s.instance.instance_id)
+        if suspect is not None:
+            inst = s.instance
+            decision = decide_with_faults(
+                s.samples,
+                suspect,
+                started_at=inst.started_at,
+                labels=inst.labels,
+                state=inst.state,
+                rule=rule,
+                now=now,
+                gpu_count=inst.gpu_count,
+                managed_by=inst.managed_by,
+            )
+            seen.seen[n] = replace(s, decision=decision)
+    return seen
 
 
 def survey_scope(
@@ -233,6 +260,7 @@ def fleet_records(
                 "idle_minutes": d.idle_minutes,
                 "verdict": d.verdict.value,
                 "reason": d.reason,
+                "metrics_suspect": d.suspect,
                 "skip": skip,
                 "month_to_date_usd": month_to_date_usd(inst, inst.hourly_usd, now),
                 "labels": dict(inst.labels),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
@@ -18,7 +19,7 @@ from gpuplan.tui.context import TuiContext
 from gpuplan.tui.fleet import FleetScreen
 from gpuplan.tui.problems import ProblemsScreen
 from tests.tui.conftest import drive
-from tests.tui.fleet_fake import LifecycleFake, demo_fleet
+from tests.tui.fleet_fake import NOW, LifecycleFake, demo_fleet, flat_samples, gpu_instance
 
 
 def on_fake(context: TuiContext, fake: LifecycleFake) -> TuiContext:
@@ -252,5 +253,26 @@ def test_a_failure_building_the_adapters_is_a_problem_not_a_crash(
         assert app.return_code is None
         assert [p.source for p in app.problems] == ["fleet"]
         assert "RuntimeError: adapter factory broke" in app.problems[0].message
+
+    drive(app, script)
+
+
+def test_fleet_shows_metrics_suspect_with_the_evidence(tui_context: TuiContext) -> None:
+    # Issue 33: three jobs whose GPU utilisation steps to exactly 0 in the same period
+    # (and stays there): a metrics fault, unknown with the evidence, never idle.
+    names = ("job-a", "job-b", "job-c")
+    fake = LifecycleFake([gpu_instance(f"i-0{n}", n) for n in names])
+    stepped = {
+        g: {t: (0.0 if t >= NOW - timedelta(minutes=90) else 85.0) for t in series}
+        for g, series in flat_samples(85.0, hours=4).items()
+    }
+    fake.utilisation = {f"i-0{n}": stepped for n in names}
+    app = GpuplanApp(on_fake(tui_context, fake))
+
+    async def script(pilot: Pilot[None]) -> None:
+        screen = await open_fleet(app, pilot)
+        assert cells(screen, "verdict") == ["unknown"] * 3
+        detail = str(screen.query_one("#detail", Static).render())
+        assert "unknown: metrics suspect: GPU utilisation stepped to exactly 0" in detail
 
     drive(app, script)

@@ -282,6 +282,10 @@ class IdleSettings(_Section):
     """GPU memory in use at or above this share of a GPU's total means a live process."""
     cpu_busy_percent: Percent = 10.0
     """Instance CPU at or above this means work goes on with idle GPUs (a CPU phase)."""
+    fault_hold_minutes: Minutes = 60
+    """Suspect metrics (zeros several instances step into or out of at once while a
+    process holds GPU memory or the CPU works; every signal dropping to exactly 0) make
+    the verdict unknown while they last and this long after (docs/simulation.md)."""
     grace_minutes: Minutes = 20
     """Never idle this soon after launch or start."""
     notice_minutes: Minutes = 0

@@ -11,9 +11,13 @@ action planner does (:mod:`gpuplan.core.lifecycle`):
   once it has passed and the instance is still idle; a non-idle verdict withdraws it;
 - at most ``max_actions_per_run`` stops per run, most dollars at stake first (hourly
   price, then idle minutes); the rest are deferred to the next run;
+- metric faults are read across the running fleet (:mod:`gpuplan.core.faults`, as the
+  survey reads them across every scope): suspect zeros are left out, and a suspect
+  instance stays unknown while the fault lasts and through ``fault_hold_minutes``;
 - the circuit breaker (:func:`gpuplan.core.lifecycle.breaker_reason`, the same function
-  ``stop-idle`` uses) aborts a run's actions when the would-be stops exceed
-  ``breaker_percent`` of the running instances and number ``breaker_min_actions`` or more.
+  ``stop-idle`` uses) aborts a run's actions when the would-be stops not idle on every
+  signal reach ``breaker_percent`` of the running instances and number
+  ``breaker_min_actions`` or more.
 
 A stopped instance restarts when its next busy stretch begins (the person or the
 scheduler comes back), so stopping never shortens the work in the trace.
@@ -30,14 +34,15 @@ Scores, in minutes of instance time and in dollars at each trace's hourly price:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpuplan.core.idle import IdleDecision, IdleRule, IdleVerdict, decide, period_starts
+from gpuplan.core.faults import Suspect, decide_with_faults, detect, fault_starts
+from gpuplan.core.idle import IdleDecision, IdleRule, IdleVerdict
 from gpuplan.core.instances import HostSamples, InstanceState
-from gpuplan.core.lifecycle import breaker_reason
+from gpuplan.core.lifecycle import breaker_reason, counted
 from gpuplan.core.simulation.traces import Trace
 
 _MINUTES_PER_HOUR = Decimal(60)
@@ -52,7 +57,8 @@ class ActionSettings:
     notice_minutes: int = 0
     max_actions_per_run: int = 10_000
     breaker_percent: float = 100.0
-    breaker_min_actions: int = 1
+    breaker_min_actions: int = 2**31
+    """Off unless set: no run has that many stops due."""
 
 
 @dataclass(frozen=True)
@@ -161,10 +167,20 @@ def simulate(
     aborted = deferred_runs = deferrals = 0
     for tick in range(interval_minutes, horizon, interval_minutes):
         now = epoch + timedelta(minutes=tick)
-        due = [(live, d) for live in fleet if (d := _due(live, tick, now, rule, settings))]
-        running = sum(1 for live in fleet if live.stopped_until <= tick < live.trace.minutes)
+        up = [live for live in fleet if live.stopped_until <= tick < live.trace.minutes]
+        starts = fault_starts(rule, now)
+        seen = {
+            live.trace.instance_id: _window_samples(live, starts, rule, now, tick) for live in up
+        }
+        suspects = detect(seen, rule, now)
+        due = [
+            (live, d) for live in up if (d := _due(live, tick, now, rule, settings, seen, suspects))
+        ]
         if breaker_reason(
-            len(due), running, settings.breaker_percent, settings.breaker_min_actions
+            counted(d for _, d in due),
+            len(up),
+            settings.breaker_percent,
+            settings.breaker_min_actions,
         ):
             aborted += 1
             continue
@@ -192,13 +208,19 @@ def replay_trace(trace: Trace, *, rule: IdleRule, interval: int, epoch: datetime
 
 
 def _due(
-    live: _Live, tick: int, now: datetime, rule: IdleRule, settings: ActionSettings
+    live: _Live,
+    tick: int,
+    now: datetime,
+    rule: IdleRule,
+    settings: ActionSettings,
+    seen: Mapping[str, HostSamples],
+    suspects: Mapping[str, Suspect],
 ) -> IdleDecision | None:
     """The idle decision when this run would act on ``live`` now, else None."""
-    if tick >= live.trace.minutes or tick < live.stopped_until:
-        return None
-    decision = decide(
-        _window_samples(live, rule, now, tick),
+    iid = live.trace.instance_id
+    decision = decide_with_faults(
+        seen[iid],
+        suspects.get(iid),
         started_at=now - timedelta(minutes=tick - live.running_since),
         labels={},
         state=InstanceState.RUNNING,
@@ -233,14 +255,16 @@ def _act(live: _Live, tick: int, decision: IdleDecision, settings: ActionSetting
     live.notice_until = None
 
 
-def _window_samples(live: _Live, rule: IdleRule, now: datetime, tick: int) -> HostSamples:
+def _window_samples(
+    live: _Live, starts: Sequence[datetime], rule: IdleRule, now: datetime, tick: int
+) -> HostSamples:
     """Period maxima of what the instance reported since it last started, before ``now``."""
     trace = live.trace
     step = rule.period_minutes
     util: dict[datetime, float] = {}
     memory: dict[datetime, float] = {}
     cpu: dict[datetime, float] = {}
-    for start in period_starts(rule, now):
+    for start in starts:
         first = tick - int((now - start).total_seconds() // 60)
         lo, hi = max(first, live.running_since, 0), min(first + step, trace.minutes, tick)
         if hi <= lo:

@@ -90,6 +90,7 @@ def test_schema_is_closed_and_documented() -> None:
         "live_process_window_minutes",
         "gpu_memory_floor_percent",
         "cpu_busy_percent",
+        "fault_hold_minutes",
     }
     assert "busiest GPU" in idle["threshold_percent"]["description"]
     assert schema["additionalProperties"] is False

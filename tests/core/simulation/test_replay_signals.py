@@ -74,13 +74,39 @@ def test_the_cap_defers_stops_to_the_next_run() -> None:
 
 
 def test_the_breaker_replays_the_planner_rule() -> None:
-    # Every running instance due at once (metrics read 0%): the run is aborted.
-    fleet = [trace((600, "idle", 0.0, 0.0, 1.0, "forgotten"), name=f"t-{n}") for n in range(6)]
+    # Every running instance due at once on utilisation alone (no memory, no CPU): the
+    # run is aborted; fewer than breaker_min_actions: not.
+    fleet = [
+        trace((600, "idle", 0.0, None, None, "forgotten"), name=f"t-{n}", signals=False)
+        for n in range(6)
+    ]
     breaker = ActionSettings(breaker_percent=80, breaker_min_actions=5)
     tripped = simulate(fleet, rule=IdleRule(), interval_minutes=10, epoch=EPOCH, actions=breaker)
     assert tripped.stops == 0 and tripped.aborted_runs > 0
     few = simulate(fleet[:4], rule=IdleRule(), interval_minutes=10, epoch=EPOCH, actions=breaker)
     assert few.stops == 4 and few.aborted_runs == 0
+
+
+def test_forgotten_instances_idle_on_every_signal_are_stopped_under_the_breaker() -> None:
+    # Issue 33: three forgotten dev boxes of three (GPU memory and CPU quiet too) tripped
+    # the default breaker (3 of 3 >= 80%) on every run, and nothing was ever saved.
+    fleet = [trace((600, "idle", 0.0, 0.0, 1.0, "forgotten"), name=f"t-{n}") for n in range(3)]
+    result = simulate(fleet, rule=IdleRule(), interval_minutes=10, epoch=EPOCH,
+                      actions=action_settings(None))  # fmt: skip
+    assert result.stops == 3 and result.aborted_runs == 0
+    assert result.share_of(result.perfect_oracle_usd) >= 0.85
+
+
+def test_the_breaker_trips_at_the_threshold() -> None:
+    # Issue 33: 8 of 10 is 80%, "not more than 80%" let it through; at the threshold it trips.
+    quiet = [
+        trace((600, "idle", 0.0, None, None, "agent broken"), name=f"q-{n}", signals=False)
+        for n in range(8)
+    ]
+    busy = [trace((600, "busy", 90.0, 50.0, 30.0, "training"), name=f"b-{n}") for n in range(2)]
+    result = simulate([*quiet, *busy], rule=IdleRule(), interval_minutes=10, epoch=EPOCH,
+                      actions=action_settings(None))  # fmt: skip
+    assert result.stops == 0 and result.aborted_runs > 0
 
 
 def eval_server(signals: bool) -> Trace:
@@ -218,7 +244,19 @@ def test_the_default_policy_on_a_team_week_defers_and_never_aborts(tmp_path: Pat
     assert float(str(record["share_of_perfect_oracle"])) >= 0.8
 
 
-def test_the_default_breaker_trips_when_every_agent_reports_zeros(tmp_path: Path) -> None:
-    # 20 instances over 48 h hold the same outage (hour 38, two hours): a third of the work.
-    record = _office_week(tmp_path, "--outage", "38:120", instances=20, hours=48)
-    assert record["aborted_runs"] > 0
+def test_no_busy_instance_is_stopped_when_every_agent_reports_zeros(tmp_path: Path) -> None:
+    # The step into zeros on every instance at once is a fault, not idleness: unknown
+    # while it lasts and through the recovery hold (the breaker needs not trip).
+    record = _office_week(tmp_path, "--outage", "38:120")
+    assert record["harmful_stops"] == 0
+
+
+@pytest.mark.parametrize(("share", "kind"), [("0.3", "gpu"), ("0.8", "all")])
+def test_no_busy_instance_is_stopped_when_part_of_the_agents_break(
+    tmp_path: Path, share: str, kind: str
+) -> None:
+    # Issue 33: with 3, 5 or 8 of 10 agents broken, busy instances were stopped during
+    # and after the outage (live pauses with 4 hours of zeros behind them).
+    outage = ("--outage", "38:240", "--outage-share", share, "--outage-kind", kind)
+    record = _office_week(tmp_path, *outage)
+    assert record["harmful_stops"] == 0
