@@ -38,6 +38,12 @@ PLACEHOLDER_PRICES = frozenset({Decimal(700), Decimal(999), Decimal(9999), Decim
 MAX_VANISH_SHARE = Decimal("0.20")
 
 
+class NotConfigured(Exception):
+    """A price API that needs a credential the environment does not give (an API key):
+    ``catalog refresh`` says so in one line and skips that provider; it is not a failure
+    of the refresh, and the provider's catalog file is left as it is."""
+
+
 @dataclass(frozen=True)
 class Quote:
     """One hourly price for one instance type in one region under one pricing model."""
