@@ -202,6 +202,7 @@ def report_record(report: RefreshReport) -> dict[str, object]:
             {
                 "provider": o.provider.value,
                 "ok": o.ok,
+                "skipped": o.skipped,
                 "regions": o.regions,
                 "failures": o.failures,
                 "refused": o.refused,
@@ -241,6 +242,8 @@ def report_record(report: RefreshReport) -> dict[str, object]:
 
 
 def _outcome_lines(o: ProviderOutcome, dry_run: bool) -> list[str]:
+    if o.skipped:
+        return [f"{o.provider.value}: skipped: {o.skipped}"]
     d = o.diff
     head = (
         f"{o.provider.value}: {plural(len(o.regions), 'region')} updated, "

@@ -68,7 +68,9 @@ def _median(gpu: str, url: str, key: str | None, notes: list[str]) -> Decimal | 
     }
     per_gpu = _per_gpu_prices(call_json("POST", url, key=key, body=query), url)
     if len(per_gpu) < MIN_OFFERS:
-        notes.append(f"{gpu}: {len(per_gpu)} verified offer(s), fewer than {MIN_OFFERS}: kept")
+        notes.append(
+            f"{gpu}: {len(per_gpu)} verified offer(s), fewer than {MIN_OFFERS}: not quoted"
+        )
         return None
     median = Decimal(str(statistics.median(per_gpu)))
     notes.append(f"{gpu}: median ${median:.4f}/GPU-h of {len(per_gpu)} verified offers")
