@@ -86,3 +86,23 @@ def test_the_catalog_lists_them_beside_the_big_three(capsys: pytest.CaptureFixtu
 
     clouds = {r["provider"] for r in json.loads(capsys.readouterr().out)}
     assert {"aws", "gcp", "azure", *NAMES} - {"vast"} <= clouds
+
+
+def _mfu(capsys: pytest.CaptureFixture[str], gpus: str) -> dict[str, float]:
+    import json
+
+    args = ["estimate", "--params", "8B", "--tokens", "200B", "--gpu", "H100", "--gpus", gpus]
+    assert main([*args, "--provider", "lambda,crusoe", "--pricing", "on_demand", "--json"]) == 0
+    options = json.loads(capsys.readouterr().out)["options"]
+    return {o["provider"]: o["mfu"] for o in options if "8x" in o["instance_type"]}
+
+
+def test_the_multi_node_estimate_uses_each_offers_interconnect(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Lambda's on-demand 8x H100 has no InfiniBand, Crusoe's has 3,200 Gbit/s: on one
+    node they plan the same; across eight, the one without a fabric is slower."""
+    one_node = _mfu(capsys, "8")
+    assert one_node["lambda"] == pytest.approx(one_node["crusoe"])
+    eight_nodes = _mfu(capsys, "64")
+    assert eight_nodes["lambda"] < eight_nodes["crusoe"] * 0.99
