@@ -232,6 +232,7 @@ def _price_update(
         if quote.parts is not None:
             parts[quote.pricing] = quote.parts
     update["parts"] = parts or None
+    update["dates"] = None  # every price of a rebuilt offer is read today
     return update, rejected
 
 
@@ -328,7 +329,11 @@ def carry_unread(
             continue
         names = ", ".join(m.value for m in unread)
         source = f"{offers[index].source}; {names} carried from as_of {offer.as_of.isoformat()}"
-        update = {f"{m.value}_hourly": v for m, v in unread.items()} | {"source": source}
+        dates = {**(offers[index].dates or {}), **{m: offer.price_as_of(m) for m in unread}}
+        update = {f"{m.value}_hourly": v for m, v in unread.items()} | {
+            "source": source,
+            "dates": dates,
+        }
         offers[index] = offers[index].model_copy(update=update)
     return out
 
