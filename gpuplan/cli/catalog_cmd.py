@@ -95,6 +95,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=["price", "price-per-gpu", "tflops-per-dollar"],
         help="hourly price, price per GPU-hour, or dense bf16 TFLOP/s per dollar",
     )
+    add_include_stale(p)
     p.add_argument(
         "--source",
         action="store_true",
@@ -106,10 +107,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     catalog_refresh_cmd.register(p)
 
 
-DROP_ORDER = (9, 7, 6, 10, 0, 4)
+DROP_ORDER = (9, 7, 6, 10, 0, 4, 5)
 """Columns left out, in this order, to fit the terminal: TFLOP/s per dollar, the 3-year and
 1-year prices, the price date, the provider (the instance name tells it), the on-demand
-instance price (its per-GPU figure stays)."""
+instance price (its per-GPU figure stays), the spot price."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     matched = len(offers)
     if args.top is not None:
         offers = offers[: args.top]
-    records = [offer_record(o, catalog) for o in offers]
+    records = [offer_record(o, catalog, today) for o in offers]
     flagged = spot_flags(catalog)
     for record, offer in zip(records, offers, strict=True):
         record["spot_outlier"] = flagged.get(_key(offer))
@@ -181,6 +182,7 @@ def _matching(
         sort=args.sort,
         max_age=limits.max_age,
         today=today,
+        include_stale=args.include_stale,
     )
     if region_words and not regions:
         return []  # a group without a region in the catalog: nothing, not everything
@@ -210,7 +212,7 @@ def _print_table(
     today: date,
     matched: int,
 ) -> None:
-    from gpuplan.core.catalog import is_old, tflops_per_dollar
+    from gpuplan.core.catalog import tflops_per_dollar
 
     shown = pricing or PricingModel.ON_DEMAND
     rows = []
@@ -228,7 +230,7 @@ def _print_table(
                 format_cell(o.reserved_3y_hourly, money=True),
                 format_cell(o.price_per_gpu_hour(shown), money=True),
                 format_cell(tflops_per_dollar(o, catalog.gpus, shown), digits=0),
-                o.as_of.isoformat() + (" *" if is_old(o, today) else ""),
+                o.as_of.isoformat() + _age_mark(o, today),
             ]
         )
     right = [False] * 4 + [True] * 6 + [False]
@@ -260,9 +262,28 @@ def _key(offer: Offer) -> tuple[str, str, str]:
     return (offer.provider.value, offer.instance_type, offer.region)
 
 
+def add_include_stale(parser: argparse.ArgumentParser) -> None:
+    """``--include-stale``: rank prices over 90 days old by price alone."""
+    parser.add_argument(
+        "--include-stale",
+        action="store_true",
+        help="rank prices read over 90 days ago by price alone (they still lose a tie); "
+        "by default they rank after every fresh price",
+    )
+
+
+def _age_mark(offer: Offer, today: date) -> str:
+    """`` stale`` past 90 days, `` *`` past 30, nothing for a fresh price."""
+    from gpuplan.core.catalog import is_old, is_stale
+
+    if is_stale(offer, today):
+        return " stale"
+    return " *" if is_old(offer, today) else ""
+
+
 def freshness_footer(offers: Sequence[Offer], today: date, matched: int | None = None) -> str:
-    """The table's closing line: count, the range of price dates, and the old-row marker."""
-    from gpuplan.core.catalog import OLD_ROW_AFTER, as_of_range, is_old
+    """The table's closing line: count, the range of price dates, and the old-row markers."""
+    from gpuplan.core.catalog import OLD_ROW_AFTER, STALE_AFTER, as_of_range, is_old, is_stale
 
     span = as_of_range(offers)
     if span is None:
@@ -270,9 +291,15 @@ def freshness_footer(offers: Sequence[Offer], today: date, matched: int | None =
     dates = span[0].isoformat() + ("" if span[0] == span[1] else f" to {span[1].isoformat()}")
     top = f" (top {len(offers)} of {matched:,})" if matched and len(offers) < matched else ""
     text = f"{plural(len(offers), 'offer')}{top}; prices in USD per hour, as of {dates}"
-    old = sum(is_old(o, today) for o in offers)
+    stale = sum(is_stale(o, today) for o in offers)
+    old = sum(is_old(o, today) for o in offers) - stale
     if old:
         text += f"; * = price older than {OLD_ROW_AFTER.days} days ({plural(old, 'row')})"
+    if stale:
+        text += (
+            f"; stale = older than {STALE_AFTER.days} days ({plural(stale, 'row')}), "
+            "ranked after fresh prices unless --include-stale"
+        )
     return text
 
 

@@ -49,6 +49,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         help="with --prices: region names or groups (us, europe, asia, ...)",
     )
+    p.add_argument(
+        "--include-stale",
+        action="store_true",
+        help="with --prices: a price over 90 days old competes by price alone (default: "
+        "cheapest only where no fresh price is)",
+    )
     add_output_format(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)
@@ -59,10 +65,10 @@ def run(args: argparse.Namespace) -> int:
         from gpuplan.cli.gpu_prices import run_prices
 
         return run_prices(args)
-    if args.per_cloud or args.provider or args.region:
+    if args.per_cloud or args.provider or args.region or args.include_stale:
         from gpuplan.core.errors import InputError
 
-        raise InputError("--per-cloud, --provider and --region go with --prices")
+        raise InputError("--per-cloud, --provider, --region and --include-stale go with --prices")
     from gpuplan.loaders.catalog import load_gpus
 
     table = load_gpus(args.catalog_dir)

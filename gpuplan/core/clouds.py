@@ -77,9 +77,19 @@ class CloudFacts:
 
 
 AWS = CloudFacts(
-    Provider.AWS, "aws.csv", AWS_NAMING, "AWS instance store (NVMe on g4dn, g5, g6, p4d, p5 ...)"
+    Provider.AWS,
+    "aws.csv",
+    AWS_NAMING,
+    "AWS instance store (NVMe on g4dn, g5, g6, p4d, p5 ...)",
+    billing="billed per second, 60-second minimum (Linux on-demand; EC2 pricing page)",
 )
-GCP = CloudFacts(Provider.GCP, "gcp.csv", GCP_NAMING, "GCP local SSD")
+GCP = CloudFacts(
+    Provider.GCP,
+    "gcp.csv",
+    GCP_NAMING,
+    "GCP local SSD",
+    billing="billed per second, 1-minute minimum (Compute Engine pricing docs)",
+)
 AZURE = CloudFacts(
     Provider.AZURE, "azure.csv", AZURE_NAMING, "the Azure temporary disk (every N-series size)"
 )
