@@ -153,9 +153,10 @@ def test_gpu_prices_take_a_stale_price_only_when_asked(
     argv = ["gpus", "--prices", "--gpu", "H100", "--provider", "azure", "--json"]
     code, out = _run(capsys, *argv, "--catalog-dir", str(stale_cheapest))
     (row,) = json.loads(out)
-    assert "eastus" in row["on_demand_where"] and row["on_demand_stale"] is False
+    assert code == 0 and "eastus" in row["on_demand_where"] and row["on_demand_stale"] is False
     code, out = _run(capsys, *argv, "--include-stale", "--catalog-dir", str(stale_cheapest))
     (row,) = json.loads(out)
+    assert code == 0
     assert "westeurope" in row["on_demand_where"] and row["on_demand_stale"] is True
     assert row["on_demand_age_days"] == 1080
 
