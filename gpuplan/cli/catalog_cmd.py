@@ -59,12 +59,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "catalog",
         help="list GPU instance offers and prices (bundled data, no credentials)",
-        description="GPU instance offers on AWS, GCP and Azure with hourly USD prices. "
+        description="GPU instance offers on AWS, GCP, Azure and the GPU clouds (Lambda, "
+        "CoreWeave, Nebius, Crusoe, RunPod, Vast.ai) with hourly USD prices. "
         "Without an ACTION it lists offers; 'refresh' fetches current prices from the "
         "providers' APIs and 'import' reads a SkyPilot catalog, both into the user catalog "
         "directory that overlays the bundled one.",
     )
-    p.add_argument("--provider", action="append", help="aws, gcp, azure (repeatable, comma list)")
+    p.add_argument(
+        "--provider",
+        action="append",
+        help="aws, gcp, azure, lambda, coreweave, nebius, crusoe, runpod, vast (repeatable, "
+        "comma list)",
+    )
     p.add_argument("--gpu", action="append", help="GPU name, e.g. H100, A100-80GB (repeatable)")
     p.add_argument("--gpus", type=gpu_count, metavar="N", help="exactly N GPUs per instance")
     p.add_argument("--min-gpus", type=gpu_count, metavar="N", help="at least N GPUs per instance")

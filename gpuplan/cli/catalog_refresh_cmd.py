@@ -67,7 +67,12 @@ def _refresh_parser(r: argparse.ArgumentParser) -> None:
         "Fetch current list prices from the providers' own price APIs, check them, show "
         "what changes, and write them to the user catalog directory."
     )
-    r.add_argument("--provider", action="append", help="aws, gcp, azure (default: all)")
+    r.add_argument(
+        "--provider",
+        action="append",
+        help="aws, gcp, azure, lambda (LAMBDA_API_KEY), runpod (RUNPOD_API_KEY), vast; "
+        "coreweave, nebius and crusoe have no price API and are skipped (default: all)",
+    )
     r.add_argument("--region", action="append", help="only these regions (repeatable)")
     r.add_argument(
         "--dry-run",

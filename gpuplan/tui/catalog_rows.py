@@ -12,14 +12,15 @@ from decimal import Decimal
 
 from rich.text import Text
 
-from gpuplan.core.catalog import Catalog, tflops_per_dollar
+from gpuplan.core.catalog import STALE_AFTER, Catalog, is_stale, tflops_per_dollar
+from gpuplan.core.clouds import facts_of
 from gpuplan.core.offers import Offer, PricingModel
 from gpuplan.core.planner.spot_realism import OutlierKey, spot_outliers
 from gpuplan.tui import format as fmt
 from gpuplan.tui.table import Column
 
 COLUMNS: tuple[Column, ...] = (
-    Column("provider", "cloud", 4, min_width=5, max_width=5),
+    Column("provider", "cloud", 4, min_width=5, max_width=9),
     Column("instance", "instance", 8, min_width=8, max_width=24),
     Column("region", "region", 1, min_width=9, max_width=16),
     Column("gpu", "GPUs", 3, min_width=8, max_width=14),
@@ -153,7 +154,9 @@ def offer_detail(offer: Offer, catalog: Catalog, outlier: str | None = None) -> 
         f"{fmt.number(offer.memory_gb)} GB RAM · {network_text(offer)}\n"
     )
     spot_zone = f"spot zone {offer.spot_zone} · " if offer.spot_zone else ""
-    text.append(f"{spot_zone}as of {offer.as_of.isoformat()} · source: {offer.source}")
+    billing = facts_of(offer.provider).billing
+    text.append(f"{spot_zone}as of {offer.as_of.isoformat()}{_stale(offer)} · ")
+    text.append(f"{'billing: ' + billing + ' · ' if billing else ''}source: {offer.source}")
     if outlier:
         text.append(f"\n{OUTLIER} {outlier}", style="bold red")
     return text
@@ -169,3 +172,10 @@ def network_text(offer: Offer) -> str:
     if raw in link:
         return link.replace(raw, speed)
     return f"{link} · network {speed}"
+
+
+def _stale(offer: Offer) -> str:
+    """`` (stale: over 90 days)`` for a price read that long ago (the screen's today)."""
+    from datetime import date
+
+    return f" (stale: over {STALE_AFTER.days} days)" if is_stale(offer, date.today()) else ""
