@@ -130,9 +130,9 @@ def _print_table(
     lead = 3 if per_cloud else 2
     right = [False] * (lead - 1) + [True, True, False, True, False, True]
     right += [False] if per_cloud else []
-    # Left out first to fit the terminal: the billing note, the offer count, where
-    # on-demand is cheapest, the spot place, the age.
-    drop = (*([lead + 5] if per_cloud else []), lead - 1, lead + 1, lead + 3, lead + 4)
+    # Left out first to fit the terminal: the offer count, the spot place, where on-demand
+    # is cheapest, the billing note (it wraps before it goes), the age.
+    drop = (lead - 1, lead + 3, lead + 1, *([lead + 5] if per_cloud else []), lead + 4)
     print(render_table(headers, table, align_right=right, drop=drop, wrap_last=True))
     ranked = " and cloud, clouds ranked by it" if per_cloud else ""
     print(

@@ -81,14 +81,14 @@ AWS = CloudFacts(
     "aws.csv",
     AWS_NAMING,
     "AWS instance store (NVMe on g4dn, g5, g6, p4d, p5 ...)",
-    billing="billed per second, 60-second minimum (Linux on-demand; EC2 pricing page)",
+    billing="per second, 60 s minimum (Linux; EC2 pricing page)",
 )
 GCP = CloudFacts(
     Provider.GCP,
     "gcp.csv",
     GCP_NAMING,
     "GCP local SSD",
-    billing="billed per second, 1-minute minimum (Compute Engine pricing docs)",
+    billing="per second, 1 min minimum (Compute Engine docs)",
 )
 AZURE = CloudFacts(
     Provider.AZURE, "azure.csv", AZURE_NAMING, "the Azure temporary disk (every N-series size)"
@@ -107,44 +107,42 @@ LAMBDA = CloudFacts(
     Provider.define(Provider.named("lambda")),
     "lambda.csv",
     LAMBDA_NAMING,
-    billing="billed by the minute; no minimum, no commitment (lambda.ai pricing page)",
+    billing="per minute; no minimum, no commitment (lambda.ai)",
     unsupported=_catalog_only("Lambda"),
 )
 COREWEAVE = CloudFacts(
     Provider.define(Provider.named("coreweave")),
     "coreweave.csv",
     COREWEAVE_NAMING,
-    billing="billed per minute; no minimum charge (CoreWeave docs, billing and charges)",
+    billing="per minute; no minimum charge (CoreWeave docs)",
     unsupported=_catalog_only("CoreWeave"),
 )
 NEBIUS = CloudFacts(
     Provider.define(Provider.named("nebius")),
     "nebius.csv",
     NEBIUS_NAMING,
-    billing="billed per second, priced per hour; pay-as-you-go, commitment discounts "
-    "optional (Nebius docs, billing)",
+    billing="per second; pay-as-you-go, commitments optional (Nebius docs)",
     unsupported=_catalog_only("Nebius"),
 )
 CRUSOE = CloudFacts(
     Provider.define(Provider.named("crusoe")),
     "crusoe.csv",
     CRUSOE_NAMING,
-    billing="on-demand per GPU-hour; granularity not stated in the source read",
+    billing="per GPU-hour list; granularity not stated in the page read",
     unsupported=_catalog_only("Crusoe"),
 )
 RUNPOD = CloudFacts(
     Provider.define(Provider.named("runpod")),
     "runpod.csv",
     MARKETPLACE_NAMING,
-    billing="billed per second; no commitment (runpod.io pricing page)",
+    billing="per second; no commitment (runpod.io)",
     unsupported=_catalog_only("RunPod"),
 )
 VAST = CloudFacts(
     Provider.define(Provider.named("vast")),
     "vast.csv",
     MARKETPLACE_NAMING,
-    billing="marketplace: each host sets its price, which moves daily; the catalog holds "
-    "a stated statistic of verified offers, not one offer",
+    billing="marketplace: host-set prices move daily; a median of verified offers",
     unsupported=_catalog_only("Vast.ai"),
 )
 GPU_CLOUDS = (LAMBDA, COREWEAVE, NEBIUS, CRUSOE, RUNPOD, VAST)
