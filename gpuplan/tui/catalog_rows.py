@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from rich.text import Text
 
-from gpuplan.core.catalog import STALE_AFTER, Catalog, is_stale, tflops_per_dollar
+from gpuplan.core.catalog import Catalog, tflops_per_dollar
 from gpuplan.core.clouds import facts_of
 from gpuplan.core.offers import Offer, PricingModel
 from gpuplan.core.planner.spot_realism import OutlierKey, spot_outliers
@@ -155,7 +155,7 @@ def offer_detail(offer: Offer, catalog: Catalog, outlier: str | None = None) -> 
     )
     spot_zone = f"spot zone {offer.spot_zone} · " if offer.spot_zone else ""
     billing = facts_of(offer.provider).billing
-    text.append(f"{spot_zone}as of {offer.as_of.isoformat()}{_stale(offer)} · ")
+    text.append(f"{spot_zone}as of {offer.as_of.isoformat()} · ")
     text.append(f"{'billing: ' + billing + ' · ' if billing else ''}source: {offer.source}")
     if outlier:
         text.append(f"\n{OUTLIER} {outlier}", style="bold red")
@@ -172,10 +172,3 @@ def network_text(offer: Offer) -> str:
     if raw in link:
         return link.replace(raw, speed)
     return f"{link} · network {speed}"
-
-
-def _stale(offer: Offer) -> str:
-    """`` (stale: over 90 days)`` for a price read that long ago (the screen's today)."""
-    from datetime import date
-
-    return f" (stale: over {STALE_AFTER.days} days)" if is_stale(offer, date.today()) else ""
