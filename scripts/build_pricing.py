@@ -44,12 +44,21 @@ AWS_AZURE_HEADER = (
 ).split(",")
 # AWS rows may carry a Capacity Block rate; GCP rows sold only as a whole-machine
 # commitment or DWS reservation (added_offers.csv) carry totals beside the parts.
-AWS_HEADER = [*AWS_AZURE_HEADER[:-2], "capacity_block_hourly", "as_of", "source"]
+# A price read on another day than the row's on-demand carries its own date column
+# (<model>_as_of): a Capacity Block rate from the 2024 page, a GCP spot price beside an
+# on-demand GPU list price from Cyclenerd 2025-03. The row's as_of is never the rebuild day.
+AWS_HEADER = [
+    *AWS_AZURE_HEADER[:-2],
+    "capacity_block_hourly",
+    "capacity_block_as_of",
+    "as_of",
+    "source",
+]
 GCP_HEADER = (
     _COMMON + "host_on_demand_hourly,gpu_on_demand_hourly,host_spot_hourly,gpu_spot_hourly,"
     "host_reserved_1y_hourly,gpu_reserved_1y_hourly,host_reserved_3y_hourly,"
     "gpu_reserved_3y_hourly,reserved_1y_hourly,reserved_3y_hourly,dws_calendar_hourly,"
-    "spot_zone,as_of,source"
+    "spot_zone,spot_as_of,as_of,source"
 ).split(",")
 
 # --- Data files beside the catalog (each figure with its source; README explains) -----
@@ -79,6 +88,9 @@ N1_SIZES = (4, 8, 16, 32, 64, 96)
 GCP_NO_ON_DEMAND = {"a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g"}  # Spot/Flex-start only
 CUD = "GCP resource-based CUD 37%/55% (GCP CUD docs)"
 CYC = "Cyclenerd GCP pricing.yml 2025-03"
+CYC_AS_OF = "2025-03-06"
+"""The day Cyclenerd's pricing.yml was generated: a GCP row whose on-demand GPU part is
+its list price was read that day (its spot price on the reference's day)."""
 GCP_CUD: dict[str, tuple[Ratios, str]] = {
     "a2-highgpu": ((D("0.63"), D("0.35")), f"CUD ratios from {CYC}"),
     "a2-megagpu": ((D("0.63"), D("0.35")), f"CUD ratios from {CYC} (a2-highgpu)"),
@@ -103,7 +115,7 @@ class Supplements:
     azure: dict[tuple[str, str], AzurePrice]
     gcp_gpu: dict[tuple[str, str], tuple[Decimal | None, str]]
     aws_ri_1y: dict[tuple[str, str], Decimal]
-    aws_cb: dict[tuple[str, str], tuple[Decimal, str]]  # rate, "source (as_of)"
+    aws_cb: dict[tuple[str, str], tuple[Decimal, str, str]]  # rate, "source (as_of)", as_of
 
 
 CAPPED: list[str] = []
@@ -171,7 +183,7 @@ def supplements() -> Supplements:
             sup.aws_ri_1y[key] = D(r["reserved_1y_hourly"]) / on_demand
         elif r["kind"] == "aws_capacity_block" and r["capacity_block_hourly"]:
             note = f"capacity block: {r['source']} (as_of {r['as_of']})"
-            sup.aws_cb[key] = (D(r["capacity_block_hourly"]), note)
+            sup.aws_cb[key] = (D(r["capacity_block_hourly"]), note, r["as_of"])
         else:
             raise ValueError(f"{SUPPLEMENTS_FILE}: unknown or incomplete row {r}")
     return sup
@@ -283,7 +295,7 @@ def aws_offer(itype: str, region: str, refs: list[Row]) -> Row:
     source = f"{REF.format('v8 aws/vms.csv')}; {ri_note}"
     if on_demand is None:
         source += "; on-demand not in source (gap, README)"
-    block, block_note = supplements().aws_cb.get((itype, region), (None, ""))
+    block, block_note, block_day = supplements().aws_cb.get((itype, region), (None, "", ""))
     if block_note:
         source += f"; {block_note}"
     first = refs[0]
@@ -299,6 +311,7 @@ def aws_offer(itype: str, region: str, refs: list[Row]) -> Row:
         "reserved_1y_hourly": scaled(on_demand, ratios[0], "0.000001"),
         "reserved_3y_hourly": scaled(on_demand, ratios[1]),
         "capacity_block_hourly": money(block),
+        "capacity_block_as_of": block_day,
         "as_of": AS_OF,
         "source": source,
     }
@@ -399,9 +412,17 @@ def gcp_offer(
         "host_reserved_3y_hourly": scaled(host_od, ratios[1]),
         "gpu_reserved_3y_hourly": scaled(gpu_od, ratios[1]),
         "spot_zone": zone if host_spot is not None else "",
-        "as_of": AS_OF,
+        **_gcp_dates(note, host_od is not None, host_spot is not None),
         "source": "; ".join(n for n in notes if n),
     }
+
+
+def _gcp_dates(note: str, on_demand: bool, spot: bool) -> Row:
+    """The row's as_of (its on-demand's day), and its spot's day where that differs: an
+    on-demand built on Cyclenerd's GPU list price was read on Cyclenerd's day."""
+    if on_demand and CYC in note:
+        return {"as_of": CYC_AS_OF, "spot_as_of": AS_OF if spot else ""}
+    return {"as_of": AS_OF, "spot_as_of": ""}
 
 
 # --- Azure --------------------------------------------------------------------------

@@ -51,8 +51,11 @@ def write_catalog(
     aws: list[str] | None = None,
     gcp: list[str] | None = None,
     azure: list[str] | None = None,
+    gpu_clouds: dict[str, list[str]] | None = None,
 ) -> Path:
-    """A catalog folder with the real GPU table and the given provider rows."""
+    """A catalog folder with the real GPU table and the given provider rows; the GPU
+    clouds' files (``lambda.csv`` ...) hold only the rows ``gpu_clouds`` gives by file
+    name (none by default: a small catalog is the big three's few rows)."""
     root.mkdir(parents=True, exist_ok=True)
     shutil.copy(bundled_pricing_dir() / "gpus.toml", root / "gpus.toml")
     for name, header, rows in (
@@ -61,7 +64,19 @@ def write_catalog(
         ("azure.csv", AWS_HEADER, SMALL_AZURE if azure is None else azure),
     ):
         (root / name).write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    from gpuplan.core.clouds import GPU_CLOUDS
+
+    for facts in GPU_CLOUDS:
+        rows = (gpu_clouds or {}).get(facts.catalog_file, [])
+        text = "\n".join([GPU_CLOUD_HEADER, *rows]) + "\n"
+        (root / facts.catalog_file).write_text(text, encoding="utf-8")
     return root
+
+
+GPU_CLOUD_HEADER = (
+    "instance_type,region,gpu,gpu_count,gpu_memory_gb,vcpus,memory_gb,interconnect,"
+    "network_gbps,on_demand_hourly,spot_hourly,as_of,source"
+)
 
 
 def _share_botocore_models() -> None:

@@ -60,12 +60,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "catalog",
         help="list GPU instance offers and prices (bundled data, no credentials)",
-        description="GPU instance offers on AWS, GCP and Azure with hourly USD prices. "
+        description="GPU instance offers on AWS, GCP, Azure and the GPU clouds (Lambda, "
+        "CoreWeave, Nebius, Crusoe, RunPod, Vast.ai) with hourly USD prices. "
         "Without an ACTION it lists offers; 'refresh' fetches current prices from the "
         "providers' APIs and 'import' reads a SkyPilot catalog, both into the user catalog "
         "directory that overlays the bundled one.",
     )
-    p.add_argument("--provider", action="append", help="aws, gcp, azure (repeatable, comma list)")
+    p.add_argument(
+        "--provider",
+        action="append",
+        help="aws, gcp, azure, lambda, coreweave, nebius, crusoe, runpod, vast (repeatable, "
+        "comma list)",
+    )
     p.add_argument("--gpu", action="append", help="GPU name, e.g. H100, A100-80GB (repeatable)")
     p.add_argument("--gpus", type=gpu_count, metavar="N", help="exactly N GPUs per instance")
     p.add_argument("--min-gpus", type=gpu_count, metavar="N", help="at least N GPUs per instance")
@@ -96,6 +102,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=["price", "price-per-gpu", "tflops-per-dollar"],
         help="hourly price, price per GPU-hour, or dense bf16 TFLOP/s per dollar",
     )
+    add_include_stale(p)
     p.add_argument(
         "--source",
         action="store_true",
@@ -143,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     matched = len(offers)
     if args.top is not None:
         offers = offers[: args.top]
-    records = [offer_record(o, catalog) for o in offers]
+    records = [offer_record(o, catalog, today) for o in offers]
     flagged = spot_flags(catalog)
     for record, offer in zip(records, offers, strict=True):
         record["spot_outlier"] = flagged.get(_key(offer))
@@ -216,6 +223,7 @@ def _matching(
         sort=args.sort,
         max_age=limits.max_age,
         today=today,
+        include_stale=args.include_stale,
     )
     if region_words and not regions:
         return []  # a group without a region in the catalog: nothing, not everything
@@ -247,7 +255,7 @@ def _print_table(
 ) -> None:
     """The table; ``matched_sort``: how many offers matched before ``--top``, and
     ``--sort``."""
-    from gpuplan.core.catalog import is_old, tflops_per_dollar
+    from gpuplan.core.catalog import is_stale, tflops_per_dollar
 
     matched, sort = matched_sort
     shown = pricing or PricingModel.ON_DEMAND
@@ -266,11 +274,13 @@ def _print_table(
                 format_cell(o.reserved_3y_hourly, money=True),
                 format_cell(o.price_per_gpu_hour(shown), money=True),
                 format_cell(tflops_per_dollar(o, catalog.gpus, shown), digits=0),
-                o.as_of.isoformat() + (" *" if is_old(o, today) else ""),
+                o.as_of.isoformat() + _age_mark(o, today),
             ]
         )
     right = [False] * 4 + [True] * 6 + [False]
     drop = drop_order(sort, shown)
+    if any(is_stale(o, today) for o in offers):  # a stale row is always marked as such
+        drop = tuple(i for i in drop if i != _AS_OF)
     print(render_table(list(_HEADERS), rows, align_right=right, drop=drop))
     note = (
         f" ($/GPU-h at {shown.value})"
@@ -301,13 +311,32 @@ def _key(offer: Offer) -> tuple[str, str, str]:
     return (offer.provider.value, offer.instance_type, offer.region)
 
 
+def add_include_stale(parser: argparse.ArgumentParser) -> None:
+    """``--include-stale``: rank prices over 90 days old by price alone."""
+    parser.add_argument(
+        "--include-stale",
+        action="store_true",
+        help="rank prices read over 90 days ago by price alone (they still lose a tie); "
+        "by default they rank after every fresh price",
+    )
+
+
+def _age_mark(offer: Offer, today: date) -> str:
+    """`` stale`` past 90 days, `` *`` past 30, nothing for a fresh price."""
+    from gpuplan.core.catalog import is_old, is_stale
+
+    if is_stale(offer, today):
+        return " stale"
+    return " *" if is_old(offer, today) else ""
+
+
 def freshness_footer(
     offers: Sequence[Offer], today: date, matched: int | None = None, *, marked: bool = True
 ) -> str:
-    """The table's closing line: count, the range of price dates, and the old-row marker
-    (``marked``: the ``as of`` column with its ``*`` is shown; else a count and how to see
+    """The table's closing line: count, the range of price dates, and the old-row markers
+    (``marked``: the ``as of`` column with its marks is shown; else a count and how to see
     them)."""
-    from gpuplan.core.catalog import OLD_ROW_AFTER, as_of_range, is_old
+    from gpuplan.core.catalog import OLD_ROW_AFTER, STALE_AFTER, as_of_range, is_old, is_stale
 
     span = as_of_range(offers)
     if span is None:
@@ -315,12 +344,18 @@ def freshness_footer(
     dates = span[0].isoformat() + ("" if span[0] == span[1] else f" to {span[1].isoformat()}")
     top = f" (top {len(offers)} of {matched:,})" if matched and len(offers) < matched else ""
     text = f"{plural(len(offers), 'offer')}{top}; prices in USD per hour, as of {dates}"
-    old = sum(is_old(o, today) for o in offers)
+    stale = sum(is_stale(o, today) for o in offers)
+    old = sum(is_old(o, today) for o in offers) - stale
     if old and marked:
         text += f"; * = price older than {OLD_ROW_AFTER.days} days ({plural(old, 'row')})"
     elif old:
         days = OLD_ROW_AFTER.days
         text += f"; {plural(old, 'row')} priced over {days} days ago (--wide shows which)"
+    if stale:
+        text += (
+            f"; stale = older than {STALE_AFTER.days} days ({plural(stale, 'row')}), "
+            "ranked after fresh prices unless --include-stale"
+        )
     return text
 
 

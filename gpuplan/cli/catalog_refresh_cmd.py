@@ -69,7 +69,12 @@ def _refresh_parser(r: argparse.ArgumentParser) -> None:
         "Fetch current list prices from the providers' own price APIs, check them, show "
         "what changes, and write them to the user catalog directory."
     )
-    r.add_argument("--provider", action="append", help="aws, gcp, azure (default: all)")
+    r.add_argument(
+        "--provider",
+        action="append",
+        help="aws, gcp, azure, lambda (LAMBDA_API_KEY), runpod (RUNPOD_API_KEY), vast; "
+        "coreweave, nebius and crusoe have no price API and are skipped (default: all)",
+    )
     r.add_argument("--region", action="append", help="only these regions (repeatable)")
     r.add_argument(
         "--dry-run",
@@ -205,6 +210,7 @@ def report_record(report: RefreshReport) -> dict[str, object]:
             {
                 "provider": o.provider.value,
                 "ok": o.ok,
+                "skipped": o.skipped,
                 "regions": o.regions,
                 "failures": o.failures,
                 "refused": o.refused,
@@ -244,6 +250,8 @@ def report_record(report: RefreshReport) -> dict[str, object]:
 
 
 def _outcome_lines(o: ProviderOutcome, dry_run: bool) -> list[str]:
+    if o.skipped:
+        return [f"{o.provider.value}: skipped: {o.skipped}"]
     d = o.diff
     head = (
         f"{o.provider.value}: {plural(len(o.regions), 'region')} updated, "

@@ -144,6 +144,11 @@ def _choices(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="reserved capacity stays busy after the job: charge job hours only",
     )
+    c.add_argument(
+        "--include-stale",
+        action="store_true",
+        help="rank options priced over 90 days ago by cost alone (default: after fresh ones)",
+    )
 
 
 def _listed(values: Iterable[StrEnum | Provider], default: str | None) -> str:
@@ -283,6 +288,7 @@ _SCALARS = (
     "objective",
     "price_per_gpu_hour",
     "reuse_commitment",
+    "include_stale",
 )
 
 

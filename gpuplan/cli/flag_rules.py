@@ -60,6 +60,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Needs("--per-cloud", ("--prices",), "the price columns are what it splits"),
         Needs("--provider", ("--prices",), "GPUs are filtered by cloud only in prices"),
         Needs("--region", ("--prices",), "GPUs are filtered by region only in prices"),
+        Needs("--include-stale", ("--prices",), "prices are ranked only in prices"),
         _wide("--json", "--csv"),
     ),
     "estimate": (
@@ -103,7 +104,7 @@ that need another flag or do nothing in a mode."""
 ALWAYS: dict[str, frozenset[str]] = {
     "catalog": _words(
         "--catalog-dir --csv --gpu --gpus --json --max-age --max-hourly --min-gpus "
-        "--pricing --provider --region --sort --source --top"
+        "--include-stale --pricing --provider --region --sort --source --top"
     ),
     "catalog refresh": _words(
         "--catalog-dir --dry-run --force --json --no-discover --provider --region"
@@ -113,7 +114,8 @@ ALWAYS: dict[str, frozenset[str]] = {
     "estimate": _words(
         "--active-params --budget --catalog-dir --checkpoint-every --compare-gpus --csv "
         "--currency --deadline --experts --explain --flops-per-sample --fsdp --fx "
-        "--global-batch --gpu --gpus --heads --hidden --job --json --layers --lora-rank "
+        "--global-batch --gpu --gpus --heads --hidden --include-stale --job --json --layers "
+        "--lora-rank "
         "--measured-on --method --mfu --micro-batch --objective --optimizer --params "
         "--policy --precision --price-per-gpu-hour --pricing --provider --recompute "
         "--region --reuse-commitment --samples --seq-len --throughput "
@@ -136,6 +138,7 @@ ALWAYS: dict[str, frozenset[str]] = {
     "savings": _words("--by --db --json --policy"),
     "waste": _words("--by --db --json --since"),
     "audit": _words("--by --catalog-dir --csv --json --period --policy --traces"),
+    "exporter": _words("--catalog-dir --db --json --listen --team-label --textfile"),
 }
 """Per command, the flags meaningful in every combination the parser accepts."""
 

@@ -49,6 +49,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         help="with --prices: region names or groups (us, europe, asia, ...)",
     )
+    p.add_argument(
+        "--include-stale",
+        action="store_true",
+        help="with --prices: a price over 90 days old competes by price alone (default: "
+        "cheapest only where no fresh price is)",
+    )
     add_output_format(p)
     add_catalog_dir(p)
     p.set_defaults(handler=run)

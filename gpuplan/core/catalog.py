@@ -47,7 +47,10 @@ class OfferQuery:
     max_age: timedelta | None = None
     """Keep only offers whose price is at most this old at ``today``."""
     today: date | None = None
-    """The date ``max_age`` is measured from (the clock is the caller's)."""
+    """The date ``max_age`` and staleness are measured from (the clock is the caller's)."""
+    include_stale: bool = False
+    """Rank a price older than :data:`STALE_AFTER` by its price alone (it still loses a
+    tie); by default every stale offer ranks after the fresh ones."""
 
 
 @dataclass(frozen=True)
@@ -76,15 +79,28 @@ def is_old(offer: Offer, today: date, after: timedelta = OLD_ROW_AFTER) -> bool:
     return today - offer.as_of > after
 
 
-def oldest_price_note(offers: Iterable[Offer], today: date | None) -> str | None:
-    """The assumption line naming the oldest price a result rests on."""
-    oldest = min(offers, key=lambda o: (o.as_of, o.key), default=None)
+def is_stale(offer: Offer, today: date, pricing: PricingModel = PricingModel.ON_DEMAND) -> bool:
+    """True when the price under ``pricing`` was read more than :data:`STALE_AFTER` before
+    ``today`` (the day that price was read, :meth:`Offer.price_as_of`)."""
+    return today - offer.price_as_of(pricing) > STALE_AFTER
+
+
+def oldest_price_note(used: Iterable[tuple[Offer, PricingModel]], today: date | None) -> str | None:
+    """The assumption line naming the oldest price a result rests on: each offer under the
+    pricing model it was used at, dated by the day that price was read."""
+    oldest = min(used, key=lambda u: (u[0].price_as_of(u[1]), u[0].key), default=None)
     if oldest is None:
         return None
-    age = "" if today is None else f", {(today - oldest.as_of).days} days old"
+    offer, pricing = oldest
+    read = offer.price_as_of(pricing)
+    age = ""
+    if today is not None:
+        age = f", {(today - read).days} days old"
+        if is_stale(offer, today, pricing):
+            age += f" (stale: over {STALE_AFTER.days} days)"
     return (
-        f"prices: the oldest used is {oldest.instance_type} in {oldest.region} "
-        f"({oldest.provider.value}), as_of {oldest.as_of.isoformat()}{age}"
+        f"prices: the oldest used is {offer.instance_type} in {offer.region} "
+        f"({offer.provider.value}) at {pricing.value}, as_of {read.isoformat()}{age}"
     )
 
 
@@ -105,7 +121,13 @@ def query_offers(catalog: Catalog, query: OfferQuery) -> list[Offer]:
     kept.sort(key=lambda o: (o.provider.value, o.instance_type, o.region))
     if query.sort is None:
         return kept
-    return sorted(kept, key=lambda o: _sort_value(o, catalog.gpus, query.sort, pricing))
+
+    def order(offer: Offer) -> tuple[int, int, float] | tuple[int, float, int]:
+        missing, value = _sort_value(offer, catalog.gpus, query.sort, pricing)
+        stale = int(query.today is not None and is_stale(offer, query.today, pricing))
+        return (missing, value, stale) if query.include_stale else (missing, stale, value)
+
+    return sorted(kept, key=order)
 
 
 def _matches(offer: Offer, query: OfferQuery) -> bool:

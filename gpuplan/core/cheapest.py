@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 
+from gpuplan.core.catalog import is_stale
 from gpuplan.core.offers import Offer, PricingModel, Provider
 
 SHOWN = (PricingModel.ON_DEMAND, PricingModel.SPOT)
@@ -22,6 +24,8 @@ class Cheapest:
 
     per_gpu_hour: Decimal
     offer: Offer
+    stale: bool = False
+    """The price was read over 90 days before the day asked (``today``)."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +44,15 @@ def cheapest_by_gpu(
     per_provider: bool = False,
     pricings: Sequence[PricingModel] = SHOWN,
     order: Sequence[str] = (),
+    today: date | None = None,
+    include_stale: bool = False,
 ) -> list[GpuPrices]:
-    """Rows by GPU (in ``order``'s order, then by name), per cloud when ``per_provider``.
+    """Rows by GPU (in ``order``'s order, then by name), per cloud when ``per_provider``:
+    a GPU's clouds ranked by their cheapest on-demand price per GPU-hour.
 
-    Ties go to the first offer in (provider, instance type, region) order.
+    A price over 90 days old at ``today`` is cheapest only where no fresh one is (with
+    ``include_stale``: by price alone, losing a tie); ties go to the first offer in
+    (provider, instance type, region) order.
     """
     groups: dict[tuple[str, Provider | None], list[Offer]] = {}
     for offer in sorted(offers, key=lambda o: o.key):
@@ -54,13 +63,28 @@ def cheapest_by_gpu(
     for (gpu, provider), members in groups.items():
         best: dict[PricingModel, Cheapest] = {}
         for pricing in pricings:
-            priced = [(o.price_per_gpu_hour(pricing), o) for o in members]
-            found = [(p, o) for p, o in priced if p is not None]
+            found = [
+                Cheapest(p, o, today is not None and is_stale(o, today, pricing))
+                for o in members
+                if (p := o.price_per_gpu_hour(pricing)) is not None
+            ]
             if found:
-                price, offer = min(found, key=lambda pair: pair[0])
-                best[pricing] = Cheapest(price, offer)
+                best[pricing] = min(found, key=lambda c: _rank(c, include_stale))
         rows.append(GpuPrices(gpu, provider, best, len(members)))
-    rows.sort(
-        key=lambda r: (rank.get(r.gpu, len(rank)), r.gpu, r.provider.value if r.provider else "")
-    )
+    rows.sort(key=lambda r: (rank.get(r.gpu, len(rank)), r.gpu, *_row_rank(r, include_stale)))
     return rows
+
+
+def _rank(best: Cheapest, include_stale: bool) -> tuple[int, Decimal] | tuple[Decimal, int]:
+    stale = int(best.stale)
+    return (best.per_gpu_hour, stale) if include_stale else (stale, best.per_gpu_hour)
+
+
+def _row_rank(row: GpuPrices, include_stale: bool) -> tuple[object, ...]:
+    """A GPU's clouds by cheapest on-demand (those without one last), then by name."""
+    best = row.best.get(PricingModel.ON_DEMAND)
+    name = row.provider.value if row.provider else ""
+    if best is None:
+        return (1, 0, Decimal(0), name)
+    stale, price = int(best.stale), best.per_gpu_hour
+    return (0, price, stale, name) if include_stale else (0, stale, price, name)

@@ -4,23 +4,48 @@ The registry entry (:class:`gpuplan.usecases.cloud_entry.CloudEntry`) is the one
 cloud is described. The loaders and the pure core must not import the use cases, so the
 few facts they need (the catalog file name and the region naming) travel down as a
 :class:`CloudFacts` value: the entry carries it, and registering the entry registers it
-here. The three built-in clouds' facts are the constants below, from which their entries
-are built; they are in the table from the start, so the loaders and core work on them
-without the registry being imported.
+here. The built-in clouds' facts are the constants below (the big three, and the GPU
+clouds gpuplan prices but does not manage: their ``unsupported`` map says so), from which
+their entries are built; they are in the table from the start, so the loaders and core
+work on them without the registry being imported.
 
 Pure: no I/O. The table is process-wide and changes only through :func:`register`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from gpuplan.core.kinds import Provider
-from gpuplan.core.region_naming import AWS_NAMING, AZURE_NAMING, GCP_NAMING, RegionNaming
+from gpuplan.core.region_naming import (
+    AWS_NAMING,
+    AZURE_NAMING,
+    COREWEAVE_NAMING,
+    CRUSOE_NAMING,
+    GCP_NAMING,
+    LAMBDA_NAMING,
+    MARKETPLACE_NAMING,
+    NEBIUS_NAMING,
+    RegionNaming,
+)
 
 if TYPE_CHECKING:  # pydantic loads only where policies are read, never for `estimate`
     from pydantic import BaseModel
+
+
+class Feature(StrEnum):
+    """What gpuplan can do on a cloud besides pricing its offers (SkyPilot keeps the same
+    ``{feature: reason}`` map of what a cloud does not support)."""
+
+    FLEET = "fleet"
+    """List the GPU instances of a scope (``gpuplan fleet``, the TUI's fleet view)."""
+    STOP_IDLE = "stop-idle"
+    """Act on idle instances (``gpuplan stop-idle``, the scheduled job)."""
+    AUDIT = "audit"
+    """Compare the bill and the ledger (``gpuplan audit``)."""
 
 
 @dataclass(frozen=True)
@@ -38,17 +63,92 @@ class CloudFacts:
     """The policy's ``scope.<name>`` section of a cloud a registry entry adds (checked
     by this model); None for the built-in clouds, whose sections are fields of
     :class:`gpuplan.core.policy.models.Scope`."""
+    billing: str = ""
+    """How the cloud bills an on-demand instance (granularity, minimum, commitment), as its
+    pricing page or documentation states it; empty where no source said."""
+    unsupported: Mapping[Feature, str] = field(default_factory=dict)
+    """What gpuplan does not do on this cloud, and why (``{feature: reason}``); empty for a
+    cloud it manages. A policy section naming such a cloud is refused with the reason."""
+
+    @property
+    def catalog_only(self) -> bool:
+        """Offers are priced and planned here, but no instance is listed or acted on."""
+        return Feature.FLEET in self.unsupported
 
 
 AWS = CloudFacts(
-    Provider.AWS, "aws.csv", AWS_NAMING, "AWS instance store (NVMe on g4dn, g5, g6, p4d, p5 ...)"
+    Provider.AWS,
+    "aws.csv",
+    AWS_NAMING,
+    "AWS instance store (NVMe on g4dn, g5, g6, p4d, p5 ...)",
+    billing="per second, 60 s minimum (Linux; EC2 pricing page)",
 )
-GCP = CloudFacts(Provider.GCP, "gcp.csv", GCP_NAMING, "GCP local SSD")
+GCP = CloudFacts(
+    Provider.GCP,
+    "gcp.csv",
+    GCP_NAMING,
+    "GCP local SSD",
+    billing="per second, 1 min minimum (Compute Engine docs)",
+)
 AZURE = CloudFacts(
     Provider.AZURE, "azure.csv", AZURE_NAMING, "the Azure temporary disk (every N-series size)"
 )
 
-_TABLE: dict[Provider, CloudFacts] = {f.provider: f for f in (AWS, GCP, AZURE)}
+
+def _catalog_only(name: str) -> dict[Feature, str]:
+    why = (
+        f"{name} is a catalog-only cloud in gpuplan: its offers are priced and planned, "
+        "but gpuplan has no adapter to list, watch or stop its instances"
+    )
+    return dict.fromkeys(Feature, why)
+
+
+LAMBDA = CloudFacts(
+    Provider.define(Provider.named("lambda")),
+    "lambda.csv",
+    LAMBDA_NAMING,
+    billing="per minute; no minimum, no commitment (lambda.ai)",
+    unsupported=_catalog_only("Lambda"),
+)
+COREWEAVE = CloudFacts(
+    Provider.define(Provider.named("coreweave")),
+    "coreweave.csv",
+    COREWEAVE_NAMING,
+    billing="per minute; no minimum charge (CoreWeave docs)",
+    unsupported=_catalog_only("CoreWeave"),
+)
+NEBIUS = CloudFacts(
+    Provider.define(Provider.named("nebius")),
+    "nebius.csv",
+    NEBIUS_NAMING,
+    billing="per second; pay-as-you-go, commitments optional (Nebius docs)",
+    unsupported=_catalog_only("Nebius"),
+)
+CRUSOE = CloudFacts(
+    Provider.define(Provider.named("crusoe")),
+    "crusoe.csv",
+    CRUSOE_NAMING,
+    billing="per GPU-hour list; granularity not stated in the page read",
+    unsupported=_catalog_only("Crusoe"),
+)
+RUNPOD = CloudFacts(
+    Provider.define(Provider.named("runpod")),
+    "runpod.csv",
+    MARKETPLACE_NAMING,
+    billing="per second; no commitment (runpod.io)",
+    unsupported=_catalog_only("RunPod"),
+)
+VAST = CloudFacts(
+    Provider.define(Provider.named("vast")),
+    "vast.csv",
+    MARKETPLACE_NAMING,
+    billing="marketplace: host-set prices move daily; a median of verified offers",
+    unsupported=_catalog_only("Vast.ai"),
+)
+GPU_CLOUDS = (LAMBDA, COREWEAVE, NEBIUS, CRUSOE, RUNPOD, VAST)
+"""The GPU clouds gpuplan prices beside the big three (catalog-only: no lifecycle)."""
+
+_TABLE: dict[Provider, CloudFacts] = {f.provider: f for f in (AWS, GCP, AZURE, *GPU_CLOUDS)}
 
 
 def register(facts: CloudFacts) -> None:
@@ -77,4 +177,12 @@ def scope_section(name: str) -> tuple[Provider, type[BaseModel]] | None:
     for facts in _TABLE.values():
         if facts.provider.value == name and facts.scope_section is not None:
             return facts.provider, facts.scope_section
+    return None
+
+
+def catalog_only(name: str) -> CloudFacts | None:
+    """The catalog-only cloud named ``name`` (a policy's ``scope.<name>``), None otherwise."""
+    for facts in _TABLE.values():
+        if facts.provider.value == name and facts.catalog_only:
+            return facts
     return None

@@ -76,6 +76,10 @@ class Offer(BaseModel):
     parts: dict[PricingModel, PriceParts] | None = None
     """Host and accelerator parts of each price, where the provider bills them apart."""
     as_of: date
+    """The day the on-demand price (else the row's only price) was read from its source."""
+    dates: dict[PricingModel, date] | None = None
+    """The day each price that was read on another day than ``as_of`` was read (a Capacity
+    Block rate from an older page beside today's spot price)."""
     source: str
     origin: str = ""
     """Where this row was read from: "bundled", or the path of a user catalog file."""
@@ -93,6 +97,11 @@ class Offer(BaseModel):
         """Hourly USD price under ``pricing``, or None when not sold that way here."""
         value: Decimal | None = getattr(self, f"{pricing.value}_hourly")
         return value
+
+    def price_as_of(self, pricing: PricingModel) -> date:
+        """The day the price under ``pricing`` was read (the row's ``as_of`` unless the
+        row dates that price apart)."""
+        return (self.dates or {}).get(pricing, self.as_of)
 
     def price_per_gpu_hour(self, pricing: PricingModel) -> Decimal | None:
         hourly = self.price(pricing)

@@ -38,6 +38,12 @@ PLACEHOLDER_PRICES = frozenset({Decimal(700), Decimal(999), Decimal(9999), Decim
 MAX_VANISH_SHARE = Decimal("0.20")
 
 
+class NotConfigured(Exception):
+    """A price API that needs a credential the environment does not give (an API key):
+    ``catalog refresh`` says so in one line and skips that provider; it is not a failure
+    of the refresh, and the provider's catalog file is left as it is."""
+
+
 @dataclass(frozen=True)
 class Quote:
     """One hourly price for one instance type in one region under one pricing model."""
@@ -226,6 +232,7 @@ def _price_update(
         if quote.parts is not None:
             parts[quote.pricing] = quote.parts
     update["parts"] = parts or None
+    update["dates"] = None  # every price of a rebuilt offer is read today
     return update, rejected
 
 
@@ -322,7 +329,11 @@ def carry_unread(
             continue
         names = ", ".join(m.value for m in unread)
         source = f"{offers[index].source}; {names} carried from as_of {offer.as_of.isoformat()}"
-        update = {f"{m.value}_hourly": v for m, v in unread.items()} | {"source": source}
+        dates = {**(offers[index].dates or {}), **{m: offer.price_as_of(m) for m in unread}}
+        update = {f"{m.value}_hourly": v for m, v in unread.items()} | {
+            "source": source,
+            "dates": dates,
+        }
         offers[index] = offers[index].model_copy(update=update)
     return out
 

@@ -181,3 +181,33 @@ AWS_NAMING = PrefixNaming(
 )
 GCP_NAMING = PrefixNaming(_GCP_REGIONS, _GCP_PREFIX, special=_GCP_SPECIAL)
 AZURE_NAMING = WordNaming(_AZURE_REGIONS, _AZURE_WORDS, not_with={"us": "australia"})
+
+
+# The GPU clouds' region names, as their consoles and APIs spell them. A cloud that prices
+# one list for everywhere (RunPod, Vast.ai: marketplaces of many hosts) has one region,
+# ``global``, in no group; CoreWeave's page prices North America as one area, ``us``.
+_GPU_CLOUD_PREFIX = {
+    "us": RegionGroup.US,
+    "europe": RegionGroup.EUROPE,
+    "eu": RegionGroup.EUROPE,
+    "uk": RegionGroup.EUROPE,
+    "asia": RegionGroup.ASIA,
+    "australia": RegionGroup.OCEANIA,
+    "me": RegionGroup.MIDDLE_EAST,
+}
+LAMBDA_NAMING = PrefixNaming(
+    _names(
+        "us-east-1 us-east-2 us-east-3 us-west-1 us-west-2 us-west-3 us-south-1 us-south-2 "
+        "us-south-3 us-midwest-1 europe-central-1 europe-south-1 asia-northeast-1 "
+        "asia-northeast-2 asia-south-1 australia-east-1 me-west-1"
+    ),
+    _GPU_CLOUD_PREFIX,
+)
+COREWEAVE_NAMING = PrefixNaming(_names("us"), _GPU_CLOUD_PREFIX)
+NEBIUS_NAMING = PrefixNaming(
+    _names("eu-north1 eu-north2 eu-west1 us-central1 me-west1 uk-south1"), _GPU_CLOUD_PREFIX
+)
+CRUSOE_NAMING = PrefixNaming(
+    _names("us-east1 us-northcentral1 us-southcentral1 eu-iceland1"), _GPU_CLOUD_PREFIX
+)
+MARKETPLACE_NAMING = PrefixNaming(_names("global"), {})

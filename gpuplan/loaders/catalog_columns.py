@@ -36,9 +36,16 @@ def price_columns(pricing: PricingModel) -> tuple[str, str, str]:
     return f"{p}_hourly", f"host_{p}_hourly", f"gpu_{p}_hourly"
 
 
+def date_column(pricing: PricingModel) -> str:
+    """The optional column with the day a price under ``pricing`` was read, where that
+    differs from the row's ``as_of`` (a Capacity Block rate of 2024 beside a 2026 spot)."""
+    return f"{pricing.value}_as_of"
+
+
 def known_columns() -> set[str]:
     """Every column a catalog file may have."""
     known = {*REQUIRED, *OPTIONAL}
     for pricing in PricingModel:
         known.update(price_columns(pricing))
+        known.add(date_column(pricing))
     return known

@@ -37,6 +37,7 @@ from gpuplan.loaders.catalog_columns import (
     MAX_PLAUSIBLE_HOURLY,
     PLACEHOLDER_PRICES,
     REQUIRED,
+    date_column,
     known_columns,
     price_columns,
 )
@@ -174,6 +175,13 @@ def _offer(name: str, line: int, row: dict[str, str], provider: Provider, gpus: 
             values[total_col] = host + gpu
     if parts:
         values["parts"] = parts
+    dates = {
+        m.value: row[date_column(m)].strip()
+        for m in PricingModel
+        if row.get(date_column(m), "").strip()
+    }
+    if dates:
+        values["dates"] = dates
     try:
         offer = Offer.model_validate(values)
     except ValidationError as exc:

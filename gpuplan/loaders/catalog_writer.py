@@ -23,7 +23,7 @@ from pathlib import Path
 
 from gpuplan.core.clouds import facts_of
 from gpuplan.core.offers import BASE_MODELS, Offer, PricingModel, Provider
-from gpuplan.loaders.catalog_columns import TAIL, WRITTEN_SHAPE, price_columns
+from gpuplan.loaders.catalog_columns import TAIL, WRITTEN_SHAPE, date_column, price_columns
 
 
 def provider_csv(offers: Sequence[Offer]) -> str:
@@ -36,11 +36,15 @@ def provider_csv(offers: Sequence[Offer]) -> str:
             price_cols += [host, gpu]
         if whole:
             price_cols.append(total)
+    dated = [m for m in PricingModel if any(m in (o.dates or {}) for o in offers)]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*WRITTEN_SHAPE, *price_cols, *TAIL])
+    writer.writerow([*WRITTEN_SHAPE, *price_cols, *(date_column(m) for m in dated), *TAIL])
     for offer in sorted(offers, key=lambda o: (o.instance_type, o.region)):
-        writer.writerow(_row(offer, layout))
+        days = (offer.dates or {}).get
+        writer.writerow(
+            _row(offer, layout, [d.isoformat() if (d := days(m)) else "" for m in dated])
+        )
     return out.getvalue()
 
 
@@ -65,7 +69,7 @@ def _layout(offers: Sequence[Offer]) -> dict[PricingModel, tuple[bool, bool]]:
     return layout
 
 
-def _row(offer: Offer, layout: dict[PricingModel, tuple[bool, bool]]) -> list[str]:
+def _row(offer: Offer, layout: dict[PricingModel, tuple[bool, bool]], days: list[str]) -> list[str]:
     cells = [
         offer.instance_type,
         offer.region,
@@ -86,7 +90,7 @@ def _row(offer: Offer, layout: dict[PricingModel, tuple[bool, bool]]) -> list[st
             ]
         if whole:
             cells.append(_money(None if part and parted else offer.price(model)))
-    cells += [offer.spot_zone or "", offer.as_of.isoformat(), offer.source]
+    cells += [*days, offer.spot_zone or "", offer.as_of.isoformat(), offer.source]
     return cells
 
 

@@ -35,6 +35,7 @@ from gpuplan.loaders.catalog_columns import (
     MAX_PLAUSIBLE_HOURLY,
     PLACEHOLDER_PRICES,
     REQUIRED,
+    date_column,
     known_columns,
     price_columns,
 )
@@ -88,12 +89,16 @@ class OfferRow:
     dws_calendar_hourly: Decimal | None
     parts: dict[PricingModel, PartsRow] | None
     as_of: date
+    dates: dict[PricingModel, date] | None
     source: str
     origin: str
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.provider.value, self.instance_type, self.region)
+
+    def price_as_of(self, pricing: PricingModel) -> date:
+        return (self.dates or {}).get(pricing, self.as_of)
 
     def price(self, pricing: PricingModel) -> Decimal | None:
         value: Decimal | None = getattr(self, f"{pricing.value}_hourly")
@@ -244,12 +249,8 @@ def _offer(row: dict[str, str], provider: Provider, known: set[str], origin: str
     shape = {c: cell.get(c) or None for c in OFFER_SHAPE}
     if offer_problem(shape, {m.value: prices[m] for m in MODELS}) is not None:
         raise NotFast("range")  # the validated reader names file, line, field and range
-    if not _DATE.fullmatch(cell["as_of"]):
-        raise NotFast("as_of")
-    try:
-        as_of = date.fromisoformat(cell["as_of"])
-    except ValueError:
-        raise NotFast("as_of") from None
+    as_of = _date(cell["as_of"])
+    dates = {m: _date(cell[c]) for m, c in _DATE_COLUMNS if cell.get(c)}
     return OfferRow(
         provider=provider,
         instance_type=cell["instance_type"],
@@ -264,6 +265,7 @@ def _offer(row: dict[str, str], provider: Provider, known: set[str], origin: str
         spot_zone=cell.get("spot_zone") or None,
         parts=parts or None,
         as_of=as_of,
+        dates=dates or None,
         source=cell["source"],
         origin=origin,
         **{name: prices[m] for m, name in _PRICE_FIELDS},
@@ -271,6 +273,16 @@ def _offer(row: dict[str, str], provider: Provider, known: set[str], origin: str
 
 
 _PRICE_FIELDS = tuple((m, f"{m.value}_hourly") for m in MODELS)
+_DATE_COLUMNS = tuple((m, date_column(m)) for m in MODELS)
+
+
+def _date(text: str) -> date:
+    if not _DATE.fullmatch(text):
+        raise NotFast("date")
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise NotFast("date") from None
 
 
 def _prices(

@@ -309,7 +309,8 @@ class CatalogScreen(RoutedScreen):
             return
         outlier = self.outliers.get(outlier_key(offer))
         detail.set_class(outlier is not None, "flagged")  # room for the reason
-        detail.update(offer_detail(offer, self.catalog, outlier))
+        today = self.context.clock().date()
+        detail.update(offer_detail(offer, self.catalog, outlier, today))
 
     # --- focus -------------------------------------------------------------------
 

@@ -8,18 +8,20 @@ detail panel for one offer.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from decimal import Decimal
 
 from rich.text import Text
 
-from gpuplan.core.catalog import Catalog, tflops_per_dollar
+from gpuplan.core.catalog import STALE_AFTER, Catalog, is_stale, tflops_per_dollar
+from gpuplan.core.clouds import facts_of
 from gpuplan.core.offers import Offer, PricingModel
 from gpuplan.core.planner.spot_realism import OutlierKey, spot_outliers
 from gpuplan.tui import format as fmt
 from gpuplan.tui.table import Column
 
 COLUMNS: tuple[Column, ...] = (
-    Column("provider", "cloud", 4, min_width=5, max_width=5),
+    Column("provider", "cloud", 4, min_width=5, max_width=9),
     Column("instance", "instance", 8, min_width=8, max_width=24, stretch=64),
     Column("region", "region", 1, min_width=9, max_width=16),
     Column("gpu", "GPUs", 2, min_width=8, max_width=14),
@@ -125,7 +127,9 @@ def sort_offers(
     return present + missing
 
 
-def offer_detail(offer: Offer, catalog: Catalog, outlier: str | None = None) -> Text:
+def offer_detail(
+    offer: Offer, catalog: Catalog, outlier: str | None = None, today: date | None = None
+) -> Text:
     """The detail panel: the GPU's datasheet figures and the instance around it, and why
     its spot price is flagged when it is."""
     spec = catalog.gpus.get(offer.gpu)
@@ -156,7 +160,11 @@ def offer_detail(offer: Offer, catalog: Catalog, outlier: str | None = None) -> 
         f"{fmt.number(offer.memory_gb)} GB RAM · {network_text(offer)}\n"
     )
     spot_zone = f"spot zone {offer.spot_zone} · " if offer.spot_zone else ""
-    text.append(f"{spot_zone}as of {offer.as_of.isoformat()} · source: {offer.source}")
+    billing = facts_of(offer.provider).billing
+    stale = today is not None and is_stale(offer, today)
+    mark = f" (stale: over {STALE_AFTER.days} days)" if stale else ""
+    text.append(f"{spot_zone}as of {offer.as_of.isoformat()}{mark} · ")
+    text.append(f"{'billing: ' + billing + ' · ' if billing else ''}source: {offer.source}")
     if outlier:
         text.append(f"\n{OUTLIER} {outlier}", style="bold red")
     return text

@@ -47,6 +47,7 @@ def find_offers(
     sort: str | SortKey | None = None,
     max_age: timedelta | None = None,
     today: date | None = None,
+    include_stale: bool = False,
 ) -> list[Offer]:
     """Offers matching user-level words; raises :class:`InputError` for unknown names."""
     model = pricing if isinstance(pricing, PricingModel) or pricing is None else None
@@ -69,6 +70,7 @@ def find_offers(
         sort=sort_key,
         max_age=max_age,
         today=today,
+        include_stale=include_stale,
     )
     return query_offers(catalog, query)
 
@@ -86,9 +88,11 @@ def parse_max_age(text: str) -> timedelta:
     return timedelta(days=int(number) * _AGE_UNITS[unit])
 
 
-def offer_record(offer: Offer, catalog: Catalog) -> dict[str, object]:
-    """The public JSON shape of an offer (prices as numbers, null where not sold)."""
-    from gpuplan.core.catalog import tflops_per_dollar
+def offer_record(offer: Offer, catalog: Catalog, today: date | None = None) -> dict[str, object]:
+    """The public JSON shape of an offer (prices as numbers, null where not sold); ``stale``
+    when its on-demand (else only) price is over 90 days old at ``today`` (default: now),
+    and ``price_dates`` for prices read on another day."""
+    from gpuplan.core.catalog import is_stale, tflops_per_dollar
 
     record: dict[str, object] = {
         "provider": offer.provider.value,
@@ -116,5 +120,10 @@ def offer_record(offer: Offer, catalog: Catalog) -> dict[str, object]:
             for m, p in offer.parts.items()
         }
     record["as_of"] = offer.as_of
+    when = today or date.today()
+    record["age_days"] = (when - offer.as_of).days
+    record["stale"] = is_stale(offer, when)
+    if offer.dates:
+        record["price_dates"] = {m.value: d for m, d in offer.dates.items()}
     record["source"] = offer.source
     return record

@@ -41,6 +41,7 @@ from gpuplan.usecases.cloud_entry import (
     CloudEntry,
     ScopeAdapters,
     Service,
+    catalog_entry,
 )
 
 if TYPE_CHECKING:
@@ -239,6 +240,7 @@ ENTRIES = (
         permission_file="deploy/aws-iam-policy.json",
         regions=clouds.AWS.regions,
         local_storage=clouds.AWS.local_storage,
+        billing=clouds.AWS.billing,
         prices=cloud_prices.aws_prices,
         price_source="AWS Price List API + EC2 spot price history",
         discoverer=cloud_prices.aws_types,
@@ -254,6 +256,7 @@ ENTRIES = (
         permission_file="deploy/gcp-custom-role.yaml",
         regions=clouds.GCP.regions,
         local_storage=clouds.GCP.local_storage,
+        billing=clouds.GCP.billing,
         prices=cloud_prices.gcp_prices,
         price_source="Cloud Billing Catalog API",
         discoverer=cloud_prices.gcp_types,
@@ -276,8 +279,26 @@ ENTRIES = (
         nothing_found="scope discovered no subscriptions (the management groups hold none "
         "the identity can read): nothing was surveyed",
     ),
+    catalog_entry(
+        clouds.LAMBDA,
+        prices=cloud_prices.lambda_prices,
+        price_source="Lambda Cloud API instance-types",
+    ),
+    catalog_entry(clouds.COREWEAVE),
+    catalog_entry(clouds.NEBIUS),
+    catalog_entry(clouds.CRUSOE),
+    catalog_entry(
+        clouds.RUNPOD, prices=cloud_prices.runpod_prices, price_source="RunPod GraphQL API"
+    ),
+    catalog_entry(
+        clouds.VAST,
+        prices=cloud_prices.vast_prices,
+        price_source="Vast.ai offer search (median of verified offers)",
+    ),
 )
-"""The built-in clouds; :mod:`gpuplan.usecases.cloud_registry` adds any registered later."""
+"""The built-in clouds: the big three, then the GPU clouds priced and planned but not
+managed (:func:`~gpuplan.usecases.cloud_entry.catalog_entry`);
+:mod:`gpuplan.usecases.cloud_registry` adds any registered later."""
 
 FAKE_ENTRY = CloudEntry(
     Provider.AWS,

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING
 from gpuplan.core.actions import Entry as StepsOrRefusal
 from gpuplan.core.actions import Refusal, Steps
 from gpuplan.core.catalog import Catalog
-from gpuplan.core.clouds import CloudFacts
+from gpuplan.core.clouds import CloudFacts, Feature
 from gpuplan.core.discovery import Discovery
-from gpuplan.core.instances import Action
+from gpuplan.core.errors import InputError
+from gpuplan.core.instances import ACTING, Action
 from gpuplan.core.offers import Offer, PricingModel, Provider
 from gpuplan.core.policy import Policy
 from gpuplan.core.refresh import FetchResult
@@ -133,6 +134,10 @@ class CloudEntry:
     scope_section: type[BaseModel] | None = None
     """The model of the policy's ``scope.<name>`` for a cloud that is not built in; its
     builder reads the checked section with ``context.policy.scope.section(provider)``."""
+    billing: str = ""
+    """How the cloud bills on-demand use (granularity, minimum, commitment)."""
+    unsupported: Mapping[Feature, str] = field(default_factory=dict)
+    """What gpuplan does not do here, and why (``{feature: reason}``, SkyPilot's shape)."""
 
     @property
     def actions(self) -> dict[Action, str]:
@@ -160,5 +165,44 @@ class CloudEntry:
         if self.regions is None:
             raise ValueError(f"{self.provider.value}: an entry without region naming")
         return CloudFacts(
-            self.provider, self.catalog_file, self.regions, self.local_storage, self.scope_section
+            self.provider,
+            self.catalog_file,
+            self.regions,
+            self.local_storage,
+            self.scope_section,
+            self.billing,
+            self.unsupported,
         )
+
+    @property
+    def catalog_only(self) -> bool:
+        """Priced and planned, never listed or acted on (no lifecycle adapter)."""
+        return Feature.FLEET in self.unsupported
+
+
+def catalog_entry(
+    facts: CloudFacts,
+    *,
+    prices: Fetcher | None = None,
+    price_source: str = "",
+) -> CloudEntry:
+    """The lean entry of a catalog-only cloud: its facts, its price API (if it has one),
+    and every lifecycle feature and acting action refused with the facts' reason."""
+    why = facts.unsupported[Feature.FLEET]
+
+    def scopes(context: BuildContext) -> dict[str, CloudAdapter]:
+        raise InputError(why)
+
+    return CloudEntry(
+        facts.provider,
+        scopes,
+        steps={action: Refusal(why) for action in ACTING},
+        catalog_file=facts.catalog_file,
+        permission_file="",
+        regions=facts.regions,
+        prices=prices,
+        price_source=price_source,
+        nothing_found=why,
+        billing=facts.billing,
+        unsupported=facts.unsupported,
+    )

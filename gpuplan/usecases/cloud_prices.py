@@ -48,6 +48,27 @@ def azure_prices(req: FetchRequest) -> FetchResult:
     )
 
 
+def lambda_prices(req: FetchRequest) -> FetchResult:
+    """Lambda's instance-types API with ``LAMBDA_API_KEY`` (skipped without one)."""
+    from gpuplan.providers.lambdalabs.prices import fetch_lambda_prices
+
+    return fetch_lambda_prices(req.regions, req.instance_types, os.environ)
+
+
+def runpod_prices(req: FetchRequest) -> FetchResult:
+    """RunPod's GraphQL ``gpuTypes`` with ``RUNPOD_API_KEY`` (skipped without one)."""
+    from gpuplan.providers.runpod.prices import fetch_runpod_prices
+
+    return fetch_runpod_prices(req.regions, req.instance_types, os.environ)
+
+
+def vast_prices(req: FetchRequest) -> FetchResult:
+    """Vast.ai's offer search: medians of verified offers (no key needed)."""
+    from gpuplan.providers.vastai.prices import fetch_vast_prices
+
+    return fetch_vast_prices(req.regions, req.instance_types, os.environ)
+
+
 def aws_types(environ: Mapping[str, str]) -> Discoverer:
     """EC2 DescribeInstanceTypes/-Offerings, always on (the boto3 credential chain)."""
 

@@ -13,11 +13,11 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.core.catalog import Catalog, oldest_price_note
+from gpuplan.core.catalog import Catalog, is_stale, oldest_price_note
 from gpuplan.core.errors import InputError
-from gpuplan.core.kinds import Precision
+from gpuplan.core.kinds import Precision, PricingModel
 from gpuplan.core.planner.constraints import PlanConstraints
-from gpuplan.core.planner.options import DEFAULT_GOODPUT, PlanRequest, PlanResult
+from gpuplan.core.planner.options import DEFAULT_GOODPUT, Option, PlanRequest, PlanResult
 from gpuplan.core.planner.quantities import (
     parse_amount,
     parse_duration_hours,
@@ -80,6 +80,8 @@ class EstimateArgs:
     objective: str | None = None
     price_per_gpu_hour: str | None = None
     reuse_commitment: bool = False
+    include_stale: bool = False
+    """Rank options priced over 90 days ago by cost alone (default: after the fresh ones)."""
 
 
 def estimate(
@@ -92,17 +94,36 @@ def estimate(
     check_contradictions(args)
     request = build_request(catalog, args, constraints)
     result = plan(catalog, request, parse_objective(args.objective))
+    if today is not None and not args.include_stale:
+        result = stale_last(result, catalog, today)
     return with_price_age(result, catalog, today)
 
 
+def stale_last(result: PlanResult, catalog: Catalog, today: date) -> PlanResult:
+    """Options whose price is over 90 days old at ``today`` after the fresh ones, each
+    group in the objective's order (a stale price is a guess at today's)."""
+    by_key = {o.key: o for o in catalog.offers}
+
+    def stale(option: Option) -> bool:
+        if option.provider is None or not option.instance_type or not option.region:
+            return False
+        offer = by_key.get((option.provider.value, option.instance_type, option.region))
+        pricing = PricingModel(option.pricing) if option.pricing else PricingModel.ON_DEMAND
+        return offer is not None and is_stale(offer, today, pricing)
+
+    return replace(result, options=tuple(sorted(result.options, key=stale)))
+
+
 def with_price_age(result: PlanResult, catalog: Catalog, today: date | None) -> PlanResult:
-    """Add the assumption naming the oldest catalog price the feasible options use."""
-    keys = {
-        (o.provider.value, o.instance_type, o.region)
+    """Add the assumption naming the oldest catalog price the feasible options use: each
+    offer at the pricing model the option prices it by, dated by that price's reading."""
+    by_key = {o.key: o for o in catalog.offers}
+    used = [
+        (by_key[key], PricingModel(o.pricing) if o.pricing else PricingModel.ON_DEMAND)
         for o in result.options
         if o.provider is not None and o.instance_type and o.region
-    }
-    used = [o for o in catalog.offers if o.key in keys]
+        if (key := (o.provider.value, o.instance_type, o.region)) in by_key
+    ]
     note = oldest_price_note(used, today)
     return result if note is None else replace(result, notes=(*result.notes, note))
 

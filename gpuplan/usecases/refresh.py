@@ -22,6 +22,7 @@ from gpuplan.core.errors import InputError
 from gpuplan.core.offers import BASE_MODELS, Offer, PricingModel, Provider
 from gpuplan.core.refresh import (
     FetchResult,
+    NotConfigured,
     OfferDiff,
     Problem,
     Quote,
@@ -74,6 +75,9 @@ class ProviderOutcome:
     vanished_types: list[str] = field(default_factory=list)
     """Instance types the catalog had that are gone after the refresh."""
     unknown_gpus: list[UnknownGpu] = field(default_factory=list)
+    skipped: str | None = None
+    """Why this provider was not refreshed (no price API, no key): one line, not a failure;
+    its catalog file stays as it is."""
 
     @property
     def ok(self) -> bool:
@@ -151,11 +155,17 @@ def _refresh_provider(run: _Run, provider: Provider, wanted: tuple[str, ...]) ->
     found, problems = find_types(run.discoverers.get(provider), provider, scope, run.progress)
     extra = new_shapes(provider, found.found, run.catalog.gpus, known) if found else NewShapes()
     shapes = {**extra.shapes, **known}
+    fetcher = run.fetchers.get(provider)
+    if fetcher is None:
+        why = f"no price API in gpuplan; the bundled list prices stay ({_page(current)})"
+        return _skipped(run, provider, why, problems)
     try:
         with needs_extra(f"{provider.value} prices"):
-            fetched = run.fetchers[provider](_request(current, scope, run, shapes, extra))
+            fetched = fetcher(_request(current, scope, run, shapes, extra))
     except MissingExtra:
         raise
+    except NotConfigured as exc:
+        return _skipped(run, provider, str(exc), problems)
     except Exception as exc:  # any SDK or network failure: report it, keep the old data
         outcome = ProviderOutcome(provider, failures={"": _describe(exc)}, problems=problems)
         run.progress(f"{provider.value}: failed: {outcome.failures['']}")
@@ -173,6 +183,19 @@ def _refresh_provider(run: _Run, provider: Provider, wanted: tuple[str, ...]) ->
     if found is not None:
         report_discovery(outcome, found, extra, current)
     return outcome
+
+
+def _skipped(run: _Run, provider: Provider, why: str, problems: list[Problem]) -> ProviderOutcome:
+    run.progress(f"{provider.value}: skipped: {why}")
+    return ProviderOutcome(provider, problems=problems, skipped=why)
+
+
+def _page(current: Sequence[Offer]) -> str:
+    """The day the bundled rows were read, for the skip line."""
+    if not current:
+        return "none in the catalog"
+    oldest = min(o.as_of for o in current)
+    return f"read {oldest.isoformat()} or later; edit the file from the pricing page"
 
 
 def _request(

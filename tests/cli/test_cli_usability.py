@@ -25,13 +25,19 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_cheapest_h100_on_each_cloud(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "gpus", "--prices", "--gpu", "H100", "--per-cloud", "--json")
+    argv = ["gpus", "--prices", "--gpu", "H100", "--per-cloud", "--include-stale", "--json"]
+    code, out, _ = run(capsys, *argv)  # --include-stale: ranked by price whatever the day
     assert code == 0
     import json
 
     rows = json.loads(out)
-    assert [r["provider"] for r in rows] == ["aws", "azure", "gcp"]
-    aws = rows[0]
+    clouds = [r["provider"] for r in rows]
+    assert set(clouds) == {"aws", "azure", "gcp", "lambda", "coreweave", "nebius", "crusoe",
+                           "runpod", "vast"}  # fmt: skip
+    prices = [r["on_demand_per_gpu_hour"] for r in rows]
+    assert prices == sorted(prices)  # ranked by on-demand price, the GPU clouds beside
+    assert all(r["on_demand_as_of"] and isinstance(r["on_demand_stale"], bool) for r in rows)
+    aws = rows[clouds.index("aws")]
     code, out, _ = run(capsys, "catalog", "--gpu", "H100", "--provider", "aws", "--json")
     offers = json.loads(out)
     assert aws["on_demand_per_gpu_hour"] == min(o["on_demand_per_gpu_hour"] for o in offers)

@@ -30,7 +30,7 @@ def _aws_row(**changes: str) -> str:
 
 def test_small_catalog_loads(small_catalog: Path) -> None:
     catalog = load_catalog(small_catalog)
-    assert {o.provider for o in catalog.offers} == set(Provider)
+    assert {o.provider for o in catalog.offers} == {Provider.AWS, Provider.GCP, Provider.AZURE}
     p5 = next(o for o in catalog.offers if o.instance_type == "p5.48xlarge")
     assert p5.on_demand_hourly == Decimal("55.04")
     assert p5.price(PricingModel.SPOT) == Decimal("30.10")

@@ -23,8 +23,11 @@ NOW = datetime(2027, 6, 1, tzinfo=UTC)
 
 def _typed(value: Any) -> Any:
     """A value with its type, so that 8 and 8.0 (or "8") do not pass for each other."""
-    if isinstance(value, dict):
-        return {k: (_typed(v.host), _typed(v.accelerators)) for k, v in value.items()}
+    if isinstance(value, dict):  # price parts, or the per-model price dates
+        return {
+            k: (_typed(v.host), _typed(v.accelerators)) if hasattr(v, "host") else _typed(v)
+            for k, v in value.items()
+        }
     return (type(value).__name__, str(value), value)
 
 

@@ -181,3 +181,19 @@ def test_spot_outlier_is_flagged_with_its_reason(tmp_path: Path) -> None:
         assert per_gpu["us-east-1"] == "0.31!" and not per_gpu["us-west-2"].endswith("!")
 
     drive(app, script, size=(120, 40))
+
+
+def test_the_detail_line_says_stale_and_how_the_cloud_bills() -> None:
+    from datetime import date
+
+    from gpuplan.loaders.catalog import load_catalog
+    from gpuplan.tui.catalog_rows import offer_detail
+
+    catalog = load_catalog()
+    by_key = {o.key: o for o in catalog.offers}
+    old = by_key[("azure", "Standard_ND96isr_H100_v5", "westeurope")]  # read 2023-12-18
+    text = offer_detail(old, catalog, today=date(2026, 12, 4)).plain
+    assert "as of 2023-12-18 (stale: over 90 days)" in text
+    fresh = by_key[("lambda", "gpu_8x_h100_sxm5", "us-east-1")]
+    text = offer_detail(fresh, catalog, today=date(2026, 12, 4)).plain
+    assert "stale" not in text and "billing: per minute" in text

@@ -46,6 +46,10 @@ FABRIC_GBIT: tuple[tuple[str, float], ...] = (
 reference designs: 8 x 400G for H100/B200, 8 x 200G for A100, 4 x 100G... for V100)."""
 DEFAULT_FABRIC_GBIT = 50.0
 """PCIe inference parts: cloud instances give them 25-100 Gbit/s per instance."""
+NO_FABRIC_GBIT = DEFAULT_FABRIC_GBIT
+"""An instance whose offer says it has no InfiniBand (a GPU cloud's on-demand VM or pod)
+and states no figure: its nodes talk over an ordinary instance network, this much a node
+(so a multi-node job on it pays the full slowdown), never the HGX reference fabric."""
 MAX_SLOWDOWN = 4.0
 """A fabric below a quarter of the reference is not slower still in this model: jobs on it
 use fewer, larger steps (gradient accumulation) to hide it."""
@@ -61,6 +65,16 @@ class Links:
     """In-node GPU-to-GPU, GB/s bidirectional."""
     fabric_gbit: float
     """Scale-out per GPU, Gbit/s."""
+
+
+def offer_fabric(network_gbps: float | None, interconnect: str) -> float | None:
+    """The scale-out bandwidth of one instance: the offer's figure; else, for an offer that
+    says it has no InfiniBand, :data:`NO_FABRIC_GBIT`; else None (the GPU's usual fabric)."""
+    if network_gbps is not None:
+        return network_gbps
+    if "no infiniband" in interconnect.lower():
+        return NO_FABRIC_GBIT
+    return None
 
 
 def links(spec: GpuSpec, gpus_per_node: float, network_gbps: float | None) -> Links:

@@ -48,7 +48,10 @@ def compare(result: PlanResult, gpus: tuple[str, ...]) -> list[Comparison]:
         if not mine:
             rows.append(_infeasible(result, gpu))
             continue
-        timed = next((o for o in mine if o.pricing == "on_demand"), mine[0])
+        # The fastest on-demand placement: the generation's speed, not a cheaper placement
+        # over a slower network (eight 1-GPU marketplace offers without InfiniBand).
+        on_demand = [o for o in mine if o.pricing == "on_demand" and o.hours]
+        timed = min(on_demand, key=lambda o: o.hours or 0.0) if on_demand else mine[0]
         priced = [o for o in mine if o.cost_usd is not None]
         cheapest = min(priced, key=lambda o: o.cost_usd or Decimal(0)) if priced else None
         first = first or timed

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.kinds import PricingModel, Provider
+from gpuplan.core.planner import comm
 from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS, early_reasons, finish, who
 from gpuplan.core.planner.flops import Flops, training_flops
 from gpuplan.core.planner.plan import DEFAULT_GOODPUT, Option, PlanRequest, PlanResult
@@ -217,7 +218,7 @@ def _priced(
     the price depend only on the GPU, count, node shape and network: worked out once for
     every region and instance type sharing them."""
     offer = placement.offer
-    network = offer.network_gbps if offer else None
+    network = comm.offer_fabric(offer.network_gbps, offer.interconnect) if offer else None
     key = (placement.spec.name, placement.count, placement.gpus_per_node, placement.nodes, network)
     known = cache.get(key)
     if known is None:

@@ -7,6 +7,7 @@ generated JSON Schema (``policies/policy.schema.json``) and of ``docs/policy.md`
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -25,7 +26,7 @@ from pydantic import (
 )
 
 from gpuplan.core.actions import provider_action
-from gpuplan.core.clouds import scope_section
+from gpuplan.core.clouds import Feature, catalog_only, scope_section
 from gpuplan.core.instances import Action
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.fields import (
@@ -196,7 +197,22 @@ class AzureScope(_Section):
 
 def _cloud_section_model(key: str) -> type[BaseModel] | None:
     found = scope_section(key)
+    if found is None and (facts := catalog_only(key)) is not None:
+        return _refused_section(facts.unsupported[Feature.FLEET])
     return found[1] if found else None
+
+
+@functools.cache
+def _refused_section(reason: str) -> type[BaseModel]:
+    """``scope.<name>`` of a catalog-only cloud: refused, with the entry's reason."""
+
+    class CatalogOnlyScope(_Section):
+        @model_validator(mode="before")
+        @classmethod
+        def _refuse(cls, data: Any) -> Any:
+            raise ValueError(f"{reason}; remove this section (fleet, stop-idle and audit)")
+
+    return CatalogOnlyScope
 
 
 class Scope(_Section):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from gpuplan.core.actions import offered_by
+from gpuplan.core.clouds import facts_of
 from gpuplan.core.errors import InputError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.instances import ACTING, Action, GpuInstance, label_mismatch
@@ -85,8 +86,8 @@ def action_rules(policy: Policy) -> list[PolicyProblem]:
     if action not in ACTING or action is Action.HIBERNATE:
         return []
     offered = offered_by(action)
-    if set(offered) == set(Provider):
-        return []  # every cloud carries it out
+    if set(offered) == {p for p in Provider if not facts_of(p).catalog_only}:
+        return []  # every cloud that gpuplan manages carries it out
     scope = policy.scope.providers
     others = [p.value for p in scope if p not in offered]
     names = " or ".join(_NAMES.get(p, p.value) for p in offered)

@@ -24,7 +24,7 @@ from gpuplan.usecases.adapters import CloudEntry
 from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
 from gpuplan.usecases.executor import LEASE_TAG
 from gpuplan.usecases.stop_idle import run_stop_idle
-from tests.e2e.contract.conftest import BACKENDS, WIRE_FAKES, Backend
+from tests.e2e.contract.conftest import BACKENDS, MANAGED, WIRE_FAKES, Backend
 from tests.fakes.contract import actions, policy
 from tests.fakes.scenarios import CASES, NOW
 
@@ -35,9 +35,26 @@ ALL = [*cloud_registry.entries(), FAKE_ENTRY]
 
 
 def test_every_registry_entry_has_a_wire_fake_and_a_backend() -> None:
-    registered = [e.provider for e in cloud_registry.entries()]
+    registered = [e.provider for e in MANAGED]
     assert sorted(WIRE_FAKES) == sorted(registered), "an entry without a wire fake"
     assert [*(p.value for p in registered), "fake"] == BACKENDS
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [e for e in cloud_registry.entries() if e.catalog_only],
+    ids=lambda e: e.provider.value,
+)
+def test_a_catalog_only_entry_refuses_every_feature_with_its_reason(entry: CloudEntry) -> None:
+    from gpuplan.core.clouds import Feature
+    from gpuplan.core.errors import InputError
+    from gpuplan.usecases.cloud_entry import BuildContext
+
+    why = entry.unsupported[Feature.FLEET]
+    assert set(entry.unsupported) == set(Feature) and "catalog-only" in why
+    assert entry.refusals == dict.fromkeys(ACTING, why) and entry.actions == {}
+    with pytest.raises(InputError, match="catalog-only"):
+        entry.scopes(BuildContext(policy({}), None, None, {}))
 
 
 @pytest.mark.parametrize("entry", ALL, ids=lambda e: e.provider.value)
@@ -59,11 +76,11 @@ def test_every_entry_is_read_by_every_table(entry: CloudEntry) -> None:
     from gpuplan.usecases.refresh import default_fetchers
 
     assert facts_of(entry.provider) == entry.facts
-    assert default_fetchers()[entry.provider] is entry.prices
-    for kind in Service:
+    assert default_fetchers().get(entry.provider) is entry.prices
+    for kind in Service if not entry.catalog_only else ():
         assert service_names()[(entry.provider, kind)] == entry.services[kind]
     root = Path(__file__).resolve().parents[3]
-    assert (root / entry.permission_file).is_file()
+    assert entry.catalog_only or (root / entry.permission_file).is_file()
     assert (root / "pricing" / entry.catalog_file).is_file()
 
 
