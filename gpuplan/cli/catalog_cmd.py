@@ -11,6 +11,12 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from gpuplan.cli import catalog_refresh_cmd
+from gpuplan.cli.catalog_freshness import (
+    STALE_MARK,
+    add_include_stale,
+    age_mark,
+    freshness_footer,
+)
 from gpuplan.cli.common import (
     add_catalog_dir,
     add_output_format,
@@ -22,7 +28,6 @@ from gpuplan.cli.common import (
 from gpuplan.cli.render import (
     format_cell,
     format_count,
-    plural,
     print_csv,
     print_json,
     render_table,
@@ -120,6 +125,7 @@ DROP_ORDER = (9, 7, 6, 10, 0, 4, 5)
 instance price (its per-GPU figure stays), the spot price. The column the rows are sorted
 by is never left out (:func:`drop_order`)."""
 _AS_OF = 10
+_PER_GPU = 8
 _SPOT = 5
 _PRICE_COLUMN = {PricingModel.ON_DEMAND: 4, PricingModel.SPOT: _SPOT}
 _PRICE_COLUMN |= {PricingModel.RESERVED_1Y: 6, PricingModel.RESERVED_3Y: 7}
@@ -274,20 +280,21 @@ def _print_table(
                 format_cell(o.reserved_3y_hourly, money=True),
                 format_cell(o.price_per_gpu_hour(shown), money=True),
                 format_cell(tflops_per_dollar(o, catalog.gpus, shown), digits=0),
-                o.as_of.isoformat() + _age_mark(o, today),
+                o.as_of.isoformat() + age_mark(o, today),
             ]
         )
     right = [False] * 4 + [True] * 6 + [False]
     drop = drop_order(sort, shown)
-    if any(is_stale(o, today) for o in offers):  # a stale row is always marked as such
-        drop = tuple(i for i in drop if i != _AS_OF)
+    kept = shown_columns(list(_HEADERS), rows, drop=drop)
+    if _AS_OF not in kept:  # a stale row stays marked: on its $/GPU-h, never dropped
+        for o, row in zip(offers, rows, strict=True):
+            row[_PER_GPU] += STALE_MARK if is_stale(o, today) else ""
     print(render_table(list(_HEADERS), rows, align_right=right, drop=drop))
     note = (
         f" ($/GPU-h at {shown.value})"
         if pricing
         else " ($/GPU-h at on-demand; offers sold any way listed)"
     )
-    kept = shown_columns(list(_HEADERS), rows, drop=drop)
     footer = freshness_footer(offers, today, matched, marked=_AS_OF in kept)
     print("\n" + wrap(footer + note + "."))
     if _SPOT in kept and any(_key(o) in flagged for o in offers):
@@ -309,66 +316,6 @@ def spot_flags(catalog: Catalog) -> dict[tuple[str, str, str], str]:
 
 def _key(offer: Offer) -> tuple[str, str, str]:
     return (offer.provider.value, offer.instance_type, offer.region)
-
-
-def add_include_stale(parser: argparse.ArgumentParser) -> None:
-    """``--include-stale``: rank prices over 90 days old by price alone."""
-    parser.add_argument(
-        "--include-stale",
-        action="store_true",
-        help="rank prices read over 90 days ago by price alone (they still lose a tie); "
-        "by default they rank after every fresh price",
-    )
-
-
-def _age_mark(offer: Offer, today: date) -> str:
-    """`` stale`` past 90 days, `` *`` past 30, nothing for a fresh price."""
-    from gpuplan.core.catalog import is_old, is_stale
-
-    if is_stale(offer, today):
-        return " stale"
-    return " *" if is_old(offer, today) else ""
-
-
-def freshness_footer(
-    offers: Sequence[Offer], today: date, matched: int | None = None, *, marked: bool = True
-) -> str:
-    """The table's closing line: count, the range of price dates, and the old-row markers
-    (``marked``: the ``as of`` column with its marks is shown; else a count and how to see
-    them)."""
-    from gpuplan.core.catalog import OLD_ROW_AFTER, STALE_AFTER, as_of_range, is_old, is_stale
-
-    span = as_of_range(offers)
-    if span is None:
-        return "0 offers"
-    dates = span[0].isoformat() + ("" if span[0] == span[1] else f" to {span[1].isoformat()}")
-    top = f" (top {len(offers)} of {matched:,})" if matched and len(offers) < matched else ""
-    text = f"{plural(len(offers), 'offer')}{top}; prices in USD per hour, as of {dates}"
-    stale = sum(is_stale(o, today) for o in offers)
-    old = sum(is_old(o, today) for o in offers) - stale
-    if old and marked:
-        text += f"; * = price older than {OLD_ROW_AFTER.days} days ({plural(old, 'row')})"
-    elif old:
-        days = OLD_ROW_AFTER.days
-        text += f"; {plural(old, 'row')} priced over {days} days ago (--wide shows which)"
-    if stale:
-        text += (
-            f"; stale = older than {STALE_AFTER.days} days ({plural(stale, 'row')}), "
-            "ranked after fresh prices unless --include-stale"
-        )
-    return text
-
-
-def as_of_text(offers: Sequence[Offer]) -> str:
-    """The oldest row's date, and the newest when rows differ (a mixed catalog says so)."""
-    from gpuplan.core.catalog import as_of_range
-
-    span = as_of_range(offers)
-    if span is None:
-        return "unknown"
-    if span[0] == span[1]:
-        return span[0].isoformat()
-    return f"{span[0].isoformat()} (oldest row; newest {span[1].isoformat()})"
 
 
 def catalog_regions(catalog: Catalog) -> dict[Provider, set[str]]:

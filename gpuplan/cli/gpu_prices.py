@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from datetime import date
 from typing import TYPE_CHECKING
 
-from gpuplan.cli.catalog_cmd import SPOT_FLAG_LEGEND, as_of_text, catalog_regions, spot_flags
+from gpuplan.cli.catalog_cmd import SPOT_FLAG_LEGEND, catalog_regions, spot_flags
+from gpuplan.cli.catalog_freshness import as_of_text
 from gpuplan.cli.common import load_catalog_for, split_list
 from gpuplan.cli.render import format_cell, plural, print_csv, print_json, render_table, wrap
 from gpuplan.core.cheapest import SHOWN, Cheapest, GpuPrices, cheapest_by_gpu

@@ -43,7 +43,7 @@ def _gpuplan(
 
 def _policy(tmp_path: Path, scope: str) -> Path:
     path = tmp_path / f"{scope.split(':')[0]}.yaml"
-    path.write_text(f"version: 1\nname: team\nscope:\n  {scope}\n")
+    path.write_text(f"version: 1\nname: team\nscope:\n  {scope}\nidle:\n  allow_data_loss: false\n")
     return path
 
 
@@ -73,9 +73,8 @@ def test_a_fleet_command_without_its_cloud_sdk_names_the_extra(
     tmp_path: Path, blocked: tuple[str, ...], scope: str, extra: str, command: str
 ) -> None:
     policy = _policy(tmp_path, scope)
-    done = _gpuplan(
-        blocked, command, "--policy", str(policy), "--db", str(tmp_path / "l.db"), cwd=tmp_path
-    )
+    ledger = ("--db", str(tmp_path / "l.db")) if command == "stop-idle" else ()
+    done = _gpuplan(blocked, command, "--policy", str(policy), *ledger, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.splitlines()
     assert line.endswith(f"pip install 'gpuplan[{extra}]'") and "Traceback" not in done.stderr

@@ -93,6 +93,21 @@ def test_catalog_footer_explains_only_what_is_shown(
     assert "as of" in wide.splitlines()[0] and "* = price older than 30 days" in wide
 
 
+def test_a_stale_row_stays_marked_when_the_as_of_column_is_left_out(
+    bundled: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 34: rows over 90 days old are marked in every table, whatever its width."""
+    code, wide, _ = _run(["catalog", "--provider", "azure", "--wide"], capsys)
+    stale_rows = [line for line in wide.splitlines() if line.rstrip().endswith(" stale")]
+    assert code == 0 and stale_rows
+    code, narrow, _ = _run(["catalog", "--provider", "azure"], capsys)
+    assert "as of" not in narrow.splitlines()[0]
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    marked = [line for line in narrow.splitlines() if line.rstrip().endswith(" ~")]
+    assert len(marked) == len(stale_rows)
+    assert "~ = older than 90 days" in " ".join(narrow.split())
+
+
 def test_budget_summary_names_the_cheapest_option_once(
     bundled: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -166,9 +181,9 @@ def test_an_unknown_flag_is_one_line_naming_the_commands_help(
 
 
 def test_an_empty_listing_says_why(bundled: None, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(["catalog", "--gpu", "MI300X"], capsys)
+    code, out, _ = _run(["catalog", "--gpu", "MI355X", "--provider", "aws,azure,gcp"], capsys)
     assert code == 0
-    assert "no offer for MI300X (providers searched: aws, azure, gcp)" in out.replace("\n", " ")
+    assert "no offer for MI355X (providers searched: aws, azure, gcp)" in out.replace("\n", " ")
     assert "---" not in out  # no empty table
     code, out, _ = _run(
         ["catalog", "--gpu", "H100", "--provider", "aws", "--max-hourly", "0.01"], capsys
