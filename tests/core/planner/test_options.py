@@ -83,11 +83,13 @@ def test_reserved_charges_the_whole_term_unless_reused(catalog: Catalog) -> None
     r1 = next(o for o in options if o.pricing == "reserved_1y")
     assert r1.commitment_usd == Decimal("38.00") * 8 * 365 * 24
     assert r1.cost_usd == r1.commitment_usd
+    assert r1.hours is not None and r1.unused_term_hours == pytest.approx(365 * 24 - r1.hours)
     assert r1.break_even_utilization == pytest.approx(38.00 / 55.04)
     reused, _ = _plan(catalog, reuse_commitment=True, **request)
     r1b = next(o for o in reused if o.pricing == "reserved_1y")
     assert r1b.cost_usd == (Decimal(38 * 8) * Decimal(f"{r1b.hours:.6f}")).quantize(Decimal("0.01"))
     assert r1b.cost_usd is not None and r1b.cost_usd < r1.cost_usd
+    assert r1b.unused_term_hours is None  # the capacity stays busy: nothing paid unused
 
 
 def test_deadline_and_budget_make_options_infeasible(catalog: Catalog) -> None:
