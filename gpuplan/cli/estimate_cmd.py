@@ -128,7 +128,8 @@ def _choices(p: argparse.ArgumentParser) -> None:
         "--checkpoint-every", help="checkpoint interval for spot, with its unit (default 1h)"
     )
     c.add_argument(
-        "--deadline", help="wall-clock limit with its unit, e.g. 36h or 14d (not a bare 14)"
+        "--deadline",
+        help="wall-clock limit with its unit, e.g. 36h or 14d (not a bare 14); default 90d",
     )
     c.add_argument("--budget", help="USD limit")
     c.add_argument("--objective", help="cost (default) or time")
@@ -316,7 +317,7 @@ def _default_top(result: PlanResult) -> int:
 def _print_reasons(
     result: PlanResult, label: str | None, fits: Callable[[Mapping[str, Any]], bool]
 ) -> None:
-    from gpuplan.cli.estimate_tips import cheapest_over_budget, true_tips
+    from gpuplan.cli.estimate_tips import cheapest_over_budget, fastest_over_cap, true_tips
     from gpuplan.core.planner.records import reason_counts
 
     reasons = reason_counts(result)
@@ -330,9 +331,9 @@ def _print_reasons(
     if len(ranked) > 15:
         more = plural(len(ranked) - 15, "other reason")
         print(f"  ... {more} (--json lists all)", file=sys.stderr)
-    cheapest = cheapest_over_budget(result)
-    if cheapest:
-        print(shown_line(cheapest), file=sys.stderr)
+    for summary in (cheapest_over_budget(result), fastest_over_cap(result, fits)):
+        if summary:
+            print(shown_line(summary), file=sys.stderr)
     tips, dropped = true_tips(result, label, fits)
     if tips:
         print("what would fit:", file=sys.stderr)

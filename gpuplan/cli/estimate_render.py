@@ -43,6 +43,7 @@ CSV_COLUMNS = (
     "hourly_usd",
     "commitment_usd",
     "break_even_utilization",
+    "unused_term_hours",
     "mfu",
     "fits_memory",
     "memory_per_gpu_gib",
@@ -157,7 +158,9 @@ def _row(rank: int, option: Option, regions: int, fx: Fx) -> list[str]:
         instance,
         option.provider.value if option.provider else "-",
         where,
-        (option.pricing or "-") + ("!" if option.spot_outlier else ""),
+        (option.pricing or "-")
+        + ("!" if option.spot_outlier else "")
+        + ("^" if option.unused_term_hours else ""),
         _span(option),
         f"{option.gpu_hours:,.0f}" if option.gpu_hours is not None else "-",
         _money(option.cost_usd, fx),
@@ -207,6 +210,7 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
                     "(docs/estimating.md, spot realism)."
                 )
             )
+        _term_line([o for o, _ in groups[:top]])
         _fastest_line(result, fx)
     else:
         print("No feasible option.")
@@ -229,6 +233,20 @@ def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: b
 def _measured(result: PlanResult) -> bool:
     """Whether the options rest on the user's own step rate (--throughput --measured-on)."""
     return any(f.name.startswith("measured ") for o in result.options[:1] for f in o.mfu_factors)
+
+
+def _term_line(shown: list[Option]) -> None:
+    """What ``^`` means, with the first marked row's figures: its cost is the whole term."""
+    for rank, option in enumerate(shown, start=1):
+        unused, hours = option.unused_term_hours, option.hours
+        if unused is None or hours is None:
+            continue
+        print(wrap(
+            f"reserved^ = the whole term is charged, though the job runs in part of it "
+            f"(row {rank}: {hours / 24:,.1f} days of {(hours + unused) / 24:,.0f} paid); "
+            "--reuse-commitment charges job hours only, if the capacity stays busy afterwards."
+        ))  # fmt: skip
+        return
 
 
 def _fastest_line(result: PlanResult, fx: Fx) -> None:

@@ -10,6 +10,7 @@ Tips that name no change (a GPU with more memory) are passed on as they are. Ove
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
@@ -98,4 +99,31 @@ def cheapest_over_budget(result: PlanResult) -> str | None:
         f"cheapest: {best.gpu} x {format_count(best.gpus)} ({where}{provider}, "
         f"{best.pricing or '-'}) at ${cost:,.0f}, ${cost - budget:,.0f} over the budget of "
         f"${budget:,.0f}{times}{other}"
+    )
+
+
+def fastest_over_cap(result: PlanResult, fits: Callable[[Change], bool]) -> str | None:
+    """With no ``--deadline`` and nothing under the default cap: the fastest option kept out
+    by time alone, how long it takes, and what would bring it under (more of that GPU,
+    checked by planning again, or a ``--deadline`` past its duration)."""
+    from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS, count_within, only_over_time
+
+    if result.options or result.deadline_hours is not None:
+        return None
+    over = [o for o in result.infeasible if o.hours is not None and only_over_time(o)]
+    if not over:
+        return None
+    best = min(over, key=lambda o: o.hours or 0.0)
+    hours = best.hours or 0.0
+    parts = [f"{best.nodes} x {best.instance_type}"] if best.instance_type else []
+    parts += [p for p in (best.provider.value if best.provider else None, best.pricing) if p]
+    shown = f" ({', '.join(parts)})" if parts else ""
+    ways = [f"--deadline {math.ceil(hours / 24)}d lists it"]
+    need = count_within(best, hours, DEFAULT_MAX_HOURS)
+    if fits({"gpus": f"{need:g}", "gpu": [best.gpu]}):
+        ways.insert(0, f"--gpu {best.gpu} --gpus {need:g} finishes inside")
+    return (
+        f"fastest: {best.gpu} x {format_count(best.gpus)}"
+        f"{shown} takes {hours / 24:,.1f} days, over "
+        f"{DEFAULT_MAX_HOURS / 24:.0f} days; {' or '.join(ways)}"
     )

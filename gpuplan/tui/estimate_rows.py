@@ -4,7 +4,8 @@ What a person compares first never shrinks: the GPU cell (count and full GPU nam
 ``A100-40GB`` and ``A100-80GB`` never read alike), the wall time and the cost, each with
 its range (the calibration's low-high band), and the region. The spot-outlier flag (a
 spot price far below the same instance elsewhere) rides in the ★ column and in the
-pricing cell (``spot!``). Narrow terminals drop whole columns, least important first
+pricing cell (``spot!``); a reserved term the job pays whole and uses part of is marked
+``^`` there too (the CLI's mark). Narrow terminals drop whole columns, least important first
 (where, $/h, the cost range); numbers and GPU names are never cut.
 """
 
@@ -62,10 +63,18 @@ def gpu_cell(option: Option) -> str:
     return f"{count}x {option.gpu}"
 
 
+UNUSED_TERM = "^"
+"""After a reserved pricing whose job runs in part of the term it pays for (as the CLI)."""
+
+
 def pricing_cell(option: Option) -> str:
     pricing = option.pricing or fmt.MISSING
     short = PRICING_SHORT.get(pricing, pricing)
-    return short + (OUTLIER if option.spot_outlier else "")
+    return (
+        short
+        + (OUTLIER if option.spot_outlier else "")
+        + (UNUSED_TERM if option.unused_term_hours else "")
+    )
 
 
 def hours_range(low: float | None, high: float | None) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from gpuplan.cli.main import main
 from gpuplan.cli.render import render_table
-from gpuplan.core.planner.feasibility import MAX_RUN_HOURS
+from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS
 
 TABLE_END = re.compile(r"^\s*$|^\(")
 
@@ -125,17 +125,46 @@ def test_budget_summary_names_the_cheapest_option_once(
 
 
 @pytest.mark.parametrize("gpus", ["1", "3"])
-def test_no_count_lists_a_run_longer_than_the_longest_term(
+def test_the_90_day_cap_holds_whatever_the_gpu_count(
     gpus: str, bundled: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # On main --gpus lifted every cap: 3 x A100-80GB for 1,400 days was option 1.
+    # On main --gpus lifted every cap: 3 x A100-80GB for 1,400 days was option 1; then a
+    # three-year cap with --gpus only (519 days ranked first). One rule now: 90 days.
     argv = ["estimate", "--params", "7B", "--tokens", "1T", "--method", "lora", "--json"]
-    _, out, _ = _run([*argv, "--gpus", gpus], capsys)
+    code, out, _ = _run([*argv, "--gpus", gpus], capsys)
     record = json.loads(out)
-    assert all(o["hours"] <= MAX_RUN_HOURS for o in record["options"])
-    assert any("over 1,095.0 days" in r for r in record["infeasible_reasons"])
-    _, out, _ = _run([*argv, "--gpus", gpus, "--deadline", "20000d"], capsys)
-    assert any(o["hours"] > MAX_RUN_HOURS for o in json.loads(out)["options"])
+    assert code == 1 and record["options"] == []
+    assert "options over 90 days left out (--deadline changes this)" in record["assumptions"]
+    assert any("over 90.0 days" in r for r in record["infeasible_reasons"])
+    code, out, _ = _run([*argv, "--gpus", gpus, "--deadline", "20000d"], capsys)
+    assert code == 0
+    assert any(o["hours"] > DEFAULT_MAX_HOURS for o in json.loads(out)["options"])
+
+
+def test_the_cap_is_stated_with_gpus_and_without(
+    bundled: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["estimate", "--params", "1B", "--tokens", "20B", "--json"]
+    for extra in ([], ["--gpus", "8"]):
+        code, out, _ = _run([*base, *extra], capsys)
+        assumptions = json.loads(out)["assumptions"]
+        assert code == 0
+        assert "options over 90 days left out (--deadline changes this)" in assumptions
+    code, out, _ = _run([*base, "--deadline", "30d"], capsys)
+    assert not any("left out (--deadline" in a for a in json.loads(out)["assumptions"])
+
+
+def test_nothing_under_the_cap_exits_1_naming_the_fastest_and_the_way_under(
+    bundled: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(["estimate", "--params", "7B", "--tokens", "1T", "--gpus", "1"], capsys)
+    assert code == 1
+    assert "No feasible option." in out
+    first = err.splitlines()[1]
+    over = r"1 x B200 take [\d,.]+ days: over 90.0 days .*; \d+ x B200 meet 90.0 days"
+    assert re.search(over, first)
+    assert re.search(r"fastest: B200 x 1 .* takes [\d,.]+ days, over 90 days", err), err
+    assert re.search(r"--gpu B200 --gpus \d+ finishes inside or --deadline \d+d lists it", err)
 
 
 @pytest.mark.parametrize(("text", "budget"), [("5M", 5_000_000), ("50K", 50_000), ("$1.5B", 1.5e9)])

@@ -124,11 +124,17 @@ CLAIMS: dict[str, Claim] = {
         # 2.788M is the accuracy table's business (tests/core/planner/).
         shows=(r"^ ?1  H800 x 2048 ",),
     ),
-    "gpuplan estimate --params 7B --tokens 20B --gpu A10G --gpus 1 --show-infeasible": Claim(
+    "gpuplan estimate --params 7B --tokens 5B --gpu A10G --gpus 1 --show-infeasible": Claim(
         # "what would fit": nothing fits one A10G (exit 1, the README's meaning), and
-        # the output lists why and what would.
+        # the output lists why and what would (5B tokens: 8 x A10G finish inside the
+        # 90-day default; at 20B no change checked would).
         exit=1,
-        shows=(r"^Left out:", r"memory: 1 x A10G needs", r"^what would fit:"),
+        shows=(
+            r"^Left out:",
+            r"memory: 1 x A10G needs",
+            r"^what would fit:",
+            r"more GPUs: at least 8 x A10G",
+        ),
     ),
     "gpuplan estimate --params 7B --tokens 1T --explain": Claim(
         # "the arithmetic of option 1": FLOPs 6ND, MFU, memory, dollars

@@ -116,6 +116,16 @@ def test_spot_outlier_is_flagged_in_the_row() -> None:
     assert pricing_cell(option(pricing="on_demand")) == "on-dem"
 
 
+def test_a_reserved_term_paid_whole_and_used_in_part_is_marked() -> None:
+    # 1,687 h of a 1-year term at $100/h: the whole $876,000 is charged, most of it unused.
+    whole = option(pricing="reserved_1y", hourly_usd=Decimal(100),
+                   commitment_usd=Decimal(876_000), cost_usd=Decimal(876_000))  # fmt: skip
+    assert pricing_cell(whole).endswith("^")
+    reused = option(pricing="reserved_1y", hourly_usd=Decimal(100),
+                    commitment_usd=Decimal(876_000), cost_usd=Decimal("168700.00"))  # fmt: skip
+    assert not pricing_cell(reused).endswith("^")
+
+
 def test_cells_keep_the_whole_gpu_name_and_the_range() -> None:
     assert gpu_cell(option()) == "1024x A100-80GB"
     assert gpu_cell(option(gpu="A100-40GB", gpus=0.5)) == "0.5x A100-40GB"

@@ -140,8 +140,7 @@ def memory_lines(memory: MemoryEstimate) -> list[str]:
 
 def assumption_lines(result: PlanResult) -> list[str]:
     """What the numbers rest on, said under the table and in the JSON."""
-    from gpuplan.core.planner.feasibility import MAX_RUN_HOURS
-    from gpuplan.core.planner.options import DEFAULT_MAX_HOURS
+    from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS
     from gpuplan.core.planner.spot import RATE_SOURCE, RESTART_HOURS
 
     w = result.workload
@@ -176,13 +175,10 @@ def assumption_lines(result: PlanResult) -> list[str]:
         "reserved: cost is what the job adds to the bill, the whole term unless "
         "--reuse-commitment; commitment and break-even utilisation in the notes"
     )
-    if result.deadline_hours is None and result.default_counts:
-        lines.append(
-            f"GPU counts 1-1024 (powers of two); options over {DEFAULT_MAX_HOURS / 24:.0f} days "
-            "left out (--gpus, --deadline change this)"
-        )
-    elif result.deadline_hours is None:
-        years = MAX_RUN_HOURS / 24 / 365
-        lines.append(f"options over {years:.0f} years left out (--deadline changes this)")
+    if result.default_counts:
+        lines.append("GPU counts 1-1024 (powers of two; --gpus changes this)")
+    if result.deadline_hours is None:
+        days = DEFAULT_MAX_HOURS / 24
+        lines.append(f"options over {days:.0f} days left out (--deadline changes this)")
     lines.extend(result.notes)
     return lines

@@ -20,11 +20,9 @@ if TYPE_CHECKING:
     from gpuplan.core.planner.timing import Compute
 
 DEFAULT_MAX_HOURS = 90 * 24.0
-"""Without ``--gpus`` or ``--deadline``, options over 90 days are left out as impractical."""
-MAX_RUN_HOURS = 3 * 365 * 24.0
-"""Without ``--deadline``, no option over three years (the longest term any cloud sells)
-is listed, whatever the GPU count: ``--gpus 3`` asks how long three GPUs take, and a
-four-year answer is a reason, not a plan to rank."""
+"""Without ``--deadline``, options over 90 days are left out as impractical, whatever the
+GPU count: ``--gpus 3`` asks what three GPUs cost, and a 1,400-day answer is a reason (with
+the count that would fit), not a plan to rank. ``--deadline`` sets the limit instead."""
 _MODELS = frozenset(p.value for p in PricingModel)
 OVER_BUDGET = "cost over"
 """How the reason an option costs more than ``--budget`` starts."""
@@ -52,8 +50,8 @@ def who(option: Option) -> str:
 def _time_reasons(hours: float, request: PlanRequest, option: Option) -> list[str]:
     limit = request.deadline_hours
     if limit is None:
-        limit = DEFAULT_MAX_HOURS if request.counts is None else MAX_RUN_HOURS
-    if limit is None or hours <= limit:
+        limit = DEFAULT_MAX_HOURS
+    if hours <= limit:
         return []
     fits = _count_for(option, hours, limit)
     if request.deadline_hours is not None:
@@ -64,17 +62,26 @@ def _time_reasons(hours: float, request: PlanRequest, option: Option) -> list[st
             f"{only_low}; {fits} meet {_days(limit)}"
         ]
     return [
-        f"{who(option)} take {_days(hours)}: over {_days(limit)} (without "
-        f"{'--gpus or ' if request.counts is None else ''}--deadline longer options are left "
-        f"out); {fits} meet {_days(limit)}"
+        f"{who(option)} take {_days(hours)}: over {_days(limit)} (without --deadline "
+        f"longer options are left out); {fits} meet {_days(limit)}"
     ]
 
 
 def _count_for(option: Option, hours: float, limit: float) -> str:
+    return f"{count_within(option, hours, limit):g} x {option.gpu}"
+
+
+def count_within(option: Option, hours: float, limit: float) -> float:
     """GPUs of this kind that would meet ``limit`` at the same MFU (time ~ 1 / GPUs)."""
     step = max(1.0, option.gpus_per_node or 1.0)
-    need = math.ceil(option.gpus * hours / limit / step) * step
-    return f"{need:g} x {option.gpu}"
+    return float(math.ceil(option.gpus * hours / limit / step) * step)
+
+
+def only_over_time(option: Option) -> bool:
+    """Whether time is all that keeps ``option`` out (no memory, budget or policy reason)."""
+    return bool(option.reasons) and all(
+        r.startswith(f"{who(option)} take ") for r in option.reasons
+    )
 
 
 def finish(option: Option, request: PlanRequest) -> Option:

@@ -92,6 +92,18 @@ class Option:
         return None if self.hours_high is None else self.hours_high * self.gpus
 
     @property
+    def unused_term_hours(self) -> float | None:
+        """Hours of a reserved term the job pays for and does not run in (the whole term is
+        charged unless ``--reuse-commitment``); None when nothing is paid unused."""
+        paid, hourly = self.commitment_usd, self.hourly_usd
+        if paid is None or hourly is None or self.hours is None or hourly <= 0:
+            return None
+        if self.cost_usd != paid:  # --reuse-commitment: job hours only
+            return None
+        unused = float(paid / hourly) - self.hours
+        return unused if unused > 0.5 else None
+
+    @property
     def mfu(self) -> float | None:
         return None if self.compute is None else self.compute.mfu.mfu
 

@@ -82,6 +82,7 @@ def option_record(option: Option, rank: int | None = None) -> dict[str, Any]:
         "hourly_usd": option.hourly_usd,
         "commitment_usd": option.commitment_usd,
         "break_even_utilization": option.break_even_utilization,
+        "unused_term_hours": option.unused_term_hours,
         "mfu": option.mfu,
         "mfu_factors": {f.name: round(f.value, 4) for f in option.mfu_factors},
         "fits_memory": None if memory is None else memory.fits,

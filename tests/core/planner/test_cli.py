@@ -130,7 +130,7 @@ def test_table_explain_and_currency(capsys: pytest.CaptureFixture[str], catalog_
 
 def test_csv_has_one_row_per_option(capsys: pytest.CaptureFixture[str], catalog_dir: Path) -> None:
     code, out, _ = run(
-        capsys, "--params", "7B", "--tokens", "1T", "--gpu", "H100", "--gpus", "8",
+        capsys, "--params", "7B", "--tokens", "100B", "--gpu", "H100", "--gpus", "8",
         "--csv", "--catalog-dir", str(catalog_dir),
     )  # fmt: skip
     lines = out.strip().splitlines()

@@ -24,7 +24,8 @@ def _rows(*argv: str) -> tuple[int, list[dict[str, Any]]]:
 
 
 def test_one_row_per_generation_with_time_cost_and_why() -> None:
-    code, rows = _rows("--params", "7B", "--tokens", "1T")
+    # 100B tokens: 8 x A100 finish inside the 90-day default (1T would not).
+    code, rows = _rows("--params", "7B", "--tokens", "100B")
     assert code == 0
     assert [r["gpu"] for r in rows] == list(COMPARED_GPUS)
     sold = [r for r in rows if r["cost_usd"] is not None]
@@ -48,8 +49,8 @@ def test_a_gpu_that_cannot_hold_the_job_says_why() -> None:
 
 
 def test_the_gpu_list_and_the_table() -> None:
-    # 100B tokens: 1T on 16 L4s would take over three years, past what any count lists.
-    code, text = _run("--params", "7B", "--tokens", "100B", "--gpu", "L4,A10G", "--gpus", "16",
+    # 20B tokens: more on 16 L4s would take over the 90-day default.
+    code, text = _run("--params", "7B", "--tokens", "20B", "--gpu", "L4,A10G", "--gpus", "16",
                       "--compare-gpus")  # fmt: skip
     assert code == 0
     assert "L4 x 16" in text and "A10G x 16" in text and "H100" not in text

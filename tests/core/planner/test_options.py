@@ -16,6 +16,9 @@ from gpuplan.core.planner.ranking import Objective, pareto_flags, plan
 from gpuplan.core.planner.workload import Workload, infer_shape
 
 SEVEN_B = Workload(params=7e9, tokens=1e12, shape=infer_shape(7e9, seq_len=2048))
+NO_CAP = 1e6
+"""A deadline past any run here: 7B x 1T takes months on 8-16 GPUs, over the 90-day default,
+and these tests are about placements and prices, not time."""
 
 
 def _plan(catalog: Catalog, **kw: object) -> tuple[list[Option], list[Option]]:
@@ -39,7 +42,7 @@ def test_every_option_has_exactly_the_requested_gpus(catalog: Catalog) -> None:
 
 
 def test_single_gpu_instances_are_dominated_where_a_bigger_one_is_sold(catalog: Catalog) -> None:
-    options, infeasible = _plan(catalog, gpus=("A100-80GB",), counts=(16.0,))
+    options, infeasible = _plan(catalog, gpus=("A100-80GB",), counts=(16.0,), deadline_hours=NO_CAP)
     assert {o.instance_type for o in options} == {"ND_A100_8", "a2-ultragpu-1g"}
     # a2-ultragpu-1g is the only A100 size in us-central1, so it stays.
     assert not any(o.instance_type == "a2-ultragpu-1g" for o in infeasible)
@@ -50,7 +53,13 @@ def test_unsold_gpu_gets_one_unpriced_option(catalog: Catalog) -> None:
     assert len(options) == 1
     only = options[0]
     assert only.provider is None and only.cost_usd is None and only.nodes == 256
-    priced, _ = _plan(catalog, gpus=("H800",), counts=(16.0,), price_per_gpu_hour=Decimal("2"))
+    priced, _ = _plan(
+        catalog,
+        gpus=("H800",),
+        counts=(16.0,),
+        price_per_gpu_hour=Decimal("2"),
+        deadline_hours=NO_CAP,
+    )
     assert priced[0].hourly_usd == Decimal(32)
     assert priced[0].cost_usd == (Decimal(32) * Decimal(f"{priced[0].hours:.6f}")).quantize(
         Decimal("0.01")
@@ -74,11 +83,13 @@ def test_reserved_charges_the_whole_term_unless_reused(catalog: Catalog) -> None
     r1 = next(o for o in options if o.pricing == "reserved_1y")
     assert r1.commitment_usd == Decimal("38.00") * 8 * 365 * 24
     assert r1.cost_usd == r1.commitment_usd
+    assert r1.hours is not None and r1.unused_term_hours == pytest.approx(365 * 24 - r1.hours)
     assert r1.break_even_utilization == pytest.approx(38.00 / 55.04)
     reused, _ = _plan(catalog, reuse_commitment=True, **request)
     r1b = next(o for o in reused if o.pricing == "reserved_1y")
     assert r1b.cost_usd == (Decimal(38 * 8) * Decimal(f"{r1b.hours:.6f}")).quantize(Decimal("0.01"))
     assert r1b.cost_usd is not None and r1b.cost_usd < r1.cost_usd
+    assert r1b.unused_term_hours is None  # the capacity stays busy: nothing paid unused
 
 
 def test_deadline_and_budget_make_options_infeasible(catalog: Catalog) -> None:
@@ -96,7 +107,9 @@ def test_constraints_name_their_label(catalog: Catalog) -> None:
         max_hourly_usd=Decimal(100),
         label="policy research-team (policies/x.yaml)",
     )
-    options, infeasible = _plan(catalog, gpus=("H100",), counts=(8.0, 64.0), constraints=limits)
+    options, infeasible = _plan(
+        catalog, gpus=("H100",), counts=(8.0, 64.0), constraints=limits, deadline_hours=NO_CAP
+    )
     assert options and all(o.pricing == "on_demand" and o.gpus == 8 for o in options)
     reasons = [r for o in infeasible for r in o.reasons]
     assert "policy research-team (policies/x.yaml): spot not allowed" in reasons

@@ -87,7 +87,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, object]:
     argv = [
         "estimate", "--params", "405B", "--tokens", "1T", "--gpu", "H100", "--gpus", "512",
         "--seq-len", "8192", "--layers", "126", "--hidden", "16384", "--heads", "128",
-        "--json", *extra,
+        "--deadline", "3650d", "--json", *extra,
     ]  # fmt: skip
     assert gpuplan(argv) == 0
     record: dict[str, object] = json.loads(capsys.readouterr().out)

@@ -14,6 +14,9 @@ from gpuplan.core.planner.workload import TrainingSetup, Workload, infer_shape
 
 SHAPE = infer_shape(7e9, seq_len=2048, layers=32, hidden=4096, heads=32, vocab=32000)
 SEVEN_B = Workload(params=7e9, tokens=1e12, shape=SHAPE)
+NO_CAP = 1e6
+"""A deadline past any run here (7B x 1T on 8 GPUs takes months, over the 90-day default):
+these tests are about rates, not time limits."""
 
 
 def test_measured_throughput_sets_the_time_on_the_measured_gpu(
@@ -22,7 +25,13 @@ def test_measured_throughput_sets_the_time_on_the_measured_gpu(
     measured = Throughput(3000.0, gpu_table.get("H100"))
     result = plan(
         catalog,
-        PlanRequest(workload=SEVEN_B, gpus=("H100",), counts=(8.0,), throughput=measured),
+        PlanRequest(
+            workload=SEVEN_B,
+            gpus=("H100",),
+            counts=(8.0,),
+            throughput=measured,
+            deadline_hours=NO_CAP,
+        ),
     )
     option = next(o for o in result.options if o.pricing == "on_demand")
     # Measured on one node of the same GPU: nothing to move, time = tokens / (rate x GPUs)
@@ -73,7 +82,8 @@ def test_fp8_on_a_gpu_without_it_falls_back_with_a_note(catalog: Catalog) -> Non
     work = Workload(
         params=7e9, tokens=1e12, shape=SHAPE, setup=TrainingSetup(precision=Precision.FP8)
     )
-    result = plan(catalog, PlanRequest(workload=work, gpus=("A100-80GB",), counts=(8.0,)))
+    request = PlanRequest(workload=work, gpus=("A100-80GB",), counts=(8.0,), deadline_hours=NO_CAP)
+    result = plan(catalog, request)
     option = result.options[0]
     assert option.compute is not None and option.compute.precision_used is Precision.BF16
     assert any("no fp8 path" in n for n in option.notes)
@@ -103,7 +113,13 @@ def test_a_measurement_moves_to_another_generation_through_the_model(
     measured = Throughput(3000.0, gpu_table.get("H100"))
 
     def hours(gpu: str) -> float:
-        request = PlanRequest(workload=SEVEN_B, gpus=(gpu,), counts=(8.0,), throughput=measured)
+        request = PlanRequest(
+            workload=SEVEN_B,
+            gpus=(gpu,),
+            counts=(8.0,),
+            throughput=measured,
+            deadline_hours=NO_CAP,
+        )
         options = plan(catalog, request).options  # B200 is unsold here: one unpriced option
         option = next(o for o in options if o.pricing in ("on_demand", None))
         assert option.hours is not None
