@@ -181,6 +181,24 @@ def test_the_parser_is_httpx_own_and_checking_does_not_load_httpx() -> None:
     assert done.stdout.split("\n")[:2] == ["xn--bcher-kva.example False", "True"], done.stderr
 
 
+def test_estimate_with_a_policy_url_does_not_load_httpx(tmp_path: Path) -> None:
+    """``estimate --policy`` checks the policy's webhook with httpx's parser alone."""
+    path = tmp_path / "p.yaml"
+    path.write_text(BASE + "notify: {webhook_url: 'https://hooks.example.com/x'}\n")
+    code = (
+        "import sys\n"
+        "from gpuplan.cli.main import main\n"
+        f"argv = ['estimate', '--params', '7B', '--tokens', '1T', '--policy', {str(path)!r}]\n"
+        "code = main(argv)\n"
+        "print(code, 'httpx' in sys.modules, '_gpuplan_httpx_urlparse._urlparse' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, env=dict(os.environ)
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 False True", done.stderr
+
+
 @pytest.mark.parametrize(("url", "accepted"), CASES)
 def test_the_parts_are_those_of_the_httpx_url_fetched(url: str, accepted: bool) -> None:
     try:
