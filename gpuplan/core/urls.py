@@ -1,22 +1,27 @@
-"""URLs in policies: parsed completely, judged for where they point, shown redacted.
+"""URLs in policies and calls: the rules on a URL's parts, judged for where they point.
 
-Pure (no ``urllib``, no sockets): the split follows RFC 3986, appendix B. What is
-refused, with a message that never repeats the URL's secret parts:
+Pure (no ``urllib``, no sockets, no HTTP library) and without a URL splitter of its own:
+the edge splits a URL with httpx, the parser that fetches it
+(:func:`gpuplan.providers.url_parts.split_url`), and hands the parts (:class:`Url`) here,
+so the string judged at ``policy check`` and the string fetched are split by one parser.
+What :func:`checked` refuses, with a message that never repeats the URL's secret parts:
 
-- any scheme other than ``http`` and ``https``; whitespace or control characters;
-  more than 2,048 characters;
+- any scheme other than ``http`` and ``https``; (in :func:`precheck`, on the whole
+  string) whitespace or control characters, more than 2,048 characters;
 - a missing or malformed host (labels of letters, digits and ``-``, at most 63 each
-  and 253 in all; IPv4 only as four decimal octets, so ``127.1`` or ``0x7f.1`` are not
-  taken for names; IPv6 in brackets); a port that is not a number from 1 to 65535.
+  and 253 in all; IPv4 only as four decimal octets, so ``127.1``, ``2852039166`` or
+  ``0x7f.1`` are not taken for names; IPv6 in brackets, without a zone id); a port that
+  is not from 1 to 65535.
 
-:func:`webhook_problem` adds the rules for outgoing messages: ``https`` to a *public*
-host (a global IP address, or a name that is neither ``localhost`` nor a private
-suffix such as ``.internal``) unless the policy opts in, and never a link-local
-address (cloud metadata services live there), opt-in or not.
+:func:`webhook_url_problem` adds the rules for outgoing messages: ``https`` to a
+*public* host (a global IP address, or a name that is neither ``localhost`` nor a
+private suffix such as ``.internal``) unless the policy opts in, and never a link-local
+address (cloud metadata services live there), opt-in or not. An IP literal with a
+trailing dot (``169.254.169.254.``) is that address: the resolver connects to it.
 
-:func:`redact_url` keeps scheme, host and port; user info becomes ``***@``, a query
-``?***``, a fragment is dropped, and path segments that look like tokens (long, or
-mixing letters and digits) become ``***``.
+:func:`redacted` shows parts with scheme, host and port; user info becomes ``***@``, a
+query ``?***``, a fragment is dropped, and path segments that look like tokens (long,
+or mixing letters and digits) become ``***``. :func:`redacted_webhook` keeps the origin.
 
 PostgreSQL connection URIs (the ledger's ``--db postgresql://...``) have their own
 rules: :func:`redact_dsn` shows them without the password (user info or ``password=``),
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 MAX_URL_LENGTH = 2048
@@ -43,7 +49,6 @@ PRIVATE_SUFFIXES = (
     ".lan",
     ".localdomain",
 )
-_RFC3986 = re.compile(r"^(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$")
 _LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
 _NUMERIC_LABEL = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$", re.IGNORECASE)
 _TOKENISH = re.compile(r"(?=.*[A-Za-z])(?=.*[0-9])")
@@ -54,7 +59,8 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 
 @dataclass(frozen=True)
 class Url:
-    """The parts of an http(s) URL; ``port`` is None when not written."""
+    """The parts of an http(s) URL as the edge's parser split them; ``port`` is None
+    when not written (or written as the scheme's default)."""
 
     scheme: str
     userinfo: str | None
@@ -66,9 +72,11 @@ class Url:
 
     @property
     def ip(self) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-        """The host as an IP address, when it is written as one."""
+        """The host as an IP address, when it is written as one (a trailing dot, which the
+        resolver ignores, included)."""
+        bare = self.host.strip("[]")
         try:
-            return ipaddress.ip_address(self.host.strip("[]"))
+            return ipaddress.ip_address(bare[:-1] if bare.endswith(".") else bare)
         except ValueError:
             return None
 
@@ -80,28 +88,9 @@ class Url:
         return f"{self.scheme}://{self.host}{port}"
 
 
-def parse_url(text: str) -> Url:
-    """The parts of ``text``; ValueError with a message that does not quote secrets."""
-    precheck(text)
-    match = _RFC3986.match(text)
-    if match is None or (match.group(1) or "").lower() not in SCHEMES:
-        raise ValueError("expected an http:// or https:// URL")
-    authority: str = match.group(2) or ""
-    if not authority:
-        raise ValueError("URL has no host (expected http(s)://host[:port]/...)")
-    userinfo, _, hostport = authority.rpartition("@")
-    host, port = _split_host_port(hostport)
-    return checked(
-        Url(
-            scheme=match.group(1).lower(),
-            userinfo=userinfo or None,
-            host=host,
-            port=port,
-            path=match.group(3) or "",
-            query=match.group(4),
-            fragment=match.group(5),
-        )
-    )
+Split = Callable[[str], Url]
+"""The edge's splitter: a URL's parts as the fetching parser sees them, judged by
+:func:`checked`; ValueError (a message without secrets) when it refuses the URL."""
 
 
 def precheck(text: str) -> None:
@@ -123,6 +112,8 @@ def checked(url: Url) -> Url:
     host = url.host
     if ":" in host:
         bare = host.strip("[]")
+        if "%" in bare:
+            raise ValueError("URL host is an IPv6 address with a zone id (not allowed)")
         try:
             ipaddress.IPv6Address(bare)
         except ValueError:
@@ -134,33 +125,6 @@ def checked(url: Url) -> Url:
     if port is not None and not 1 <= port <= 65535:
         raise ValueError(f"URL port must be from 1 to 65535, got {port}")
     return replace(url, scheme=url.scheme.lower(), host=host.lower())
-
-
-def _split_host_port(hostport: str) -> tuple[str, int | None]:
-    if hostport.startswith("["):
-        end = hostport.find("]")
-        if end < 0:
-            raise ValueError("URL has an unclosed '[' in its host")
-        host, rest = hostport[: end + 1], hostport[end + 1 :]
-        if host == "[]":
-            raise ValueError("URL host in brackets is not an IPv6 address")
-    else:
-        host, sep, port_text = hostport.partition(":")
-        rest = sep + port_text
-    if not rest:
-        return host.lower(), None
-    if not rest.startswith(":"):
-        raise ValueError("URL host is followed by something other than ':port'")
-    return host.lower(), _port(rest[1:])
-
-
-def _port(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or len(text) > 5:
-        raise ValueError("URL port must be a number from 1 to 65535")
-    port = int(text)
-    if not 1 <= port <= 65535:
-        raise ValueError(f"URL port must be from 1 to 65535, got {port}")
-    return port
 
 
 def _check_host_name(host: str) -> None:
@@ -203,18 +167,9 @@ def is_link_local(url: Url) -> bool:
     return bool(ip.is_link_local) or str(ip) == "fd00:ec2::254"
 
 
-def webhook_problem(text: str, *, allow_insecure: bool) -> str | None:
-    """Why ``text`` may not receive webhook messages, or None when it may."""
-    try:
-        url = parse_url(text)
-    except ValueError as exc:
-        return str(exc)
-    return webhook_url_problem(url, redact_webhook(text), allow_insecure=allow_insecure)
-
-
 def webhook_url_problem(url: Url, shown: str, *, allow_insecure: bool) -> str | None:
-    """:func:`webhook_problem` on parts already split (the edge splits with httpx, so the
-    parts judged are the parts fetched); ``shown`` names the URL in the message."""
+    """Why the webhook at ``url`` (parts split by the edge, so the parts judged are the
+    parts fetched) may not receive messages, or None; ``shown`` names it in the message."""
     if is_link_local(url):
         return f"{shown}: a link-local address (cloud metadata service) never receives messages"
     if allow_insecure:
@@ -232,12 +187,8 @@ def webhook_url_problem(url: Url, shown: str, *, allow_insecure: bool) -> str | 
     return None
 
 
-def redact_url(text: str) -> str:
-    """``text`` safe to print, log or store; ``<unparsable URL>`` when it cannot be split."""
-    try:
-        url = parse_url(text)
-    except ValueError:
-        return "<unparsable URL>"
+def redacted(url: Url) -> str:
+    """``url`` safe to print, log or store (see the module docstring)."""
     auth = "***@" if url.userinfo is not None else ""
     port = f":{url.port}" if url.port is not None else ""
     segments = [_redact_segment(s) for s in url.path.split("/")]
@@ -245,12 +196,9 @@ def redact_url(text: str) -> str:
     return f"{url.scheme}://{auth}{url.host}{port}{'/'.join(segments)}{query}"
 
 
-def redact_webhook(text: str) -> str:
+def redacted_webhook(url: Url) -> str:
     """A webhook URL's origin only: its whole path is the secret (Slack, Teams)."""
-    try:
-        return parse_url(text).origin() + "/..."
-    except ValueError:
-        return "<webhook>"
+    return url.origin() + "/..."
 
 
 def _redact_segment(segment: str) -> str:
@@ -262,6 +210,9 @@ def _redact_segment(segment: str) -> str:
 # PostgreSQL connection URIs (the ledger's ``--db postgresql://...``) -----------------
 
 DSN_SCHEMES = ("postgresql", "postgres")
+_DSN_SPLIT = re.compile(r"^(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$")
+"""RFC 3986, appendix B, for PostgreSQL URIs only (libpq splits them, never httpx);
+:func:`dsn_problem` refuses the URIs on which the two could differ."""
 _SECRET_PARAMS = frozenset({"password", "sslpassword"})
 
 
@@ -309,7 +260,7 @@ def redact_dsn(text: str) -> str:
     """
     if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in text):
         return "<unparsable PostgreSQL URL>"
-    match = _RFC3986.match(text)
+    match = _DSN_SPLIT.match(text)
     if match is None or (match.group(1) or "").lower() not in DSN_SCHEMES:
         return "<unparsable PostgreSQL URL>"
     if _ambiguous(text):
@@ -332,7 +283,7 @@ def dsn_secrets(text: str) -> list[str]:
     """The secret values written in a PostgreSQL URI (raw and percent-decoded), for
     :func:`scrub`: a driver's message may quote them however the URI spelt them."""
     from_uri: list[str] = []
-    match = _RFC3986.match(text)
+    match = _DSN_SPLIT.match(text)
     if match is not None:
         userinfo = (match.group(2) or "").rpartition("@")[0]
         if ":" in userinfo:

@@ -16,6 +16,7 @@ from gpuplan.core.errors import DataError, InputError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.policy import Policy
 from gpuplan.core.policy.danger import dangerous_settings, data_loss_unstated
+from gpuplan.core.urls import Split
 from gpuplan.loaders.policy_file import MAX_BYTES, PolicyFileError, collect_problems, place
 from gpuplan.loaders.safe_read import read_bytes
 
@@ -37,15 +38,17 @@ class PolicyCheck:
 def check_policy_file(
     path: str | os.PathLike[str],
     *,
+    split: Split,
     gpus: GpuTable | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> PolicyCheck:
     """Every problem of the file (not the first three), the policy when it has none, and
-    warnings on dangerous settings (:mod:`gpuplan.core.policy.danger`)."""
+    warnings on dangerous settings (:mod:`gpuplan.core.policy.danger`). ``split`` is the
+    parser that fetches the policy's URLs (:func:`gpuplan.providers.url_parts.split_url`)."""
     shown = str(path)
     try:
         data = read_bytes(path, limit=MAX_BYTES, what="policy file")
-        parsed = collect_problems(data, shown, gpus=gpus, environ=environ)
+        parsed = collect_problems(data, shown, split=split, gpus=gpus, environ=environ)
     except PolicyFileError as exc:
         return PolicyCheck(None, tuple(exc.problems), ())
     except InputError as exc:

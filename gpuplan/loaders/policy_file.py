@@ -30,6 +30,7 @@ from gpuplan.core.gpus import GpuTable
 from gpuplan.core.policy import KeyPath, Policy, PolicyProblem, check_rules, resolve_gpus
 from gpuplan.core.policy.fields import is_union_tag
 from gpuplan.core.policy.secrets import url_problems
+from gpuplan.core.urls import Split
 from gpuplan.core.wording import plural
 from gpuplan.loaders.policy_errors import describe_error, follows_from, format_path, prune
 from gpuplan.loaders.safe_read import POLICY_LIMIT, read_bytes
@@ -90,24 +91,27 @@ class _Marks:
 def load_policy_file(
     path: str | os.PathLike[str],
     *,
+    split: Split,
     gpus: GpuTable | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Policy:
-    """The policy in ``path``; ``gpus`` checks ``planning.allowed_gpus`` when given."""
+    """The policy in ``path``; ``gpus`` checks ``planning.allowed_gpus`` when given;
+    ``split`` is the URL parser that fetches the policy's URLs (httpx's, from the edge)."""
     shown = str(path)
     data = read_bytes(path, limit=MAX_BYTES, what="policy file")
-    return parse_policy(data, shown, gpus=gpus, environ=environ)
+    return parse_policy(data, shown, split=split, gpus=gpus, environ=environ)
 
 
 def parse_policy(
     data: bytes | str,
     path: str,
     *,
+    split: Split,
     gpus: GpuTable | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Policy:
     """The policy in ``data`` (the contents of ``path``); see the module docstring."""
-    parsed = collect_problems(data, path, gpus=gpus, environ=environ)
+    parsed = collect_problems(data, path, split=split, gpus=gpus, environ=environ)
     if parsed.problems or parsed.policy is None:
         raise PolicyFileError(parsed.problems)
     return parsed.policy
@@ -128,6 +132,7 @@ def collect_problems(
     data: bytes | str,
     path: str,
     *,
+    split: Split,
     gpus: GpuTable | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Parsed:
@@ -169,7 +174,9 @@ def collect_problems(
     if policy is None:
         return Parsed(None, problems, marks, raw)
     found: list[PolicyProblem] = [
-        p for p in (*check_rules(policy), *url_problems(policy)) if not follows_from(p, pruned)
+        p
+        for p in (*check_rules(policy), *url_problems(policy, split))
+        if not follows_from(p, pruned)
     ]
     if gpus is not None:
         policy, unknown = resolve_gpus(policy, gpus)

@@ -48,6 +48,6 @@ def call_json(
 
 def shape_error(url: str, what: str) -> http.HttpError:
     """An answer of the wrong shape, as one line naming the (redacted) URL."""
-    from gpuplan.core.urls import redact_url
+    from gpuplan.providers.url_parts import redact_url
 
     return http.HttpError(f"{redact_url(url)}: unexpected answer: {what}")

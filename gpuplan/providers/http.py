@@ -2,7 +2,8 @@
 
 Built on httpx, with the same guard rails for every caller:
 
-- one parser: a URL is split once, by httpx (the parser that fetches it), and those parts
+- one parser: a URL is split once, by httpx (the parser that fetches it, and the one
+  ``policy check`` uses: :mod:`gpuplan.providers.url_parts`), and those parts
   are judged by :func:`gpuplan.core.urls.checked` (only ``http`` and ``https``, a sane
   host and port) and then fetched; ``file://`` and friends never reach a socket;
 - explicit timeouts (connect, read, write, pool) and a bounded number of attempts for
@@ -23,7 +24,7 @@ Built on httpx, with the same guard rails for every caller:
   global, and the connection goes to the address that was checked (the Host header and
   TLS server name stay the URL's): no second lookup, so no DNS-rebinding window;
   link-local addresses (cloud metadata services) are refused whatever the setting;
-- every message names the URL redacted (:func:`gpuplan.core.urls.redact_url`), so no
+- every message names the URL redacted (:func:`gpuplan.providers.url_parts.redact_url`), so no
   password, query or token ends up on a terminal, in a log or in the ledger.
 
 Environment proxies and ``.netrc`` are ignored unless ``trust_env`` is set (the price
@@ -52,8 +53,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gpuplan import __version__
-from gpuplan.core.urls import Url, checked, is_link_local, precheck, redact_url, redact_webhook
+from gpuplan.core.urls import Url, is_link_local
 from gpuplan.core.wording import plural
+from gpuplan.providers.url_parts import redact_url, redact_webhook, target_of
 
 if TYPE_CHECKING:
     import httpx  # imported on the first call: a dry run that calls nothing never loads it
@@ -183,28 +185,12 @@ def _wait(
 
 def split(url: str, shown: str) -> tuple[httpx.URL, Url]:
     """``url`` split by httpx (the parser that will fetch it) and its parts, checked by
-    :func:`gpuplan.core.urls.checked`; :class:`HttpError` when they break a rule."""
-    import httpx
-
+    :func:`gpuplan.core.urls.checked` (:func:`gpuplan.providers.url_parts.target_of`, the
+    split ``policy check`` uses too); :class:`HttpError` when they break a rule."""
     try:
-        precheck(url)
-        target = httpx.URL(url)
-        parts = checked(
-            Url(
-                scheme=target.scheme,
-                userinfo=target.userinfo.decode("ascii", "replace") or None,
-                host=target.host,
-                port=target.port,
-                path=target.path,
-                query=target.query.decode("ascii", "replace") or None,
-                fragment=target.fragment or None,
-            )
-        )
+        return target_of(url)
     except ValueError as exc:
         raise HttpError(f"{shown}: {exc}") from None
-    except httpx.InvalidURL:
-        raise HttpError(f"{shown}: not a valid URL") from None
-    return target, parts
 
 
 def origin(url: str) -> str | None:

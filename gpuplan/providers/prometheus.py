@@ -39,9 +39,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gpuplan.core.instances import GpuInstance, HostSamples
-from gpuplan.core.urls import redact_url
 from gpuplan.providers.base import ProviderError
 from gpuplan.providers.http import HttpError, Limits, decode_json, request
+from gpuplan.providers.url_parts import redact_url
 
 DEFAULT_METRIC = "DCGM_FI_DEV_GPU_UTIL"
 DEFAULT_MEMORY_USED = "DCGM_FI_DEV_FB_USED"

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gpuplan.core.policy import Notify
-from gpuplan.core.urls import redact_webhook, webhook_url_problem
+from gpuplan.core.urls import webhook_url_problem
 from gpuplan.providers.http import HttpError, Limits, request, split
+from gpuplan.providers.url_parts import redact_webhook
 
 DEFAULT_TIMEOUT_S = 10.0
 

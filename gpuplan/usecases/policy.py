@@ -23,6 +23,7 @@ from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.policy_check import check_policy_file
 from gpuplan.loaders.policy_file import PolicyFileError
+from gpuplan.providers.url_parts import split_url
 from gpuplan.usecases import cloud_registry  # noqa: F401  (registers ENTRIES: their scope sections)
 
 
@@ -78,9 +79,10 @@ def check_policy(
     gpus: GpuTable | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> CheckResult:
-    """Everything ``policy check`` asks of one file: the one validation of a policy."""
+    """Everything ``policy check`` asks of one file: the one validation of a policy. Its
+    URLs are split by the parser that fetches them (httpx's: :func:`split_url`)."""
     shown = str(path)
-    found = check_policy_file(path, gpus=gpus, environ=environ)
+    found = check_policy_file(path, split=split_url, gpus=gpus, environ=environ)
     missing = scope_missing(shown, found.policy) if found.policy is not None else ()
     placed = (*found.problems, *missing)
     policy = None if missing else found.policy
@@ -118,7 +120,7 @@ def effective_policy(policy: Policy) -> dict[str, Any]:
     The webhook shows its origin only (its path is the secret); other URLs (endpoints,
     Prometheus) lose user info, query and token-like path segments.
     """
-    from gpuplan.core.urls import redact_url, redact_webhook
+    from gpuplan.providers.url_parts import redact_url, redact_webhook
 
     data: dict[str, Any] = _redact_urls(policy.model_dump(mode="json"), redact_url, redact_webhook)
     return data

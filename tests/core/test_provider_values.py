@@ -9,7 +9,6 @@ import pytest
 from gpuplan.core.discovery import FoundType, new_shapes
 from gpuplan.core.offers import Provider
 from gpuplan.core.provider_values import Quantity, price_per_gpu_problem, value_problem
-from gpuplan.core.urls import parse_url
 from gpuplan.loaders.catalog import load_gpus
 
 Q = Quantity
@@ -85,21 +84,3 @@ def test_a_discovered_type_with_an_implausible_number_is_reported_never_added() 
         "p9.none in us-east-1",
     ]
     assert "GPU count 1.000E+20 is implausible" in out.implausible[0]
-
-
-@pytest.mark.parametrize(
-    ("a", "b", "same"),
-    [
-        (
-            "https://prices.azure.com:443/api/retail/prices?$skip=100",
-            "https://prices.azure.com/api",
-            True,
-        ),
-        ("http://h:80/x", "http://h/y", True),
-        ("https://h:8443/x", "https://h/x", False),
-        ("http://h:443/x", "https://h/x", False),
-        ("https://H.example:443/", "https://h.example/", True),
-    ],
-)
-def test_origins_normalise_default_ports(a: str, b: str, same: bool) -> None:
-    assert (parse_url(a).origin() == parse_url(b).origin()) is same

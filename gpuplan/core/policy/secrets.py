@@ -4,30 +4,49 @@ The webhook must be https to a public host unless ``notify.allow_insecure_webhoo
 opts in (see :mod:`gpuplan.core.urls`). No URL of a policy (cloud API endpoints,
 Prometheus) may point at a link-local address: the cloud metadata service lives there,
 and credentials or tokens sent to it, or answers read from it, are never wanted. Every
-problem message shows URLs redacted.
+problem message shows URLs redacted. The URLs are split by the edge's parser, handed in
+as a function (the core imports no HTTP library): the parser that fetches them.
 """
 
 from __future__ import annotations
 
 from gpuplan.core.policy.models import Policy
 from gpuplan.core.policy.rules import KeyPath, PolicyProblem
-from gpuplan.core.urls import is_link_local, parse_url, redact_url, webhook_problem
+from gpuplan.core.urls import Split, is_link_local, redacted, redacted_webhook, webhook_url_problem
 
 
-def url_problems(policy: Policy) -> list[PolicyProblem]:
-    """Problems with the policy's outgoing URLs; empty when every one is allowed."""
+def url_problems(policy: Policy, split: Split) -> list[PolicyProblem]:
+    """Problems with the policy's outgoing URLs; empty when every one is allowed.
+
+    ``split`` is the edge's parser (httpx's, the one that fetches these URLs:
+    :func:`gpuplan.providers.url_parts.split_url`): a URL it refuses is a problem with
+    its reason, and the rules here judge the parts it returns, the host connected to.
+    """
     problems: list[PolicyProblem] = []
     notify = policy.notify
     if notify.webhook_url is not None:
-        problem = webhook_problem(notify.webhook_url, allow_insecure=notify.allow_insecure_webhook)
-        if problem is not None:
-            problems.append(PolicyProblem(("notify", "webhook_url"), problem))
+        where = ("notify", "webhook_url")
+        try:
+            hook = split(notify.webhook_url)
+        except ValueError as exc:
+            problems.append(PolicyProblem(where, str(exc)))
+        else:
+            shown = redacted_webhook(hook)
+            allow = notify.allow_insecure_webhook
+            problem = webhook_url_problem(hook, shown, allow_insecure=allow)
+            if problem is not None:
+                problems.append(PolicyProblem(where, problem))
     for path, url in _other_urls(policy):
-        if is_link_local(parse_url(url)):
+        try:
+            parts = split(url)
+        except ValueError as exc:
+            problems.append(PolicyProblem(path, str(exc)))
+            continue
+        if is_link_local(parts):
             problems.append(
                 PolicyProblem(
                     path,
-                    f"{redact_url(url)}: a link-local address (cloud metadata service) is "
+                    f"{redacted(parts)}: a link-local address (cloud metadata service) is "
                     "never called",
                 )
             )

@@ -24,11 +24,11 @@ from typing import Any
 
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.refresh import FetchResult, Quote
-from gpuplan.core.urls import redact_url
 from gpuplan.core.wording import plural
 from gpuplan.providers.http import HttpError, Limits, decode_json, origin, request
 from gpuplan.providers.pricing import Progress, no_progress
 from gpuplan.providers.pricing.paging import PageCapError, Read, capped
+from gpuplan.providers.url_parts import redact_url
 
 DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
 ENDPOINT_ENV = "GPUPLAN_AZURE_PRICES_ENDPOINT"

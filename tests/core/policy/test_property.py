@@ -12,6 +12,7 @@ from gpuplan.core.errors import InputError
 from gpuplan.core.policy import Policy
 from gpuplan.loaders.policy_errors import known_keys
 from gpuplan.loaders.policy_file import parse_policy
+from gpuplan.providers.url_parts import split_url
 from gpuplan.usecases.policy import gpu_table
 
 PATH = "random.yaml"
@@ -83,7 +84,9 @@ SECTIONS = st.fixed_dictionaries(
 
 def check(data: bytes | str) -> None:
     try:
-        policy = parse_policy(data, PATH, gpus=GPUS, environ={"HOME": "http://127.0.0.1/h"})
+        policy = parse_policy(
+            data, PATH, split=split_url, gpus=GPUS, environ={"HOME": "http://127.0.0.1/h"}
+        )
     except InputError as exc:
         lines = str(exc).splitlines()
         assert 1 <= len(lines) <= 4
