@@ -75,6 +75,12 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Needs("--db", ("--policy",), "the ledger is read for the policy's remaining budget"),
         Needs("--all", ("--json", "--csv"), "the table shows --top rows"),
         Useless("--show-infeasible", ("--csv",), "the CSV lists feasible options only"),
+        Useless(
+            "--explain",
+            ("--json", "--csv"),
+            "its text would break the JSON/CSV, which carry each option's mfu_factors, "
+            "memory and notes",
+        ),
         *map(_compared, ("--top", "--explain", "--show-infeasible", "--objective", "--csv")),
         _compared("--policy"),
         Useless("--all", ("--compare-gpus",), _COMPARED),
