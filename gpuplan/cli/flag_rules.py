@@ -76,6 +76,9 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Needs("--all", ("--json", "--csv"), "the table shows --top rows"),
         Useless("--show-infeasible", ("--csv",), "the CSV lists feasible options only"),
         Useless(
+            "--show-infeasible", ("--all",), "--all lists every left-out option in full already"
+        ),
+        Useless(
             "--explain",
             ("--json", "--csv"),
             "its text would break the JSON/CSV, which carry each option's mfu_factors, "
