@@ -170,13 +170,13 @@ def run(args: argparse.Namespace) -> int:
         region=split_list(args.region),
         pricing=split_list(args.pricing),
     )
-    if args.compare_gpus:
-        return _compare(args, values)
     job_keys: set[str] = set()
     if args.job:
         job = read_job_file(args.job)
         job_keys = {k for k in job if getattr(values, k) in (None, [], False)}
         values = merge_job_file(values, job)
+    if args.compare_gpus:  # the job file's work too (on main it was read by neither path)
+        return _compare(args, values)
     top = _positive_int(args.top, "--top")
     explain_rank = _positive_int(args.explain, "--explain")
     fx = _fx(args.currency, args.fx)

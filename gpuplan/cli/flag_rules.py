@@ -28,11 +28,12 @@ class Needs:
 
 @dataclass(frozen=True)
 class Useless:
-    """``flag`` does nothing when one of ``modes`` is given."""
+    """``flag`` does nothing when one of ``modes`` is given (and none of ``unless``)."""
 
     flag: str
     modes: tuple[str, ...]
     why: str
+    unless: tuple[str, ...] = ()
 
 
 Rule = Needs | Useless
@@ -53,6 +54,13 @@ _REPORT = "the waste report reads the ledger only"
 _SURVEY = "the fleet survey"
 _TRACES = "an audit of a trace folder calls no cloud"
 _GENERATED = "they shape the generated fleet"
+_COMPARED = "the comparison shows one row per GPU, at the cheapest pricing"
+_SWEEP = "a sweep tries its own windows and thresholds"
+
+
+def _compared(flag: str) -> Useless:
+    return Useless(flag, ("--compare-gpus",), _COMPARED)
+
 
 RULES: dict[str, tuple[Rule, ...]] = {
     "catalog": (_wide("--json", "--csv"),),
@@ -67,6 +75,18 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Needs("--db", ("--policy",), "the ledger is read for the policy's remaining budget"),
         Needs("--all", ("--json", "--csv"), "the table shows --top rows"),
         Useless("--show-infeasible", ("--csv",), "the CSV lists feasible options only"),
+        Useless(
+            "--show-infeasible", ("--all",), "--all lists every left-out option in full already"
+        ),
+        Useless(
+            "--explain",
+            ("--json", "--csv"),
+            "its text would break the JSON/CSV, which carry each option's mfu_factors, "
+            "memory and notes",
+        ),
+        *map(_compared, ("--top", "--explain", "--show-infeasible", "--objective", "--csv")),
+        _compared("--policy"),
+        Useless("--all", ("--compare-gpus",), _COMPARED),
         _wide("--json", "--csv"),
     ),
     "budget": (_wide("--json"),),
@@ -75,6 +95,10 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Useless("--instances", ("--traces",), _GENERATED),
         Useless("--hours", ("--traces",), _GENERATED),
         Useless("--interval", ("--sweep",), "a sweep tries its own intervals"),
+        Useless("--window", ("--sweep",), _SWEEP),
+        Useless("--live-window", ("--sweep",), _SWEEP),
+        # With --traces the threshold also says which trace minutes count as idle.
+        Useless("--threshold", ("--sweep",), _SWEEP, unless=("--traces",)),
         _wide("--json"),
     ),
     "fleet": (
@@ -89,6 +113,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
         _wide("--json"),
     ),
     "stop-idle": (_wide("--json"),),
+    "history": (_wide("--json"),),
     "savings": (_wide("--json"),),
     "waste": (_wide("--json"),),
     "audit": (
@@ -112,22 +137,19 @@ ALWAYS: dict[str, frozenset[str]] = {
     "catalog import": _words("--catalog-dir --dry-run --force --format --json --provider"),
     "gpus": _words("--catalog-dir --csv --gpu --json --prices"),
     "estimate": _words(
-        "--active-params --budget --catalog-dir --checkpoint-every --compare-gpus --csv "
-        "--currency --deadline --experts --explain --flops-per-sample --fsdp --fx "
+        "--active-params --budget --catalog-dir --checkpoint-every --compare-gpus "
+        "--currency --deadline --experts --flops-per-sample --fsdp --fx "
         "--global-batch --gpu --gpus --heads --hidden --include-stale --job --json --layers "
         "--lora-rank "
-        "--measured-on --method --mfu --micro-batch --objective --optimizer --params "
-        "--policy --precision --price-per-gpu-hour --pricing --provider --recompute "
+        "--measured-on --method --mfu --micro-batch --optimizer --params "
+        "--precision --price-per-gpu-hour --pricing --provider --recompute "
         "--region --reuse-commitment --samples --seq-len --throughput "
-        "--tokens --top --top-k --utilization --vocab --zero"
+        "--tokens --top-k --utilization --vocab --zero"
     ),
     "policy check": _words("--json"),
     "policy show": _words("--json"),
     "budget": _words("--concurrency --db --json --policy"),
-    "simulate": _words(
-        "--catalog-dir --json --live-window --policy --sweep --threshold --traces "
-        "--window --write-traces"
-    ),
+    "simulate": _words("--catalog-dir --json --policy --sweep --traces --write-traces"),
     "tui": _words("--catalog-dir --concurrency --db --policies --policy"),
     "fleet": _words("--json --report"),
     "stop-idle": _words(
@@ -148,7 +170,9 @@ def check_flags(
 ) -> None:
     """:class:`InputError` for the first flag in ``RULES[command]`` that does nothing here."""
     given = {flag for flag in _flags(parser) if _given(parser, args, words, flag)}
-    for rule in RULES.get(command, ()):
+    rules = RULES.get(command, ())
+    # A flag's mode first: ``--all --compare-gpus`` is told about the comparison, not --json.
+    for rule in sorted(rules, key=lambda r: isinstance(r, Needs)):
         if rule.flag not in given:
             continue
         if isinstance(rule, Needs) and not given & set(rule.any_of):
@@ -156,13 +180,32 @@ def check_flags(
                 f"{command}: {rule.flag} goes with {' or '.join(rule.any_of)} ({rule.why}); "
                 f"without it {rule.flag} would do nothing"
             )
-        if isinstance(rule, Useless):
+        if isinstance(rule, Useless) and not given & set(rule.unless):
             mode = next((m for m in rule.modes if m in given), None)
             if mode is not None:
                 raise InputError(
                     f"{command}: {rule.flag} does nothing with {mode} ({rule.why}); "
                     f"leave out one of them"
                 )
+
+
+def check_before_action(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, words: Sequence[str], action: str
+) -> None:
+    """:class:`InputError` for a listing flag written before ``catalog refresh``/``import``:
+    the action reads only the flags after its word (``catalog --gpu H100 refresh``)."""
+    given = [flag for flag in _flags(parser) if _given(parser, args, words, flag)]
+    if given:
+        flag = sorted(given, key=lambda f: min(_at(words, f), default=len(words)))[0]
+        raise InputError(
+            f"catalog: {flag} before {action} does nothing ({action} reads the flags after "
+            f"its word); write it after {action} if {action} takes it: "
+            f"gpuplan catalog {action} --help"
+        )
+
+
+def _at(words: Sequence[str], flag: str) -> list[int]:
+    return [i for i, w in enumerate(words) if w == flag or w.startswith(flag + "=")]
 
 
 def _flags(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:

@@ -100,13 +100,15 @@ def _check_flags(
     parser: argparse.ArgumentParser, args: argparse.Namespace, words: list[str]
 ) -> None:
     """The flag table (:mod:`gpuplan.cli.flag_rules`) on the command's own words."""
-    from gpuplan.cli.flag_rules import check_flags, command_parsers
+    from gpuplan.cli.flag_rules import check_before_action, check_flags, command_parsers
 
     parsers = command_parsers(parser)
     names = [n for n in parsers if n.split()[0] == args.command]
     name = next((n for n in names if set(n.split()[1:]) <= set(words)), args.command)
     action = getattr(args, "action", None)  # ``catalog ACTION ...``: the action's own flags
     own = words[: len(words) - len(action)] if action else words
+    if action and name in parsers:
+        check_before_action(parsers[name], args, own, action[0])
     if name in parsers:
         check_flags(name, parsers[name], args, own)
 

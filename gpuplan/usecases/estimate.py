@@ -155,6 +155,35 @@ def check_contradictions(args: EstimateArgs) -> None:
     if (args.experts is not None or args.top_k is not None) and args.active_params is None:
         which = "--experts" if args.experts is not None else "--top-k"
         raise InputError(f"{which} needs --active-params (the parameters each token uses)")
+    check_needs(args)
+
+
+MODEL_FIELDS = (
+    "seq_len", "layers", "hidden", "heads", "vocab",
+    "optimizer", "zero", "fsdp", "recompute", "micro_batch", "global_batch",
+    "method", "lora_rank",
+)  # fmt: skip
+"""The transformer's shape and the memory setup: read only for --params work (issue 33)."""
+
+
+def check_needs(args: EstimateArgs) -> None:
+    """Values that would do nothing with the rest (from flags or the job file): InputError
+    naming what they need, never silently ignored."""
+    samples = args.samples is not None or args.flops_per_sample is not None
+    if samples and args.params is None and args.active_params is None:
+        for name in MODEL_FIELDS:
+            if getattr(args, name) not in (None, False):
+                raise InputError(
+                    f"{flag_of(name)} needs --params with --tokens: --samples work has no "
+                    "transformer shape or memory model, so it would do nothing"
+                )
+    pricing = {parse_pricing(p) for p in args.pricing if p.strip()}
+    if args.checkpoint_every is not None and pricing and PricingModel.SPOT not in pricing:
+        raise InputError(
+            f"--checkpoint-every needs spot pricing (--pricing spot), not --pricing "
+            f"{','.join(sorted(pricing))}: only spot runs are interrupted and restart from "
+            "a checkpoint"
+        )
 
 
 def flag_of(name: str) -> str:

@@ -54,6 +54,7 @@ BASE = {
     "stop-idle": ["stop-idle", "--policy", "p.yaml"],
     "savings": ["savings"],
     "waste": ["waste"],
+    "history": ["history"],
     "audit": ["audit", "--traces", "t"],
 }
 VALUES = {"--seed": "3", "--instances": "4", "--hours": "5", "--interval": "10", "--shard": "0/2"}
@@ -120,3 +121,85 @@ def test_a_garbage_refresh_region_is_bad_input(
     (line,) = capsys.readouterr().err.splitlines()
     assert "--region" in line and "not a region name" in line, line
     assert list(tmp_path.iterdir()) == []
+
+
+CATALOG_VALUES = {**VALUES, "--sort": "price", "--pricing": "spot", "--max-age": "30d"}
+
+
+@pytest.mark.parametrize("action", ["refresh", "import"])
+@pytest.mark.parametrize("flag", sorted(flags_of(every_parser()["catalog"])))
+def test_a_listing_flag_before_a_catalog_action_is_exit_2(
+    action: str, flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # On main: `catalog --gpu H100 refresh` ran the refresh and dropped --gpu, exit 0/1.
+    values = {**CATALOG_VALUES, "--catalog-dir": str(tmp_path)}
+    before = written(every_parser()["catalog"], flag, values)
+    argv = ["catalog", *before, action, "--dry-run", "--catalog-dir", str(tmp_path)]
+    assert main(argv) == 2, argv
+    (line,) = capsys.readouterr().err.splitlines()
+    assert f"catalog: {flag} before {action} does nothing" in line, line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_first_listing_flag_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "--top", "3", "--gpu", "H100", "refresh", "--dry-run"]) == 2
+    assert "catalog: --top before refresh" in capsys.readouterr().err
+
+
+def test_threshold_with_sweep_is_allowed_with_traces(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # With --traces the threshold also says which minutes count as idle: not refused.
+    main(["simulate", "--sweep", "--threshold", "3", "--traces", str(tmp_path / "none")])
+    assert "does nothing" not in capsys.readouterr().err
+
+
+SAMPLES_WORK = ["estimate", "--samples", "1B", "--flops-per-sample", "1e12", "--gpu", "H100"]
+MODEL_VALUES = {"--optimizer": "sgd", "--recompute": "full", "--method": "full", "--zero": "1"}
+
+
+@pytest.mark.parametrize(
+    "flag",
+    ["--seq-len", "--layers", "--hidden", "--heads", "--vocab", "--optimizer", "--zero", "--fsdp",
+     "--recompute", "--micro-batch", "--global-batch", "--method", "--lora-rank"],
+)  # fmt: skip
+def test_a_model_flag_with_samples_work_names_params(
+    flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # On main each was dropped (same table, exit 0): samples work has no shape or memory.
+    parser = every_parser()["estimate"]
+    assert main([*SAMPLES_WORK, *written(parser, flag, MODEL_VALUES)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert f"{flag} needs --params with --tokens" in line, line
+
+
+def test_a_model_key_in_a_job_file_with_samples_work_names_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text("samples: 1B\nflops_per_sample: 1e12\nheads: 8\n")
+    assert main(["estimate", "--job", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert "heads" in err and "needs --params" in err and str(job) in err, err
+
+
+def test_checkpoint_every_needs_spot_pricing(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["estimate", "--params", "7B", "--tokens", "20B", "--gpu", "H100", "--gpus", "8"]
+    assert main([*base, "--pricing", "on-demand", "--checkpoint-every", "2h"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "--checkpoint-every needs spot pricing (--pricing spot)" in line, line
+    assert main([*base, "--pricing", "spot,on-demand", "--checkpoint-every", "2h"]) == 0
+    assert main([*base, "--checkpoint-every", "2h"]) == 0
+
+
+def test_compare_gpus_reads_the_job_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # On main --compare-gpus planned before the job file was read: "--params is required".
+    job = tmp_path / "job.yaml"
+    job.write_text("params: 70B\ntokens: 2T\n")
+    assert main(["estimate", "--job", str(job), "--compare-gpus", "--gpus", "64", "--json"]) == 0
+    by_job = capsys.readouterr().out
+    argv = ["estimate", "--params", "70B", "--tokens", "2T", "--compare-gpus", "--gpus", "64"]
+    assert main([*argv, "--json"]) == 0
+    assert capsys.readouterr().out == by_job
