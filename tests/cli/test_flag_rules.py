@@ -197,9 +197,9 @@ def test_compare_gpus_reads_the_job_file(
 ) -> None:
     # On main --compare-gpus planned before the job file was read: "--params is required".
     job = tmp_path / "job.yaml"
-    job.write_text("params: 70B\ntokens: 2T\n")
+    job.write_text("params: 7B\ntokens: 1T\n")
     assert main(["estimate", "--job", str(job), "--compare-gpus", "--gpus", "64", "--json"]) == 0
     by_job = capsys.readouterr().out
-    argv = ["estimate", "--params", "70B", "--tokens", "2T", "--compare-gpus", "--gpus", "64"]
+    argv = ["estimate", "--params", "7B", "--tokens", "1T", "--compare-gpus", "--gpus", "64"]
     assert main([*argv, "--json"]) == 0
     assert capsys.readouterr().out == by_job
