@@ -167,6 +167,8 @@ def _runs(iid: str, grid: Grid, rule: IdleRule) -> list[_Run]:
     """The zero runs of one instance that carry fault evidence (not quiet on all signals)."""
     out: list[_Run] = []
     values = grid.busiest
+    if 0.0 not in values:  # no zero run (most instances): skip the scan
+        return out
     i = 0
     while i < len(values):
         if values[i] != 0.0:
