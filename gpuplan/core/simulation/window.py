@@ -11,8 +11,9 @@ definition (tests/core/simulation/test_window.py checks them against it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import cast
 
 from gpuplan.core.instances import HostSamples
 from gpuplan.core.simulation.traces import Trace
@@ -44,8 +45,12 @@ class PeriodReader:
             offset = first % step
             k = (first - offset) // step + lo
             for whole, into in zip(self._peaks(offset), out, strict=True):
-                values = zip(starts[lo:hi], whole[k : k + hi - lo], strict=True)
-                into.update({t: v for t, v in values if v is not None})
+                values = whole[k : k + hi - lo]
+                pairs = zip(starts[lo:hi], values, strict=True)
+                if None in values:
+                    into.update((t, v) for t, v in pairs if v is not None)
+                else:  # plain floats: no filter to run
+                    into.update(cast("Iterable[tuple[datetime, float]]", pairs))
         if hi < count:
             self._cut(out, starts[hi], first + hi * step, since, end)
         util, memory, cpu = out
@@ -81,7 +86,10 @@ class PeriodReader:
             firsts = range(offset, trace.minutes - step + 1, step)
 
             def whole(column: Column | None) -> list[float | None]:
-                return [peak(column, lo, lo + step) for lo in firsts]
+                if column is None or None in column:
+                    return [peak(column, lo, lo + step) for lo in firsts]
+                floats = cast("Sequence[float]", column)  # nothing to leave out
+                return [max(floats[lo : lo + step]) for lo in firsts]
 
             found = whole(trace.utilisation), whole(trace.memory), whole(trace.cpu)
             self._whole[offset] = found
