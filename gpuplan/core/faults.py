@@ -84,7 +84,9 @@ def detect(samples: Mapping[str, HostSamples], rule: IdleRule, now: datetime) ->
     starts = fault_starts(rule, now)
     runs: list[_Run] = []
     for iid, host in samples.items():
-        runs.extend(_runs(iid, build_grid(host, starts, 0), rule))
+        # A zero run needs an exact 0 somewhere: without one, no grid to build.
+        if any(0.0 in series.values() for series in host.utilisation.values()):
+            runs.extend(_runs(iid, build_grid(host, starts, 0), rule))
     if not runs:
         return {}
     reporting = sum(1 for h in samples.values() if h.utilisation)
