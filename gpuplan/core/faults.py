@@ -84,7 +84,9 @@ def detect(samples: Mapping[str, HostSamples], rule: IdleRule, now: datetime) ->
     starts = fault_starts(rule, now)
     runs: list[_Run] = []
     for iid, host in samples.items():
-        runs.extend(_runs(iid, build_grid(host, starts, 0), rule))
+        # A zero run needs an exact 0 somewhere: without one, no grid to build.
+        if any(0.0 in series.values() for series in host.utilisation.values()):
+            runs.extend(_runs(iid, build_grid(host, starts, 0), rule))
     if not runs:
         return {}
     reporting = sum(1 for h in samples.values() if h.utilisation)
@@ -167,6 +169,8 @@ def _runs(iid: str, grid: Grid, rule: IdleRule) -> list[_Run]:
     """The zero runs of one instance that carry fault evidence (not quiet on all signals)."""
     out: list[_Run] = []
     values = grid.busiest
+    if 0.0 not in values:  # no zero run (most instances): skip the scan
+        return out
     i = 0
     while i < len(values):
         if values[i] != 0.0:

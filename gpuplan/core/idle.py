@@ -21,6 +21,7 @@ Tag values gpuplan writes are valid on all three clouds: ``20261202t101500z``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -139,20 +140,28 @@ def parse_tag_time(text: str) -> datetime | None:
 def window_bounds(rule: IdleRule, now: datetime) -> tuple[datetime, datetime]:
     """(start, end) of what the decision reads (the longer of the window and the
     live-process window), aligned to period boundaries; the open period is out."""
-    period = rule.period_minutes * 60
+    return _bounds(rule.period_minutes, rule.lookback_minutes, now)
+
+
+def _bounds(period_minutes: int, lookback_minutes: int, now: datetime) -> tuple[datetime, datetime]:
+    period = period_minutes * 60
     stamp = math.floor(now.timestamp() / period) * period
     end = datetime.fromtimestamp(stamp, tz=UTC)
-    return end - timedelta(minutes=rule.lookback_minutes), end
+    return end - timedelta(minutes=lookback_minutes), end
 
 
 def period_starts(rule: IdleRule, now: datetime) -> list[datetime]:
-    start, end = window_bounds(rule, now)
-    step = timedelta(minutes=rule.period_minutes)
-    out: list[datetime] = []
-    while start < end:
-        out.append(start)
-        start += step
-    return out
+    return list(_period_starts(rule.period_minutes, rule.lookback_minutes, now))
+
+
+@functools.lru_cache(maxsize=16)
+def _period_starts(
+    period_minutes: int, lookback_minutes: int, now: datetime
+) -> tuple[datetime, ...]:
+    """Cached: every instance of one survey (or of one simulated run) has the same grid."""
+    start, end = _bounds(period_minutes, lookback_minutes, now)
+    step = timedelta(minutes=period_minutes)
+    return tuple(start + step * i for i in range(-(-(end - start) // step)))
 
 
 def decide(

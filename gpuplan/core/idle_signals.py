@@ -56,49 +56,53 @@ class Grid:
 
 
 def build_grid(samples: HostSamples, starts: Sequence[datetime], gpu_count: float) -> Grid:
-    # One pass over each series into per-period slots (not one scan of every GPU per
-    # period): this runs once per instance per survey, 50,000 times for a large org.
-    index = {t: i for i, t in enumerate(starts)}
-    busiest, counts, reporting = _fold(samples.utilisation.items(), index, count=True)
+    # Each series is read at the period starts (a lookup per slot, no index of the starts
+    # to build): this runs once per instance per survey, 50,000 times for a large org, and
+    # twice per instance at every tick of the simulator.
+    busiest, counts, reporting = _fold(samples.utilisation.values(), starts, count=True)
     expected = max(math.ceil(gpu_count), reporting)
-    memory, _, _ = _fold(samples.memory.items(), index, count=False)
-    cpu = samples.cpu
+    memory, _, _ = _fold(samples.memory.values(), starts, count=False)
     return Grid(
         starts=tuple(starts),
         busiest=tuple(busiest),
         # every GPU reported (a GPU that never reported in the grid does not count)
-        covered=tuple(c == expected for c in counts),
+        covered=tuple([c == expected for c in counts]),
         memory=tuple(memory),
-        cpu=tuple(cpu.get(t) for t in starts),
+        cpu=tuple(map(samples.cpu.get, starts)),
         gpus_reporting=reporting,
         gpus_expected=expected,
     )
 
 
 def _fold(
-    series: Iterable[tuple[str, Mapping[datetime, float]]],
-    index: Mapping[datetime, int],
+    series: Iterable[Mapping[datetime, float]],
+    starts: Sequence[datetime],
     *,
     count: bool,
 ) -> tuple[list[float | None], list[int], int]:
     """Per period: the max over the series (first wins on ties, as ``max``), how many
     series have a value there, and how many series have any value in the grid."""
-    peak: list[float | None] = [None] * len(index)
-    counts = [0] * len(index)
+    peak: list[float | None] = [None] * len(starts)
+    counts = [0] * len(starts)
     reporting = 0
-    for _, values in series:
-        seen = False
-        for t, v in values.items():
-            i = index.get(t)
-            if i is None:
+    for values in series:
+        column = list(map(values.get, starts))
+        if column.count(None) == len(column):  # nothing in the grid
+            continue
+        reporting += 1
+        if reporting == 1:  # the first series: nothing to compare with yet
+            peak = column
+            if count:
+                counts = [0 if v is None else 1 for v in column]
+            continue
+        for i, v in enumerate(column):
+            if v is None:
                 continue
-            seen = True
             if count:
                 counts[i] += 1
             current = peak[i]
             if current is None or v > current:
                 peak[i] = v
-        reporting += seen
     return peak, counts, reporting
 
 

@@ -44,6 +44,7 @@ from gpuplan.core.idle import IdleDecision, IdleRule, IdleVerdict
 from gpuplan.core.instances import HostSamples, InstanceState
 from gpuplan.core.lifecycle import breaker_reason, counted
 from gpuplan.core.simulation.traces import Trace
+from gpuplan.core.simulation.window import PeriodReader
 
 _MINUTES_PER_HOUR = Decimal(60)
 
@@ -142,6 +143,7 @@ class _Live:
     """One instance during the replay."""
 
     trace: Trace
+    reader: PeriodReader
     running_since: int = 0
     stopped_until: int = 0
     notice_until: int | None = None
@@ -162,15 +164,20 @@ def simulate(
     if interval_minutes <= 0:
         raise ValueError("interval_minutes must be positive")
     settings = actions or ActionSettings()
-    fleet = [_Live(t, stopped=bytearray(t.minutes)) for t in traces]
+    step = rule.period_minutes
+    fleet = [_Live(t, PeriodReader(t, step), stopped=bytearray(t.minutes)) for t in traces]
     horizon = max((t.minutes for t in traces), default=0)
     aborted = deferred_runs = deferrals = 0
     for tick in range(interval_minutes, horizon, interval_minutes):
         now = epoch + timedelta(minutes=tick)
         up = [live for live in fleet if live.stopped_until <= tick < live.trace.minutes]
         starts = fault_starts(rule, now)
+        first = tick - int((now - starts[0]).total_seconds() // 60) if starts else 0
         seen = {
-            live.trace.instance_id: _window_samples(live, starts, rule, now, tick) for live in up
+            live.trace.instance_id: live.reader.samples(
+                starts, first, max(live.running_since, 0), min(live.trace.minutes, tick)
+            )
+            for live in up
         }
         suspects = detect(seen, rule, now)
         due = [
@@ -255,42 +262,13 @@ def _act(live: _Live, tick: int, decision: IdleDecision, settings: ActionSetting
     live.notice_until = None
 
 
-def _window_samples(
-    live: _Live, starts: Sequence[datetime], rule: IdleRule, now: datetime, tick: int
-) -> HostSamples:
-    """Period maxima of what the instance reported since it last started, before ``now``."""
-    trace = live.trace
-    step = rule.period_minutes
-    util: dict[datetime, float] = {}
-    memory: dict[datetime, float] = {}
-    cpu: dict[datetime, float] = {}
-    for start in starts:
-        first = tick - int((now - start).total_seconds() // 60)
-        lo, hi = max(first, live.running_since, 0), min(first + step, trace.minutes, tick)
-        if hi <= lo:
-            continue
-        for column, out in ((trace.utilisation, util), (trace.memory, memory), (trace.cpu, cpu)):
-            if column is None:
-                continue
-            values = [v for v in column[lo:hi] if v is not None]
-            if values:
-                out[start] = max(values)
-    return HostSamples(
-        utilisation={"0": util} if util else {},
-        memory={"0": memory} if memory else {},
-        cpu=cpu,
-    )
-
-
 def _score(live: _Live, rule: IdleRule) -> TraceResult:
     trace = live.trace
-    saved = disrupted = 0
-    for minute, flag in enumerate(live.stopped):
-        if flag:
-            if trace.kind_at(minute) == "idle":
-                saved += 1
-            else:
-                disrupted += 1
+    stopped = live.stopped
+    disrupted = (
+        int.from_bytes(stopped) & int.from_bytes(_busy_minutes(trace, len(stopped)))
+    ).bit_count()
+    saved = stopped.count(1) - disrupted
     window, perfect = _oracles(trace, rule.window_minutes)
     return TraceResult(
         instance_id=trace.instance_id,
@@ -304,6 +282,17 @@ def _score(live: _Live, rule: IdleRule) -> TraceResult:
         perfect_oracle_minutes=perfect,
         flags=tuple(live.flags),
     )
+
+
+def _busy_minutes(trace: Trace, n: int) -> bytearray:
+    """1 for each of the first ``n`` minutes that :meth:`Trace.kind_at` calls busy (the
+    first segment holding a minute decides it, so the segments are laid last to first)."""
+    out = bytearray(n)
+    for seg in reversed(trace.segments):
+        lo = min(max(seg.start, 0), n)
+        hi = min(max(seg.end, lo), n)
+        out[lo:hi] = (b"\x01" if seg.kind == "busy" else b"\x00") * (hi - lo)
+    return out
 
 
 def _segment_label(trace: Trace, minute: int) -> str:

@@ -124,11 +124,14 @@ class _Builder:
         if minutes == 0:
             return
         start = self.now
-        held = round(self.rng.uniform(*mem), 1)  # memory stays put within a stretch
-        for _ in range(minutes):
-            self.values.append(round(self.rng.uniform(*gpu), 1))
-            self.memory.append(held if mem[0] > 0 else round(self.rng.uniform(*mem), 1))
-            self.cpu.append(round(self.rng.uniform(*cpu), 1))
+        uniform = self.rng.uniform
+        (g0, g1), (m0, m1), (c0, c1) = gpu, mem, cpu
+        values, memory, cpus = self.values, self.memory, self.cpu
+        held = round(uniform(m0, m1), 1)  # memory stays put within a stretch
+        for _ in range(minutes):  # drawn in this order: GPU, memory (if it moves), CPU
+            values.append(round(uniform(g0, g1), 1))
+            memory.append(held if m0 > 0 else round(uniform(m0, m1), 1))
+            cpus.append(round(uniform(c0, c1), 1))
         self.segments.append(Segment(start, self.now, kind, label))
 
     def minutes(self, low_h: float, high_h: float) -> int:
