@@ -103,47 +103,35 @@ def _catalog_only(name: str) -> dict[Feature, str]:
     return dict.fromkeys(Feature, why)
 
 
-LAMBDA = CloudFacts(
-    Provider.define(Provider.named("lambda")),
-    "lambda.csv",
-    LAMBDA_NAMING,
-    billing="per minute; no minimum, no commitment (lambda.ai)",
-    unsupported=_catalog_only("Lambda"),
+def _gpu_cloud(name: str, shown: str, naming: RegionNaming, billing: str) -> CloudFacts:
+    """A catalog-only GPU cloud: its provider, ``<name>.csv``, naming and billing note."""
+    provider = Provider.define(Provider.named(name))
+    return CloudFacts(
+        provider, f"{name}.csv", naming, billing=billing, unsupported=_catalog_only(shown)
+    )
+
+
+LAMBDA = _gpu_cloud(
+    "lambda", "Lambda", LAMBDA_NAMING, "per minute; no minimum, no commitment (lambda.ai)"
 )
-COREWEAVE = CloudFacts(
-    Provider.define(Provider.named("coreweave")),
-    "coreweave.csv",
-    COREWEAVE_NAMING,
-    billing="per minute; no minimum charge (CoreWeave docs)",
-    unsupported=_catalog_only("CoreWeave"),
+COREWEAVE = _gpu_cloud(
+    "coreweave", "CoreWeave", COREWEAVE_NAMING, "per minute; no minimum charge (CoreWeave docs)"
 )
-NEBIUS = CloudFacts(
-    Provider.define(Provider.named("nebius")),
-    "nebius.csv",
+NEBIUS = _gpu_cloud(
+    "nebius",
+    "Nebius",
     NEBIUS_NAMING,
-    billing="per second; pay-as-you-go, commitments optional (Nebius docs)",
-    unsupported=_catalog_only("Nebius"),
+    "per second; pay-as-you-go, commitments optional (Nebius docs)",
 )
-CRUSOE = CloudFacts(
-    Provider.define(Provider.named("crusoe")),
-    "crusoe.csv",
-    CRUSOE_NAMING,
-    billing="per GPU-hour list; granularity not stated in the page read",
-    unsupported=_catalog_only("Crusoe"),
+CRUSOE = _gpu_cloud(
+    "crusoe", "Crusoe", CRUSOE_NAMING, "per GPU-hour list; granularity not stated in the page read"
 )
-RUNPOD = CloudFacts(
-    Provider.define(Provider.named("runpod")),
-    "runpod.csv",
+RUNPOD = _gpu_cloud("runpod", "RunPod", MARKETPLACE_NAMING, "per second; no commitment (runpod.io)")
+VAST = _gpu_cloud(
+    "vast",
+    "Vast.ai",
     MARKETPLACE_NAMING,
-    billing="per second; no commitment (runpod.io)",
-    unsupported=_catalog_only("RunPod"),
-)
-VAST = CloudFacts(
-    Provider.define(Provider.named("vast")),
-    "vast.csv",
-    MARKETPLACE_NAMING,
-    billing="marketplace: host-set prices move daily; a median of verified offers",
-    unsupported=_catalog_only("Vast.ai"),
+    "marketplace: host-set prices move daily; a median of verified offers",
 )
 GPU_CLOUDS = (LAMBDA, COREWEAVE, NEBIUS, CRUSOE, RUNPOD, VAST)
 """The GPU clouds gpuplan prices beside the big three (catalog-only: no lifecycle)."""

@@ -9,12 +9,15 @@ real network.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlencode
+
+from tests.fakes.http import FakeApi as WireApi
+from tests.fakes.http import Reply, Request
+from tests.fakes.http import serve as serve_wire
 
 
 @dataclass
@@ -35,40 +38,23 @@ class FakeApi:
 
 @contextmanager
 def serve(api: FakeApi) -> Iterator[str]:
-    """Serve ``api`` on 127.0.0.1; yields the base URL."""
+    """Serve ``api`` on 127.0.0.1 through the shared wire fake (:mod:`tests.fakes.http`);
+    yields the base URL. Every request is kept with its full path (query included, so a
+    test can check that no key travels in the URL) and its headers."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def _reply(self, method: str) -> None:
-            size = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(size) if size else b""
-            body = json.loads(raw) if raw else None
-            api.seen.append(Seen(method, self.path, dict(self.headers.items()), body))
-            status, payload = api.answer(method, self.path, body)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def reply(request: Request) -> Reply:
+        query = f"?{urlencode(request.query)}" if request.query else ""
+        headers = {k.title(): v for k, v in request.headers.items()}
+        body = json.loads(request.body) if request.body else None
+        api.seen.append(Seen(request.method, request.path + query, headers, body))
+        status, payload = api.answer(request.method, request.path + query, body)
+        return status, {}, payload
 
-        def do_GET(self) -> None:
-            self._reply("GET")
-
-        def do_POST(self) -> None:
-            self._reply("POST")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    wire = WireApi()
+    for method in ("GET", "POST"):
+        wire.route(method, r"/.*", "gpu-cloud", reply)
+    with serve_wire(wire) as base:
+        yield base
 
 
 def lambda_instance_types(prices_cents: dict[str, int]) -> dict[str, Any]:
