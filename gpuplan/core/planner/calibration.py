@@ -96,9 +96,11 @@ RANGE_LEVEL = 0.95
 """Nominal central share of the held-out residuals the bands span: the first of 80%, 85%,
 90%, 95%, 97.5% whose leave-lab-out coverage reaches 80% on each set of public runs
 (published, and fresh: never fitted)."""
-RANGE_COVERAGE = 0.83
-"""The stated coverage: the lower of the two sets' shares of runs inside a band built,
-for each run, from the other labs' held-out residuals only (the fresh runs')."""
+RANGE_COVERAGE = 0.91
+"""The stated coverage: the mean of the two sets' shares of runs inside a band built, for
+each run, from the other labs' held-out residuals only (each set weighing the same), so a
+set like either falls within half their gap of it (the lower set's figure, stated before,
+was 15 points under the published runs')."""
 RANGE_COVERAGE_PUBLISHED = 0.98
 """The same share over the published runs (the central figure's goodput set)."""
 RANGE_COVERAGE_FRESH = 0.83
@@ -145,7 +147,7 @@ def range_summary(*, measured: bool) -> list[str]:
     lines = [
         f"Range x{small[0]:g}-x{small[1]:g} of the central figure under {cut} GPUs "
         f"({small[1] / small[0]:.0f}x wide), x{large[0]:g}-x{large[1]:g} from {cut} up "
-        f"({large[1] / large[0]:.1f}x): at least {RANGE_COVERAGE:.0%} of public runs from labs "
+        f"({large[1] / large[0]:.1f}x): about {RANGE_COVERAGE:.0%} of public runs from labs "
         f"left out fell inside ({RANGE_RUNS} runs, {RANGE_LABS} labs; published "
         f"{RANGE_COVERAGE_PUBLISHED:.0%}, never-fitted {RANGE_COVERAGE_FRESH:.0%}). Wide "
         f"because labs differ 2-5x at equal size. Its parts: {STEADY_STATE_SPREAD}; "

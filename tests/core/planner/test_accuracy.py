@@ -156,14 +156,17 @@ def test_shipped_goodput_and_band_are_the_full_table_fit(
         pytest.approx(cal.RESIDUAL_LOW_LARGE, abs=0.01),
         pytest.approx(cal.RESIDUAL_HIGH_LARGE, abs=0.01),
     )
-    # The screen's "at least 83% of public runs from labs left out fell inside" is measured,
+    # The screen's "about 90% of public runs from labs left out fell inside" is measured,
     # not typed: every public run, each with a band built from the other labs' residuals
-    # only; the stated figure is the lower of the two sets' (the never-fitted fresh runs').
-    assert calibrated.coverage == pytest.approx(cal.RANGE_COVERAGE, abs=0.006)
+    # only; the stated figure is the mean of the two sets' (each set weighing the same), and
+    # each set's own coverage is within 10 points of it (the issue's tolerance).
+    assert calibrated.stated == pytest.approx(cal.RANGE_COVERAGE, abs=0.006)
     published, new = calibrated.by_set
     assert published == pytest.approx(cal.RANGE_COVERAGE_PUBLISHED, abs=0.006)
     assert new == pytest.approx(cal.RANGE_COVERAGE_FRESH, abs=0.006)
-    assert calibrated.coverage == min(published, new)
+    assert calibrated.stated == pytest.approx((published + new) / 2)
+    assert abs(published - calibrated.stated) <= 0.10 and abs(new - calibrated.stated) <= 0.10
+    assert calibrated.coverage == min(published, new) >= bench.RANGE_TARGET
     assert len(calibrated.held) == cal.RANGE_RUNS == len(runs) + len(fresh)
     assert len({h.run.source for h in calibrated.held}) == cal.RANGE_LABS
     assert calibrated.level == pytest.approx(cal.RANGE_LEVEL)
@@ -174,7 +177,7 @@ def test_the_level_is_the_first_that_holds_the_target(
     bench: ModuleType, runs: list[Any], fresh: list[Any]
 ) -> None:
     """The level is calibrated to the measured coverage: any narrower level tried first
-    holds less than 80% of the public runs with their labs left out."""
+    holds less than 80% of one set of public runs with their labs left out."""
     shipped = bench.calibrate(runs, fresh)
     for level in bench.RANGE_LEVELS:
         if level >= shipped.level:
@@ -183,6 +186,26 @@ def test_the_level_is_the_first_that_holds_the_target(
         assert narrower.coverage < bench.RANGE_TARGET
         assert narrower.high / narrower.low < shipped.high / shipped.low
         assert narrower.large[1] / narrower.large[0] < shipped.large[1] / shipped.large[0]
+
+
+def test_a_level_per_side_was_checked_and_what_it_costs(
+    bench: ModuleType, runs: list[Any], fresh: list[Any]
+) -> None:
+    """A narrower band from 256 GPUs up (its own level) holds the targets on the public runs
+    but half of the fresh runs on that side, and leaves the README's DeepSeek-V3 example
+    (2.66M published) below it: checked, not shipped (docs/estimating.md)."""
+    shipped = bench.calibrate(runs, fresh)
+    pairs = [
+        bench._pair(runs, fresh, small, large)
+        for small in bench.RANGE_LEVELS
+        for large in bench.RANGE_LEVELS
+    ]
+    holding = [p for p in pairs if p.holds]
+    best = min(holding, key=lambda p: p.width)
+    assert best.width < shipped.width
+    fresh_large = [h for h in best.held[len(runs) :] if h.run.gpus >= cal.BAND_CUT_GPUS]
+    assert sum(h.inside for h in fresh_large) / len(fresh_large) <= 0.5
+    assert 3.59e6 * best.large[0] > 2.66e6 > 3.59e6 * shipped.large[0]
 
 
 def test_the_gpu_count_bands_narrow_the_range_at_equal_coverage(
@@ -230,7 +253,7 @@ def test_held_out_figures_stay_within_the_targets(bench: ModuleType, runs: list[
     lines = [f"{h.run.name:22} {h.ratio:5.2f} {'in' if h.inside else 'OUT'}" for h in held]
     report = "\n".join(lines)
     # Regression guards on the leave-source-out figures in docs/estimating.md (58 runs,
-    # 17 labs: 18.4%, worst 1.98x; with the bands calibrated over every public run, 98% of
+    # 17 labs: 18.4%, worst 1.98x; with the bands calibrated over every public run, 88% of
     # the published runs inside at a median 5.04x).
     assert statistics.median(errors) <= 0.19, report
     assert inside >= 0.9, report
