@@ -354,9 +354,11 @@ def cross_validate(runs: list[Run], fresh: list[Run] | None = None) -> list[Held
 
 
 def naive(run: Run) -> float:
-    """6ND at 40% of the dense bf16 peak: the baseline the issue names."""
+    """6ND at 40% of the dense bf16 peak (fp16 where a GPU has no bf16: V100): the baseline
+    the issue names."""
     n = float(run.row["active_params"] or run.row["params"])
-    peak = load_gpus().resolve(run.row["gpu"]).peak_tflops(Precision.BF16) or 125.0
+    spec = load_gpus().resolve(FRESH_GPU.get(run.row["gpu"], run.row["gpu"]))
+    peak = spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16) or 1.0
     return 6 * n * float(run.row["tokens"]) / (peak * 1e12 * 0.40) / 3600
 
 
@@ -750,9 +752,7 @@ def fresh_lines(held: list[Held]) -> list[str]:
     for h in held:
         row, published = h.run.row, h.run.published
         argv = fresh_argv(row)
-        spec = load_gpus().resolve(FRESH_GPU.get(row["gpu"], row["gpu"]))
-        peak = spec.peak_tflops(Precision.BF16) or spec.peak_tflops(Precision.FP16) or 1.0
-        flat = 6 * float(row["params"]) * float(row["tokens"]) / (peak * 1e12 * 0.4) / 3600
+        flat = naive(h.run)
         ratios.append(h.ratio)
         naive_ratios.append(flat / published)
         lines.append(

@@ -264,6 +264,24 @@ def test_held_out_figures_stay_within_the_targets(bench: ModuleType, runs: list[
     assert statistics.median(errors) < statistics.median(naive), report
 
 
+def test_the_central_figure_beats_naive_arithmetic_on_each_set(
+    bench: ModuleType, runs: list[Any], fresh: list[Any]
+) -> None:
+    """Held out (each run's goodput from the other labs' published runs), the central
+    figure's median error is below 6ND at 40% of peak on the published runs (18.4% against
+    34.0%) and on the fresh, never-fitted runs (39.6% against 43.6%); on the first 20 fresh
+    runs it is not (42.2% against 37.4%: docs/estimating.md says so)."""
+    held = bench.calibrate(runs, fresh).held
+    for part in (held[: len(runs)], held[len(runs) :]):
+        central = statistics.median(abs(h.ratio - 1) for h in part)
+        naive = statistics.median(abs(bench.naive(h.run) / h.run.published - 1) for h in part)
+        assert central < naive, (central, naive)
+    first = held[len(runs) : len(runs) + 20]
+    central = statistics.median(abs(h.ratio - 1) for h in first)
+    naive = statistics.median(abs(bench.naive(h.run) / h.run.published - 1) for h in first)
+    assert central > naive  # the known loss: if this flips, update the docs
+
+
 def test_the_cli_range_holds_the_central_figure(runs: list[Any]) -> None:
     for run in runs:
         assert run.low < run.median < run.high, run.name
