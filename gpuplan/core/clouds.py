@@ -60,9 +60,9 @@ class CloudFacts:
     """What an acting action (stop, hibernate, suspend) erases on this cloud, as
     ``policy check`` names it when ``idle.allow_data_loss`` is not written."""
     scope_section: type[BaseModel] | None = None
-    """The policy's ``scope.<name>`` section of a cloud a registry entry adds (checked
-    by this model); None for the built-in clouds, whose sections are fields of
-    :class:`gpuplan.core.policy.models.Scope`."""
+    """The model of the policy's ``scope.<name>`` section, from the cloud's registry entry
+    (built-in clouds too: the constants below hold none until their entries register;
+    every policy reader imports the registry); None for a cloud with no section."""
     billing: str = ""
     """How the cloud bills an on-demand instance (granularity, minimum, commitment), as its
     pricing page or documentation states it; empty where no source said."""
@@ -161,7 +161,7 @@ def registered() -> tuple[Provider, ...]:
 
 def scope_section(name: str) -> tuple[Provider, type[BaseModel]] | None:
     """The registered cloud whose policy section is ``scope.<name>``, with its model;
-    None for a built-in cloud (a field of the scope) or an unknown key."""
+    None for an unknown key or a cloud with no section."""
     for facts in _TABLE.values():
         if facts.provider.value == name and facts.scope_section is not None:
             return facts.provider, facts.scope_section

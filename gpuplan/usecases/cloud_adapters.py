@@ -24,16 +24,18 @@ is assumed only when its scope is first used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplan.core import clouds
 from gpuplan.core.actions import ACTIONS, Call, one
 from gpuplan.core.errors import InputError
 from gpuplan.core.instances import ACTING
 from gpuplan.core.offers import Provider
-from gpuplan.core.policy.models import OrgUnits
+from gpuplan.providers.aws.scope import AwsScope, OrgUnits
+from gpuplan.providers.azure.scope import AzureScope
 from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.found import FoundScopes
+from gpuplan.providers.gcp.scope import GcpScope
 from gpuplan.usecases import cloud_prices
 from gpuplan.usecases.cloud_entry import (
     FAKE_FLEET_ENV,
@@ -47,16 +49,23 @@ from gpuplan.usecases.cloud_entry import (
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy
     from gpuplan.core.policy.metrics_settings import AwsMetrics
-    from gpuplan.core.policy.models import AwsScope, AzureScope, GcpScope
     from gpuplan.providers.aws.cloudwatch import MetricNames
     from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
+
+_S = TypeVar("_S", AwsScope, GcpScope, AzureScope)
+
+
+def _section(context: BuildContext, provider: Provider, model: type[_S]) -> _S:
+    """The policy's ``scope.<provider>``, as its entry's model checked it."""
+    section = context.policy.scope.section(provider)
+    if not isinstance(section, model):
+        raise InputError(f"the policy has no scope.{provider.value} section")
+    return section
 
 
 def aws_scopes(context: BuildContext) -> dict[str, CloudAdapter]:
     """One adapter per region of ``scope.aws``; with ``accounts``, per account and region."""
-    scope = context.policy.scope.aws
-    if scope is None:
-        raise InputError("the policy has no scope.aws section")
+    scope = _section(context, Provider.AWS, AwsScope)
     from gpuplan.providers.aws.provider import AwsAdapter
     from gpuplan.providers.aws.session import make_session
 
@@ -120,9 +129,7 @@ def aws_metric_names(metrics: AwsMetrics) -> MetricNames:
 
 def gcp_scopes(context: BuildContext, *, credentials: Any = None) -> dict[str, CloudAdapter]:
     """One adapter per project; ``credentials``: Google credentials, None for ADC."""
-    scope = context.policy.scope.gcp
-    if scope is None:
-        raise InputError("the policy has no scope.gcp section")
+    scope = _section(context, Provider.GCP, GcpScope)
     from gpuplan.providers.gcp.clients import make_clients
     from gpuplan.providers.gcp.provider import GcpAdapter
 
@@ -181,9 +188,7 @@ def azure_metric_names(policy: Policy) -> AzureMetricNames:
 def azure_scopes(context: BuildContext, *, credential: Any = None) -> dict[str, CloudAdapter]:
     """One adapter per subscription of ``scope.azure`` (listed or discovered);
     ``credential``: an Azure token credential, None for the standard chain."""
-    scope = context.policy.scope.azure
-    if scope is None:
-        raise InputError("the policy has no scope.azure section")
+    scope = _section(context, Provider.AZURE, AzureScope)
     from gpuplan.providers.azure.provider import AzureAdapter, default_credential
 
     settings = context.policy.idle.metrics.azure
@@ -240,6 +245,7 @@ ENTRIES = (
         permission_file="deploy/aws-iam-policy.json",
         regions=clouds.AWS.regions,
         local_storage=clouds.AWS.local_storage,
+        scope_section=AwsScope,
         billing=clouds.AWS.billing,
         prices=cloud_prices.aws_prices,
         price_source="AWS Price List API + EC2 spot price history",
@@ -256,6 +262,7 @@ ENTRIES = (
         permission_file="deploy/gcp-custom-role.yaml",
         regions=clouds.GCP.regions,
         local_storage=clouds.GCP.local_storage,
+        scope_section=GcpScope,
         billing=clouds.GCP.billing,
         prices=cloud_prices.gcp_prices,
         price_source="Cloud Billing Catalog API",
@@ -272,6 +279,7 @@ ENTRIES = (
         permission_file="deploy/azure-role-definition.json",
         regions=clouds.AZURE.regions,
         local_storage=clouds.AZURE.local_storage,
+        scope_section=AzureScope,
         prices=cloud_prices.azure_prices,
         price_source="Azure Retail Prices API",
         discoverer=cloud_prices.azure_types,

@@ -15,10 +15,7 @@ from gpuplan.core.policy.metrics_settings import (
 )
 from gpuplan.core.policy.models import (
     POLICY_VERSION,
-    AwsScope,
-    AzureScope,
     Budget,
-    GcpScope,
     IdleAction,
     IdleSettings,
     Notify,
@@ -39,12 +36,9 @@ from gpuplan.core.policy.rules import (
 __all__ = [
     "POLICY_VERSION",
     "AwsMetrics",
-    "AwsScope",
     "AzureMetrics",
-    "AzureScope",
     "Budget",
     "GcpMetrics",
-    "GcpScope",
     "IdleAction",
     "IdleSettings",
     "KeyPath",
