@@ -69,6 +69,13 @@ class CloudFacts:
     unsupported: Mapping[Feature, str] = field(default_factory=dict)
     """What gpuplan does not do on this cloud, and why (``{feature: reason}``); empty for a
     cloud it manages. A policy section naming such a cloud is refused with the reason."""
+    title: str = ""
+    """The cloud's name as people write it (``Azure``, ``Vast.ai``); empty: its value."""
+
+    @property
+    def shown(self) -> str:
+        """The cloud's name in sentences: its title, else the provider's value."""
+        return self.title or self.provider.value
 
     @property
     def catalog_only(self) -> bool:
@@ -82,6 +89,7 @@ AWS = CloudFacts(
     AWS_NAMING,
     "AWS instance store (NVMe on g4dn, g5, g6, p4d, p5 ...)",
     billing="per second, 60 s minimum (Linux; EC2 pricing page)",
+    title="AWS",
 )
 GCP = CloudFacts(
     Provider.GCP,
@@ -89,9 +97,14 @@ GCP = CloudFacts(
     GCP_NAMING,
     "GCP local SSD",
     billing="per second, 1 min minimum (Compute Engine docs)",
+    title="GCP",
 )
 AZURE = CloudFacts(
-    Provider.AZURE, "azure.csv", AZURE_NAMING, "the Azure temporary disk (every N-series size)"
+    Provider.AZURE,
+    "azure.csv",
+    AZURE_NAMING,
+    "the Azure temporary disk (every N-series size)",
+    title="Azure",
 )
 
 
@@ -107,7 +120,12 @@ def _gpu_cloud(name: str, shown: str, naming: RegionNaming, billing: str) -> Clo
     """A catalog-only GPU cloud: its provider, ``<name>.csv``, naming and billing note."""
     provider = Provider.define(Provider.named(name))
     return CloudFacts(
-        provider, f"{name}.csv", naming, billing=billing, unsupported=_catalog_only(shown)
+        provider,
+        f"{name}.csv",
+        naming,
+        billing=billing,
+        unsupported=_catalog_only(shown),
+        title=shown,
     )
 
 

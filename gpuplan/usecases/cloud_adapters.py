@@ -27,14 +27,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplan.core import clouds
-from gpuplan.core.actions import ACTIONS, Call, one
+from gpuplan.core.actions import Call, one
 from gpuplan.core.errors import InputError
 from gpuplan.core.instances import ACTING
 from gpuplan.core.offers import Provider
+from gpuplan.providers.aws import actions as aws_actions
 from gpuplan.providers.aws.scope import AwsScope, OrgUnits
+from gpuplan.providers.azure import actions as azure_actions
 from gpuplan.providers.azure.scope import AzureScope
 from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.found import FoundScopes
+from gpuplan.providers.gcp import actions as gcp_actions
 from gpuplan.providers.gcp.scope import GcpScope
 from gpuplan.usecases import cloud_prices
 from gpuplan.usecases.cloud_entry import (
@@ -240,12 +243,13 @@ ENTRIES = (
     CloudEntry(
         Provider.AWS,
         aws_scopes,
-        steps=ACTIONS[Provider.AWS],
+        steps=aws_actions.STEPS,
         catalog_file=clouds.AWS.catalog_file,
         permission_file="deploy/aws-iam-policy.json",
         regions=clouds.AWS.regions,
         local_storage=clouds.AWS.local_storage,
         scope_section=AwsScope,
+        title=clouds.AWS.title,
         billing=clouds.AWS.billing,
         prices=cloud_prices.aws_prices,
         price_source="AWS Price List API + EC2 spot price history",
@@ -257,12 +261,13 @@ ENTRIES = (
     CloudEntry(
         Provider.GCP,
         gcp_scopes,
-        steps=ACTIONS[Provider.GCP],
+        steps=gcp_actions.STEPS,
         catalog_file=clouds.GCP.catalog_file,
         permission_file="deploy/gcp-custom-role.yaml",
         regions=clouds.GCP.regions,
         local_storage=clouds.GCP.local_storage,
         scope_section=GcpScope,
+        title=clouds.GCP.title,
         billing=clouds.GCP.billing,
         prices=cloud_prices.gcp_prices,
         price_source="Cloud Billing Catalog API",
@@ -274,12 +279,13 @@ ENTRIES = (
     CloudEntry(
         Provider.AZURE,
         azure_scopes,
-        steps=ACTIONS[Provider.AZURE],
+        steps=azure_actions.STEPS,
         catalog_file=clouds.AZURE.catalog_file,
         permission_file="deploy/azure-role-definition.json",
         regions=clouds.AZURE.regions,
         local_storage=clouds.AZURE.local_storage,
         scope_section=AzureScope,
+        title=clouds.AZURE.title,
         prices=cloud_prices.azure_prices,
         price_source="Azure Retail Prices API",
         discoverer=cloud_prices.azure_types,

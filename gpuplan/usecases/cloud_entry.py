@@ -138,6 +138,8 @@ class CloudEntry:
     """How the cloud bills on-demand use (granularity, minimum, commitment)."""
     unsupported: Mapping[Feature, str] = field(default_factory=dict)
     """What gpuplan does not do here, and why (``{feature: reason}``, SkyPilot's shape)."""
+    title: str = ""
+    """The cloud's name as people write it (``Azure``); empty: the provider's value."""
 
     @property
     def actions(self) -> dict[Action, str]:
@@ -172,6 +174,7 @@ class CloudEntry:
             self.scope_section,
             self.billing,
             self.unsupported,
+            self.title,
         )
 
     @property
@@ -205,4 +208,5 @@ def catalog_entry(
         nothing_found=why,
         billing=facts.billing,
         unsupported=facts.unsupported,
+        title=facts.title,
     )

@@ -76,9 +76,6 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
     return problems
 
 
-_NAMES = {Provider.AWS: "AWS", Provider.GCP: "GCP", Provider.AZURE: "Azure"}
-
-
 def action_rules(policy: Policy) -> list[PolicyProblem]:
     """An action only some clouds offer (:data:`~gpuplan.core.actions.ACTIONS`: suspend
     is GCP's) needs every cloud in scope to offer it. Hibernate is not checked here: the
@@ -91,7 +88,7 @@ def action_rules(policy: Policy) -> list[PolicyProblem]:
         return []  # every cloud that gpuplan manages carries it out
     scope = policy.scope.providers
     others = [p.value for p in scope if p not in offered]
-    names = " or ".join(_NAMES.get(p, p.value) for p in offered)
+    names = " or ".join(facts_of(p).shown for p in offered)
     here = ("idle", "action")
     if others:
         return [

@@ -31,22 +31,13 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.aws import cloudwatch, ec2
+from gpuplan.providers.aws.actions import CAPABILITIES
 from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, RoleNotAssumable, client_config
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 
 RETRY_MODE = "adaptive"
 """botocore's retry mode for the clients this module builds (``standard``: no rate
 limiting on the client side)."""
-CAPABILITIES = frozenset(
-    {
-        Capability.LIST,
-        Capability.METRICS,
-        Capability.STOP,
-        Capability.HIBERNATE,
-        Capability.TERMINATE,
-        Capability.TAG,
-    }
-)
 
 
 class AwsAdapter:

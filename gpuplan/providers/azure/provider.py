@@ -29,6 +29,7 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.azure import metrics, vms
+from gpuplan.providers.azure.actions import CAPABILITIES
 from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 from gpuplan.providers.catalog_view import CatalogView
@@ -41,16 +42,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 PUBLIC_ARM = "https://management.azure.com"
 TAGS_API_VERSION = "2021-04-01"
-CAPABILITIES = frozenset(
-    {
-        Capability.LIST,
-        Capability.METRICS,
-        Capability.DEALLOCATE,
-        Capability.STOP,
-        Capability.TERMINATE,
-        Capability.TAG,
-    }
-)
 
 
 def default_credential(environ: Mapping[str, str] | None = None) -> TokenCredential:
