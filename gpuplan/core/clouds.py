@@ -1,6 +1,6 @@
 """The per-cloud facts that the lower layers need, by provider: one table, filled by the registry.
 
-The registry entry (:class:`gpuplan.usecases.cloud_entry.CloudEntry`) is the one place a
+The registry entry (:class:`gpuplan.providers.cloud_entry.CloudEntry`) is the one place a
 cloud is described. The loaders and the pure core must not import the use cases, so the
 few facts they need (the catalog file name and the region naming) travel down as a
 :class:`CloudFacts` value: the entry carries it, and registering the entry registers it

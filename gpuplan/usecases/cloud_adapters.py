@@ -1,6 +1,6 @@
 """The built-in registry entries: AWS, GCP, Azure and the in-memory fake.
 
-Each :class:`~gpuplan.usecases.cloud_entry.CloudEntry` below is everything about its
+Each :class:`~gpuplan.providers.cloud_entry.CloudEntry` below is everything about its
 cloud (scope builder, actions and refusals, catalog file and region naming from
 :mod:`gpuplan.core.clouds`, price fetcher and type listing from
 :mod:`gpuplan.usecases.cloud_prices`, service names, permission file); the builders
@@ -36,11 +36,7 @@ from gpuplan.providers.aws.scope import AwsScope, OrgUnits
 from gpuplan.providers.azure import actions as azure_actions
 from gpuplan.providers.azure.scope import AzureScope
 from gpuplan.providers.base import CloudAdapter
-from gpuplan.providers.found import FoundScopes
-from gpuplan.providers.gcp import actions as gcp_actions
-from gpuplan.providers.gcp.scope import GcpScope
-from gpuplan.usecases import cloud_prices
-from gpuplan.usecases.cloud_entry import (
+from gpuplan.providers.cloud_entry import (
     FAKE_FLEET_ENV,
     BuildContext,
     CloudEntry,
@@ -48,6 +44,10 @@ from gpuplan.usecases.cloud_entry import (
     Service,
     catalog_entry,
 )
+from gpuplan.providers.found import FoundScopes
+from gpuplan.providers.gcp import actions as gcp_actions
+from gpuplan.providers.gcp.scope import GcpScope
+from gpuplan.usecases import cloud_prices
 
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy
@@ -311,7 +311,7 @@ ENTRIES = (
     ),
 )
 """The built-in clouds: the big three, then the GPU clouds priced and planned but not
-managed (:func:`~gpuplan.usecases.cloud_entry.catalog_entry`);
+managed (:func:`~gpuplan.providers.cloud_entry.catalog_entry`);
 :mod:`gpuplan.usecases.cloud_registry` adds any registered later."""
 
 FAKE_ENTRY = CloudEntry(

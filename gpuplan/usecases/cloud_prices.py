@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 
 from gpuplan.core.discovery import Discovery
 from gpuplan.core.refresh import FetchResult
+from gpuplan.providers.cloud_entry import Discoverer, FetchRequest
 from gpuplan.providers.pricing import Progress
 from gpuplan.providers.pricing import discovery_config as config
-from gpuplan.usecases.cloud_entry import Discoverer, FetchRequest
 
 
 def aws_prices(req: FetchRequest) -> FetchResult:
