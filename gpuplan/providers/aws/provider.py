@@ -39,6 +39,9 @@ RETRY_MODE = "adaptive"
 """botocore's retry mode for the clients this module builds (``standard``: no rate
 limiting on the client side)."""
 
+_NAMES = cloudwatch.MetricNames()
+"""The default metric names (``idle.metrics.aws``'s defaults)."""
+
 
 class AwsAdapter:
     """GPU instances of one region: list, fetch utilisation, stop, tag."""
@@ -50,8 +53,8 @@ class AwsAdapter:
         ec2_client: Any,
         cloudwatch_client: Any,
         catalog: Catalog | None = None,
-        namespace: str = "CWAgent",
-        metric: str = "nvidia_smi_utilization_gpu",
+        namespace: str = _NAMES.namespace,
+        metric: str = _NAMES.utilisation,
         metric_names: cloudwatch.MetricNames | None = None,
         metrics: MetricsSource | None = None,
         account: str | None = None,
@@ -79,8 +82,8 @@ class AwsAdapter:
         catalog: Catalog | None = None,
         max_attempts: int = DEFAULT_ATTEMPTS,
         retry_mode: str = RETRY_MODE,
-        namespace: str = "CWAgent",
-        metric: str = "nvidia_smi_utilization_gpu",
+        namespace: str = _NAMES.namespace,
+        metric: str = _NAMES.utilisation,
         metric_names: cloudwatch.MetricNames | None = None,
         metrics: MetricsSource | None = None,
         account: str | None = None,

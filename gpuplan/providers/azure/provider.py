@@ -73,6 +73,10 @@ def default_credential(environ: Mapping[str, str] | None = None) -> TokenCredent
     return DefaultAzureCredential()
 
 
+_NAMES = AzureMetricNames()
+"""The default metric names (``idle.metrics.azure``'s defaults)."""
+
+
 class AzureAdapter:
     """GPU VMs of one subscription: list, utilisation, deallocate, tags."""
 
@@ -81,8 +85,8 @@ class AzureAdapter:
         subscription: str,
         *,
         resource_groups: Sequence[str] = (),
-        namespace: str = "Telegraf/nvidia_smi",
-        metric: str = "utilization_gpu",
+        namespace: str = _NAMES.namespace,
+        metric: str = _NAMES.utilisation,
         metric_names: AzureMetricNames | None = None,
         catalog: Catalog | None = None,
         credential: TokenCredential | None = None,
