@@ -102,6 +102,22 @@ Discoverer = Callable[[tuple[str, ...], Progress], Discovery]
 DiscovererSetup = Callable[[Mapping[str, str]], Discoverer | None]
 """The environment -> the cloud's type listing, or None when it is not configured."""
 
+ScopedListing = Callable[[str, tuple[str, ...], str | None, Progress], Discovery]
+"""(project or subscription, regions, endpoint or None, progress) -> the listing."""
+
+
+def scoped_discoverer(
+    environ: Mapping[str, str], scope_env: str, endpoint_env: str, listing: ScopedListing
+) -> Discoverer | None:
+    """The listing of the scope ``scope_env`` names (None when unset), at ``endpoint_env``
+    (a cloud whose type listing needs a project or subscription)."""
+    scope = environ.get(scope_env)
+    if not scope:
+        return None
+    endpoint = environ.get(endpoint_env) or None
+    return lambda regions, progress: listing(scope, regions, endpoint, progress)
+
+
 NOTHING_SURVEYED = "scope discovered nothing: nothing was surveyed"
 
 

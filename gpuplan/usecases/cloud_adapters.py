@@ -32,8 +32,10 @@ from gpuplan.core.errors import InputError
 from gpuplan.core.instances import ACTING
 from gpuplan.core.offers import Provider
 from gpuplan.providers.aws import actions as aws_actions
+from gpuplan.providers.aws import prices as aws_prices
 from gpuplan.providers.aws.scope import AwsScope, OrgUnits
 from gpuplan.providers.azure import actions as azure_actions
+from gpuplan.providers.azure import prices as azure_prices
 from gpuplan.providers.azure.scope import AzureScope
 from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.cloud_entry import (
@@ -46,6 +48,7 @@ from gpuplan.providers.cloud_entry import (
 )
 from gpuplan.providers.found import FoundScopes
 from gpuplan.providers.gcp import actions as gcp_actions
+from gpuplan.providers.gcp import prices as gcp_prices
 from gpuplan.providers.gcp.scope import GcpScope
 from gpuplan.usecases import cloud_prices
 
@@ -251,9 +254,9 @@ ENTRIES = (
         scope_section=AwsScope,
         title=clouds.AWS.title,
         billing=clouds.AWS.billing,
-        prices=cloud_prices.aws_prices,
+        prices=aws_prices.fetch,
         price_source="AWS Price List API + EC2 spot price history",
-        discoverer=cloud_prices.aws_types,
+        discoverer=aws_prices.types,
         services={Service.LISTING: "ec2", Service.METRICS: "cloudwatch"},
         nothing_found="scope discovered no accounts (an empty OU, or exclude_accounts covers "
         "every account): nothing was surveyed",
@@ -269,9 +272,9 @@ ENTRIES = (
         scope_section=GcpScope,
         title=clouds.GCP.title,
         billing=clouds.GCP.billing,
-        prices=cloud_prices.gcp_prices,
+        prices=gcp_prices.fetch,
         price_source="Cloud Billing Catalog API",
-        discoverer=cloud_prices.gcp_types,
+        discoverer=gcp_prices.types,
         services={Service.LISTING: "compute", Service.METRICS: "monitoring"},
         nothing_found="scope discovered no projects (the folders or organisation hold no "
         "active project, or project_labels match none): nothing was surveyed",
@@ -286,9 +289,9 @@ ENTRIES = (
         local_storage=clouds.AZURE.local_storage,
         scope_section=AzureScope,
         title=clouds.AZURE.title,
-        prices=cloud_prices.azure_prices,
+        prices=azure_prices.fetch,
         price_source="Azure Retail Prices API",
-        discoverer=cloud_prices.azure_types,
+        discoverer=azure_prices.types,
         services={Service.LISTING: "compute", Service.METRICS: "monitor"},
         nothing_found="scope discovered no subscriptions (the management groups hold none "
         "the identity can read): nothing was surveyed",

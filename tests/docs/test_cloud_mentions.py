@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # The files each cloud is still named by, at most (lower these as knowledge moves into
 # the cloud's package; never raise them).
-CEILING = {"aws": 21, "gcp": 17, "azure": 16}
+CEILING = {"aws": 19, "gcp": 15, "azure": 14}
 
 
 def _script() -> ModuleType:

@@ -7,9 +7,6 @@ file lines; everything here works on values only.
 from __future__ import annotations
 
 from gpuplan.core.policy.metrics_settings import (
-    AwsMetrics,
-    AzureMetrics,
-    GcpMetrics,
     MetricsSettings,
     PrometheusMetrics,
 )
@@ -35,10 +32,7 @@ from gpuplan.core.policy.rules import (
 
 __all__ = [
     "POLICY_VERSION",
-    "AwsMetrics",
-    "AzureMetrics",
     "Budget",
-    "GcpMetrics",
     "IdleAction",
     "IdleSettings",
     "KeyPath",
