@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from gpuplan.core.instances import Action, GpuInstance
+from gpuplan.core.instances import NEEDS, Action, Capability, GpuInstance
 from gpuplan.core.kinds import Provider
 
 
@@ -88,36 +88,17 @@ def one(call: Call, how: str) -> Steps:
     return Steps((ProviderStep(call, how),))
 
 
-_NOT_HERE = Refusal("not an action of this cloud")
-ACTIONS: dict[Provider, Mapping[Action, Entry]] = {
-    Provider.AWS: {
-        Action.STOP: one(Call.STOP, "StopInstances"),
-        Action.HIBERNATE: one(Call.HIBERNATE, "StopInstances Hibernate=true"),
-        Action.SUSPEND: _NOT_HERE,
-        Action.DEALLOCATE: _NOT_HERE,
-        Action.TERMINATE: one(Call.TERMINATE, "TerminateInstances"),
-    },
-    Provider.GCP: {
-        Action.STOP: one(Call.STOP, "instances.stop"),
-        Action.HIBERNATE: Refusal("GCP's memory-preserving stop is suspend"),
-        Action.SUSPEND: one(Call.SUSPEND, "instances.suspend"),
-        Action.DEALLOCATE: _NOT_HERE,
-        Action.TERMINATE: one(Call.TERMINATE, "instances.delete"),
-    },
-    Provider.AZURE: {
-        # A powered-off VM keeps billing: the policy's stop is a deallocate.
-        Action.STOP: one(
-            Call.DEALLOCATE, "virtualMachines.deallocate (a powered-off VM still bills)"
-        ),
-        Action.HIBERNATE: Refusal("not offered by gpuplan on Azure yet"),
-        Action.SUSPEND: _NOT_HERE,
-        Action.DEALLOCATE: one(Call.DEALLOCATE, "virtualMachines.deallocate"),
-        Action.TERMINATE: one(Call.TERMINATE, "virtualMachines.delete"),
-    },
-}
-"""Per cloud: each acting :class:`Action` -> its steps, or why the cloud refuses it. The
-built-in clouds' rows are here; a cloud a registry entry adds brings its row in the entry
-(``CloudEntry.steps``), put here by :func:`register`."""
+NOT_HERE = Refusal("not an action of this cloud")
+ACTIONS: dict[Provider, Mapping[Action, Entry]] = {}
+"""Per cloud: each acting :class:`Action` -> its steps, or why the cloud refuses it. Every
+cloud's row comes with its registry entry (``CloudEntry.steps``, the built-in clouds' in
+their packages), put here by :func:`register` in registration order."""
+
+
+def acting_capabilities(row: Mapping[Action, Entry]) -> frozenset[Capability]:
+    """The capabilities an adapter declares for the actions of its cloud's ``row``
+    (those with steps), so what a cloud can do is written once, in its row."""
+    return frozenset(NEEDS[action] for action, found in row.items() if isinstance(found, Steps))
 
 
 def register(provider: Provider, rows: Mapping[Action, Entry]) -> None:
@@ -132,7 +113,7 @@ def unregister(provider: Provider) -> None:
 
 def entry(provider: Provider, action: Action, table: ActionTable = ACTIONS) -> Entry:
     """How ``provider`` carries out ``action`` (a refusal when the table has no row)."""
-    return table.get(provider, {}).get(action, _NOT_HERE)
+    return table.get(provider, {}).get(action, NOT_HERE)
 
 
 def provider_action(provider: Provider, action: Action, table: ActionTable = ACTIONS) -> Action:

@@ -1,6 +1,6 @@
 """The per-cloud facts that the lower layers need, by provider: one table, filled by the registry.
 
-The registry entry (:class:`gpuplan.usecases.cloud_entry.CloudEntry`) is the one place a
+The registry entry (:class:`gpuplan.providers.cloud_entry.CloudEntry`) is the one place a
 cloud is described. The loaders and the pure core must not import the use cases, so the
 few facts they need (the catalog file name and the region naming) travel down as a
 :class:`CloudFacts` value: the entry carries it, and registering the entry registers it
@@ -60,15 +60,22 @@ class CloudFacts:
     """What an acting action (stop, hibernate, suspend) erases on this cloud, as
     ``policy check`` names it when ``idle.allow_data_loss`` is not written."""
     scope_section: type[BaseModel] | None = None
-    """The policy's ``scope.<name>`` section of a cloud a registry entry adds (checked
-    by this model); None for the built-in clouds, whose sections are fields of
-    :class:`gpuplan.core.policy.models.Scope`."""
+    """The model of the policy's ``scope.<name>`` section, from the cloud's registry entry
+    (built-in clouds too: the constants below hold none until their entries register;
+    every policy reader imports the registry); None for a cloud with no section."""
     billing: str = ""
     """How the cloud bills an on-demand instance (granularity, minimum, commitment), as its
     pricing page or documentation states it; empty where no source said."""
     unsupported: Mapping[Feature, str] = field(default_factory=dict)
     """What gpuplan does not do on this cloud, and why (``{feature: reason}``); empty for a
     cloud it manages. A policy section naming such a cloud is refused with the reason."""
+    title: str = ""
+    """The cloud's name as people write it (``Azure``, ``Vast.ai``); empty: its value."""
+
+    @property
+    def shown(self) -> str:
+        """The cloud's name in sentences: its title, else the provider's value."""
+        return self.title or self.provider.value
 
     @property
     def catalog_only(self) -> bool:
@@ -82,6 +89,7 @@ AWS = CloudFacts(
     AWS_NAMING,
     "AWS instance store (NVMe on g4dn, g5, g6, p4d, p5 ...)",
     billing="per second, 60 s minimum (Linux; EC2 pricing page)",
+    title="AWS",
 )
 GCP = CloudFacts(
     Provider.GCP,
@@ -89,9 +97,14 @@ GCP = CloudFacts(
     GCP_NAMING,
     "GCP local SSD",
     billing="per second, 1 min minimum (Compute Engine docs)",
+    title="GCP",
 )
 AZURE = CloudFacts(
-    Provider.AZURE, "azure.csv", AZURE_NAMING, "the Azure temporary disk (every N-series size)"
+    Provider.AZURE,
+    "azure.csv",
+    AZURE_NAMING,
+    "the Azure temporary disk (every N-series size)",
+    title="Azure",
 )
 
 
@@ -107,7 +120,12 @@ def _gpu_cloud(name: str, shown: str, naming: RegionNaming, billing: str) -> Clo
     """A catalog-only GPU cloud: its provider, ``<name>.csv``, naming and billing note."""
     provider = Provider.define(Provider.named(name))
     return CloudFacts(
-        provider, f"{name}.csv", naming, billing=billing, unsupported=_catalog_only(shown)
+        provider,
+        f"{name}.csv",
+        naming,
+        billing=billing,
+        unsupported=_catalog_only(shown),
+        title=shown,
     )
 
 
@@ -161,7 +179,7 @@ def registered() -> tuple[Provider, ...]:
 
 def scope_section(name: str) -> tuple[Provider, type[BaseModel]] | None:
     """The registered cloud whose policy section is ``scope.<name>``, with its model;
-    None for a built-in cloud (a field of the scope) or an unknown key."""
+    None for an unknown key or a cloud with no section."""
     for facts in _TABLE.values():
         if facts.provider.value == name and facts.scope_section is not None:
             return facts.provider, facts.scope_section

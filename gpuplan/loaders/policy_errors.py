@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from gpuplan.core.policy import KeyPath, Policy, PolicyProblem
 from gpuplan.core.policy.fields import describe
+from gpuplan.core.policy.section import OpenSection
 
 _SIMPLE = {
     "missing": "required key is missing",
@@ -75,10 +76,20 @@ def known_keys(parent: KeyPath) -> list[str]:
     """The keys the policy allows in the mapping at ``parent`` (empty when not a model)."""
     model: type[BaseModel] | None = Policy
     for part in parent:
-        if model is None or not isinstance(part, str) or part not in model.model_fields:
+        if model is None or not isinstance(part, str):
             return []
-        model = _model_of(model.model_fields[part].annotation)
-    return list(model.model_fields) if model is not None else []
+        model = _keys(model).get(part)
+    return list(_keys(model)) if model is not None else []
+
+
+def _keys(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
+    """The keys of ``model``'s mapping, each with the model of its value (None: a plain
+    value); a section open to registry entries has their keys too (``scope.<cloud>``)."""
+    keys: dict[str, type[BaseModel] | None] = {}
+    if issubclass(model, OpenSection):
+        keys.update(model.registered_models())
+    keys.update({k: _model_of(f.annotation) for k, f in model.model_fields.items()})
+    return keys
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:

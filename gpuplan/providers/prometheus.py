@@ -39,14 +39,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gpuplan.core.instances import GpuInstance, HostSamples
+from gpuplan.core.policy.metrics_settings import PrometheusMetrics
 from gpuplan.providers.base import ProviderError
 from gpuplan.providers.http import HttpError, Limits, decode_json, request
 from gpuplan.providers.url_parts import redact_url
 
-DEFAULT_METRIC = "DCGM_FI_DEV_GPU_UTIL"
-DEFAULT_MEMORY_USED = "DCGM_FI_DEV_FB_USED"
-DEFAULT_MEMORY_FREE = "DCGM_FI_DEV_FB_FREE"
-DEFAULT_CPU = "node_cpu_seconds_total"
+_DEFAULTS = PrometheusMetrics.model_fields
+"""``idle.metrics.prometheus``'s defaults: the metric names are written once, there."""
+DEFAULT_METRIC: str = _DEFAULTS["metric"].default
+DEFAULT_MEMORY_USED: str = _DEFAULTS["memory_used_metric"].default
+DEFAULT_MEMORY_FREE: str = _DEFAULTS["memory_free_metric"].default
+DEFAULT_CPU: str = _DEFAULTS["cpu_metric"].default
 RATIO_PREFIX = "DCGM_FI_PROF_"
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 _REGEX_SPECIAL = set(".+*?()[]{}|^$\\")

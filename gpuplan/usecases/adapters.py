@@ -1,6 +1,6 @@
 """The provider registry: one entry per cloud, and the one adapter builder every command uses.
 
-Each :class:`CloudEntry` (:mod:`gpuplan.usecases.cloud_entry`) owns everything gpuplan
+Each :class:`CloudEntry` (:mod:`gpuplan.providers.cloud_entry`) owns everything gpuplan
 knows about one cloud: the per-scope adapter builder (an AWS region, a GCP project, an
 Azure subscription), the actions it carries out and refuses, its catalog file, region
 naming, price fetcher, type discoverer, service names and permission file. Builders
@@ -29,15 +29,15 @@ from gpuplan.core.errors import GpuplanError
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
 from gpuplan.providers.base import CloudAdapter, MetricsSource
-from gpuplan.usecases import cloud_registry
-from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
-from gpuplan.usecases.cloud_entry import (
+from gpuplan.providers.cloud_entry import (
     FAKE_FLEET_ENV,
     BuildContext,
     CloudEntry,
     ScopeAdapters,
     ScopeBuilder,
 )
+from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
 from gpuplan.usecases.extras import MissingExtra, needs_extra
 
 __all__ = [

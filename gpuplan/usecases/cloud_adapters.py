@@ -1,6 +1,6 @@
 """The built-in registry entries: AWS, GCP, Azure and the in-memory fake.
 
-Each :class:`~gpuplan.usecases.cloud_entry.CloudEntry` below is everything about its
+Each :class:`~gpuplan.providers.cloud_entry.CloudEntry` below is everything about its
 cloud (scope builder, actions and refusals, catalog file and region naming from
 :mod:`gpuplan.core.clouds`, price fetcher and type listing from
 :mod:`gpuplan.usecases.cloud_prices`, service names, permission file); the builders
@@ -24,18 +24,21 @@ is assumed only when its scope is first used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuplan.core import clouds
-from gpuplan.core.actions import ACTIONS, Call, one
+from gpuplan.core.actions import Call, one
 from gpuplan.core.errors import InputError
 from gpuplan.core.instances import ACTING
 from gpuplan.core.offers import Provider
-from gpuplan.core.policy.models import OrgUnits
+from gpuplan.providers.aws import actions as aws_actions
+from gpuplan.providers.aws import prices as aws_prices
+from gpuplan.providers.aws.scope import AwsScope, OrgUnits
+from gpuplan.providers.azure import actions as azure_actions
+from gpuplan.providers.azure import prices as azure_prices
+from gpuplan.providers.azure.scope import AzureScope
 from gpuplan.providers.base import CloudAdapter
-from gpuplan.providers.found import FoundScopes
-from gpuplan.usecases import cloud_prices
-from gpuplan.usecases.cloud_entry import (
+from gpuplan.providers.cloud_entry import (
     FAKE_FLEET_ENV,
     BuildContext,
     CloudEntry,
@@ -43,20 +46,32 @@ from gpuplan.usecases.cloud_entry import (
     Service,
     catalog_entry,
 )
+from gpuplan.providers.found import FoundScopes
+from gpuplan.providers.gcp import actions as gcp_actions
+from gpuplan.providers.gcp import prices as gcp_prices
+from gpuplan.providers.gcp.scope import GcpScope
+from gpuplan.usecases import cloud_prices
 
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy
     from gpuplan.core.policy.metrics_settings import AwsMetrics
-    from gpuplan.core.policy.models import AwsScope, AzureScope, GcpScope
     from gpuplan.providers.aws.cloudwatch import MetricNames
     from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
+
+_S = TypeVar("_S", AwsScope, GcpScope, AzureScope)
+
+
+def _section(context: BuildContext, provider: Provider, model: type[_S]) -> _S:
+    """The policy's ``scope.<provider>``, as its entry's model checked it."""
+    section = context.policy.scope.section(provider)
+    if not isinstance(section, model):
+        raise InputError(f"the policy has no scope.{provider.value} section")
+    return section
 
 
 def aws_scopes(context: BuildContext) -> dict[str, CloudAdapter]:
     """One adapter per region of ``scope.aws``; with ``accounts``, per account and region."""
-    scope = context.policy.scope.aws
-    if scope is None:
-        raise InputError("the policy has no scope.aws section")
+    scope = _section(context, Provider.AWS, AwsScope)
     from gpuplan.providers.aws.provider import AwsAdapter
     from gpuplan.providers.aws.session import make_session
 
@@ -120,9 +135,7 @@ def aws_metric_names(metrics: AwsMetrics) -> MetricNames:
 
 def gcp_scopes(context: BuildContext, *, credentials: Any = None) -> dict[str, CloudAdapter]:
     """One adapter per project; ``credentials``: Google credentials, None for ADC."""
-    scope = context.policy.scope.gcp
-    if scope is None:
-        raise InputError("the policy has no scope.gcp section")
+    scope = _section(context, Provider.GCP, GcpScope)
     from gpuplan.providers.gcp.clients import make_clients
     from gpuplan.providers.gcp.provider import GcpAdapter
 
@@ -181,9 +194,7 @@ def azure_metric_names(policy: Policy) -> AzureMetricNames:
 def azure_scopes(context: BuildContext, *, credential: Any = None) -> dict[str, CloudAdapter]:
     """One adapter per subscription of ``scope.azure`` (listed or discovered);
     ``credential``: an Azure token credential, None for the standard chain."""
-    scope = context.policy.scope.azure
-    if scope is None:
-        raise InputError("the policy has no scope.azure section")
+    scope = _section(context, Provider.AZURE, AzureScope)
     from gpuplan.providers.azure.provider import AzureAdapter, default_credential
 
     settings = context.policy.idle.metrics.azure
@@ -235,15 +246,17 @@ ENTRIES = (
     CloudEntry(
         Provider.AWS,
         aws_scopes,
-        steps=ACTIONS[Provider.AWS],
+        steps=aws_actions.STEPS,
         catalog_file=clouds.AWS.catalog_file,
         permission_file="deploy/aws-iam-policy.json",
         regions=clouds.AWS.regions,
         local_storage=clouds.AWS.local_storage,
+        scope_section=AwsScope,
+        title=clouds.AWS.title,
         billing=clouds.AWS.billing,
-        prices=cloud_prices.aws_prices,
+        prices=aws_prices.fetch,
         price_source="AWS Price List API + EC2 spot price history",
-        discoverer=cloud_prices.aws_types,
+        discoverer=aws_prices.types,
         services={Service.LISTING: "ec2", Service.METRICS: "cloudwatch"},
         nothing_found="scope discovered no accounts (an empty OU, or exclude_accounts covers "
         "every account): nothing was surveyed",
@@ -251,15 +264,17 @@ ENTRIES = (
     CloudEntry(
         Provider.GCP,
         gcp_scopes,
-        steps=ACTIONS[Provider.GCP],
+        steps=gcp_actions.STEPS,
         catalog_file=clouds.GCP.catalog_file,
         permission_file="deploy/gcp-custom-role.yaml",
         regions=clouds.GCP.regions,
         local_storage=clouds.GCP.local_storage,
+        scope_section=GcpScope,
+        title=clouds.GCP.title,
         billing=clouds.GCP.billing,
-        prices=cloud_prices.gcp_prices,
+        prices=gcp_prices.fetch,
         price_source="Cloud Billing Catalog API",
-        discoverer=cloud_prices.gcp_types,
+        discoverer=gcp_prices.types,
         services={Service.LISTING: "compute", Service.METRICS: "monitoring"},
         nothing_found="scope discovered no projects (the folders or organisation hold no "
         "active project, or project_labels match none): nothing was surveyed",
@@ -267,14 +282,16 @@ ENTRIES = (
     CloudEntry(
         Provider.AZURE,
         azure_scopes,
-        steps=ACTIONS[Provider.AZURE],
+        steps=azure_actions.STEPS,
         catalog_file=clouds.AZURE.catalog_file,
         permission_file="deploy/azure-role-definition.json",
         regions=clouds.AZURE.regions,
         local_storage=clouds.AZURE.local_storage,
-        prices=cloud_prices.azure_prices,
+        scope_section=AzureScope,
+        title=clouds.AZURE.title,
+        prices=azure_prices.fetch,
         price_source="Azure Retail Prices API",
-        discoverer=cloud_prices.azure_types,
+        discoverer=azure_prices.types,
         services={Service.LISTING: "compute", Service.METRICS: "monitor"},
         nothing_found="scope discovered no subscriptions (the management groups hold none "
         "the identity can read): nothing was surveyed",
@@ -297,7 +314,7 @@ ENTRIES = (
     ),
 )
 """The built-in clouds: the big three, then the GPU clouds priced and planned but not
-managed (:func:`~gpuplan.usecases.cloud_entry.catalog_entry`);
+managed (:func:`~gpuplan.providers.cloud_entry.catalog_entry`);
 :mod:`gpuplan.usecases.cloud_registry` adds any registered later."""
 
 FAKE_ENTRY = CloudEntry(

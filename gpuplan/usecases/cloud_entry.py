@@ -1,208 +1,38 @@
-"""What a registry entry is: :class:`CloudEntry`, one object holding everything about a cloud.
+"""The registry entry type, by its former path: :mod:`gpuplan.providers.cloud_entry`.
 
-An entry holds the cloud's identity and lower-layer facts (:class:`CloudFacts`: provider,
-catalog file, region naming), its per-scope adapter builder, the actions it carries out
-and those it refuses (``{Action: reason}``, as SkyPilot keeps unsupported features), its
-price fetcher and type discoverer for ``catalog refresh``, its service names for the
-per-service caps, its permission file, and what to say when its scope finds nothing.
-Every per-cloud table of gpuplan reads the entries (:mod:`gpuplan.usecases.cloud_registry`).
-
-This module is the bottom of the registry: it imports the core and the provider protocol
-only, so the entries (:mod:`gpuplan.usecases.cloud_adapters`), the registry and its
-readers import it without a cycle (an import-linter contract keeps it so).
+The entry type lives below the providers so that a cloud's package in
+``gpuplan/providers/<name>/`` can build its own entry (the layers contract forbids a
+provider importing a use case); this module keeps the old import path working.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
-from enum import StrEnum
-from typing import TYPE_CHECKING
+from gpuplan.providers.cloud_entry import (
+    FAKE_FLEET_ENV,
+    NOTHING_SURVEYED,
+    BuildContext,
+    CloudEntry,
+    Discoverer,
+    DiscovererSetup,
+    Fetcher,
+    FetchRequest,
+    ScopeAdapters,
+    ScopeBuilder,
+    Service,
+    catalog_entry,
+)
 
-from gpuplan.core.actions import Entry as StepsOrRefusal
-from gpuplan.core.actions import Refusal, Steps
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.clouds import CloudFacts, Feature
-from gpuplan.core.discovery import Discovery
-from gpuplan.core.errors import InputError
-from gpuplan.core.instances import ACTING, Action
-from gpuplan.core.offers import Offer, PricingModel, Provider
-from gpuplan.core.policy import Policy
-from gpuplan.core.refresh import FetchResult
-from gpuplan.core.region_naming import RegionNaming
-from gpuplan.providers.base import CloudAdapter, MetricsSource
-from gpuplan.providers.pricing import Progress
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-FAKE_FLEET_ENV = "GPUPLAN_FAKE_FLEET"
-
-
-class Service(StrEnum):
-    """What a scope task asks a cloud for."""
-
-    LISTING = "listing"
-    METRICS = "metrics"
-
-
-@dataclass(frozen=True)
-class BuildContext:
-    """What a builder may read: the policy, the catalog, the metrics source, the env."""
-
-    policy: Policy
-    catalog: Catalog | None
-    metrics: MetricsSource | None
-    environ: Mapping[str, str]
-
-
-class ScopeAdapters(dict[str, CloudAdapter]):
-    """A builder's adapters by scope name, with a problem line for each scope it knows of
-    but could not build (a folder it may not list, a subscription it may not read).
-
-    A plain dict is a builder answer too (no problems): builders that discover scopes
-    return this, and the registry carries its problems into the fleet.
-    """
-
-    def __init__(
-        self,
-        adapters: Mapping[str, CloudAdapter] | None = None,
-        problems: Sequence[str] = (),
-    ) -> None:
-        super().__init__(adapters or {})
-        self.problems: list[str] = list(problems)
-
-
-ScopeBuilder = Callable[[BuildContext], dict[str, CloudAdapter]]
-"""``context -> {scope name: adapter}`` (or :class:`ScopeAdapters`, with problems); raises
-GpuplanError when the cloud cannot be reached at all (credentials, profile)."""
-
-
-@dataclass(frozen=True)
-class FetchRequest:
-    """What ``catalog refresh`` asks one cloud's price fetcher for."""
-
-    regions: tuple[str, ...]
-    instance_types: tuple[str, ...]
-    shapes: Mapping[str, Offer]
-    now: datetime
-    progress: Progress
-    known: Mapping[tuple[str, str], frozenset[PricingModel]] = field(default_factory=dict)
-    """(instance type, region) -> pricing models, as the catalog has them: where a price
-    API cannot say what a region sells (GCP SKUs are per family), only these are priced."""
-
-
-Fetcher = Callable[[FetchRequest], FetchResult]
-"""One cloud's price API: quotes for the requested regions and types."""
-
-Discoverer = Callable[[tuple[str, ...], Progress], Discovery]
-"""Lists the GPU instance types of the given regions."""
-
-DiscovererSetup = Callable[[Mapping[str, str]], Discoverer | None]
-"""The environment -> the cloud's type listing, or None when it is not configured."""
-
-NOTHING_SURVEYED = "scope discovered nothing: nothing was surveyed"
-
-
-@dataclass(frozen=True)
-class CloudEntry:
-    """Everything about one cloud that the rest of gpuplan may ask for."""
-
-    provider: Provider
-    scopes: ScopeBuilder
-    steps: Mapping[Action, StepsOrRefusal]
-    """Each acting action -> its steps (:class:`gpuplan.core.actions.Steps`, the cloud API
-    calls) or why the cloud refuses it (:class:`~gpuplan.core.actions.Refusal`): the
-    cloud's row of :data:`gpuplan.core.actions.ACTIONS`."""
-    catalog_file: str
-    """The catalog CSV this cloud's offers live in (read and written by that name)."""
-    permission_file: str
-    """The least-privilege role for the adapter's calls, relative to the repository."""
-    regions: RegionNaming | None = None
-    """How the cloud names its regions; None only for a stand-in that has no catalog."""
-    prices: Fetcher | None = None
-    price_source: str = ""
-    """The ``source`` column of refreshed offers (the price API's name)."""
-    discoverer: DiscovererSetup | None = None
-    services: Mapping[Service, str] = field(default_factory=dict)
-    """The service behind each kind of call, as ``GPUPLAN_SERVICE_LIMITS`` names it."""
-    nothing_found: str = NOTHING_SURVEYED
-    """The problem line when the cloud's scope section finds nothing to survey."""
-    local_storage: str = "local instance storage"
-    """What stop, hibernate or suspend erases here (``policy check`` names it)."""
-    scope_section: type[BaseModel] | None = None
-    """The model of the policy's ``scope.<name>`` for a cloud that is not built in; its
-    builder reads the checked section with ``context.policy.scope.section(provider)``."""
-    billing: str = ""
-    """How the cloud bills on-demand use (granularity, minimum, commitment)."""
-    unsupported: Mapping[Feature, str] = field(default_factory=dict)
-    """What gpuplan does not do here, and why (``{feature: reason}``, SkyPilot's shape)."""
-
-    @property
-    def actions(self) -> dict[Action, str]:
-        """Each acting action this cloud carries out -> how (the API calls)."""
-        return {a: found.how for a, found in self.steps.items() if isinstance(found, Steps)}
-
-    @property
-    def refusals(self) -> dict[Action, str]:
-        """Each acting action this cloud refuses -> why (``{feature: reason}``)."""
-        return {a: f.reason for a, f in self.steps.items() if isinstance(f, Refusal)}
-
-    def handles(self, action: Action) -> bool:
-        """The cloud carries ``action`` out (declared, and not refused)."""
-        return action in self.actions and action not in self.refusals
-
-    def refusal(self, action: Action) -> str | None:
-        """Why the cloud refuses ``action``; None when it carries it out."""
-        if self.handles(action):
-            return None
-        return self.refusals.get(action, "not an action of this cloud")
-
-    @property
-    def facts(self) -> CloudFacts:
-        """The facts the loaders and the core read (registered with the entry)."""
-        if self.regions is None:
-            raise ValueError(f"{self.provider.value}: an entry without region naming")
-        return CloudFacts(
-            self.provider,
-            self.catalog_file,
-            self.regions,
-            self.local_storage,
-            self.scope_section,
-            self.billing,
-            self.unsupported,
-        )
-
-    @property
-    def catalog_only(self) -> bool:
-        """Priced and planned, never listed or acted on (no lifecycle adapter)."""
-        return Feature.FLEET in self.unsupported
-
-
-def catalog_entry(
-    facts: CloudFacts,
-    *,
-    prices: Fetcher | None = None,
-    price_source: str = "",
-) -> CloudEntry:
-    """The lean entry of a catalog-only cloud: its facts, its price API (if it has one),
-    and every lifecycle feature and acting action refused with the facts' reason."""
-    why = facts.unsupported[Feature.FLEET]
-
-    def scopes(context: BuildContext) -> dict[str, CloudAdapter]:
-        raise InputError(why)
-
-    return CloudEntry(
-        facts.provider,
-        scopes,
-        steps={action: Refusal(why) for action in ACTING},
-        catalog_file=facts.catalog_file,
-        permission_file="",
-        regions=facts.regions,
-        prices=prices,
-        price_source=price_source,
-        nothing_found=why,
-        billing=facts.billing,
-        unsupported=facts.unsupported,
-    )
+__all__ = [
+    "FAKE_FLEET_ENV",
+    "NOTHING_SURVEYED",
+    "BuildContext",
+    "CloudEntry",
+    "Discoverer",
+    "DiscovererSetup",
+    "FetchRequest",
+    "Fetcher",
+    "ScopeAdapters",
+    "ScopeBuilder",
+    "Service",
+    "catalog_entry",
+]

@@ -18,8 +18,8 @@ from types import MappingProxyType
 
 from gpuplan.core import actions, clouds
 from gpuplan.core.offers import Provider
+from gpuplan.providers.cloud_entry import CloudEntry, Discoverer, Fetcher
 from gpuplan.usecases.cloud_adapters import ENTRIES
-from gpuplan.usecases.cloud_entry import CloudEntry, Discoverer, Fetcher
 
 _ENTRIES: dict[Provider, CloudEntry] = {}
 

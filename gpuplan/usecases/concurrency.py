@@ -34,8 +34,8 @@ from typing import Generic, TypeVar
 
 from gpuplan.core.errors import InputError
 from gpuplan.core.kinds import Provider
+from gpuplan.providers.cloud_entry import Service as Service  # re-exported: callers' name
 from gpuplan.usecases import cloud_registry
-from gpuplan.usecases.cloud_entry import Service as Service  # re-exported: callers' name
 
 T = TypeVar("T")
 R = TypeVar("R")

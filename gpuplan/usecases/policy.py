@@ -19,7 +19,7 @@ from gpuplan.core.budget import month_key, remaining_budget
 from gpuplan.core.errors import DataError, InputError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.planner.constraints import HOURS_PER_MONTH, PlanConstraints
-from gpuplan.core.policy import Policy
+from gpuplan.core.policy import Policy, Scope
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.policy_check import check_policy_file
 from gpuplan.loaders.policy_file import PolicyFileError
@@ -104,11 +104,12 @@ def scope_missing(path: str, policy: Policy) -> tuple[DataError, ...]:
     """
     if "scope" in policy.model_fields_set:
         return ()
+    sections = ", ".join(f"scope.{name}" for name in Scope.registered_models())
     return (
         DataError(
             path,
-            "missing: name the clouds this policy governs (scope.aws, scope.gcp, "
-            "scope.azure), or write 'scope: {}' for a planning-only policy",
+            f"missing: name the clouds this policy governs ({sections}), "
+            "or write 'scope: {}' for a planning-only policy",
             field="scope",
         ),
     )
@@ -139,10 +140,10 @@ def _redact_urls(value: Any, redact: Any, webhook: Any, key: str = "") -> Any:
 SCHEMA_ID = "https://github.com/gpuplan/gpuplan/raw/main/policies/policy.schema.json"
 
 
-def policy_schema_text() -> str:
-    """The JSON Schema of policy files, as checked in at ``policies/policy.schema.json``."""
-    import json
-
+def policy_schema() -> dict[str, Any]:
+    """The JSON Schema of policy files, generated from the models and the registry: every
+    registered cloud's ``scope.<name>`` and metrics source's ``idle.metrics.<name>``
+    appear in it as they do in validation."""
     from gpuplan.core import clouds
     from gpuplan.core.policy.metrics_settings import registered_sections
     from gpuplan.core.policy.section import splice_sections
@@ -152,8 +153,6 @@ def policy_schema_text() -> str:
         "$id": SCHEMA_ID,
         **Policy.model_json_schema(),
     }
-    # Sections registry entries add (a cloud's scope.<name>, a metrics source's
-    # idle.metrics.<name>) appear in the schema as they do in validation.
     scopes = {
         provider.value: section
         for provider in clouds.registered()
@@ -161,7 +160,14 @@ def policy_schema_text() -> str:
     }
     splice_sections(schema, "Scope", scopes)
     splice_sections(schema, "MetricsSettings", registered_sections())
-    return json.dumps(schema, indent=2, sort_keys=False) + "\n"
+    return schema
+
+
+def policy_schema_text() -> str:
+    """The JSON Schema of policy files, as checked in at ``policies/policy.schema.json``."""
+    import json
+
+    return json.dumps(policy_schema(), indent=2, sort_keys=False) + "\n"
 
 
 def remaining_monthly_budget(

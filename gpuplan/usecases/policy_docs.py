@@ -83,7 +83,9 @@ def _sections(
 
 def reference_markdown() -> str:
     """Markdown tables for every section of a policy file."""
-    schema = Policy.model_json_schema()
+    from gpuplan.usecases.policy import policy_schema
+
+    schema = policy_schema()
     defs: dict[str, Any] = schema.get("$defs", {})
     base: dict[str, Any] = Policy.model_validate({"version": 1, "name": "x"}).model_dump(
         mode="json"

@@ -38,10 +38,10 @@ from gpuplan.core.regions import region_name_problem
 from gpuplan.core.wording import plural
 from gpuplan.loaders.catalog import load_catalog, user_catalog_dir
 from gpuplan.loaders.catalog_writer import write_provider_file
+from gpuplan.providers.cloud_entry import Discoverer, Fetcher
+from gpuplan.providers.cloud_entry import FetchRequest as FetchRequest  # re-exported
 from gpuplan.providers.pricing import Progress, no_progress
 from gpuplan.usecases import cloud_registry
-from gpuplan.usecases.cloud_entry import Discoverer, Fetcher
-from gpuplan.usecases.cloud_entry import FetchRequest as FetchRequest  # re-exported
 from gpuplan.usecases.extras import MissingExtra, needs_extra
 from gpuplan.usecases.refresh_types import (
     default_discoverers,

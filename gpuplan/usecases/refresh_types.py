@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 from gpuplan.core.discovery import Discovery, NewShapes, missing_types
 from gpuplan.core.offers import Offer, Provider
 from gpuplan.core.refresh import Problem, Severity
+from gpuplan.providers.cloud_entry import Discoverer
 from gpuplan.providers.pricing import Progress
 from gpuplan.usecases import cloud_registry
-from gpuplan.usecases.cloud_entry import Discoverer
 from gpuplan.usecases.extras import MissingExtra, needs_extra
 
 if TYPE_CHECKING:

@@ -22,6 +22,7 @@ from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.fake import FakeAdapter, load_fake_fleet_file
+from gpuplan.usecases import cloud_registry  # noqa: F401  (the clouds' action rows, policy sections)
 from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)

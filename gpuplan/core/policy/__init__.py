@@ -7,18 +7,12 @@ file lines; everything here works on values only.
 from __future__ import annotations
 
 from gpuplan.core.policy.metrics_settings import (
-    AwsMetrics,
-    AzureMetrics,
-    GcpMetrics,
     MetricsSettings,
     PrometheusMetrics,
 )
 from gpuplan.core.policy.models import (
     POLICY_VERSION,
-    AwsScope,
-    AzureScope,
     Budget,
-    GcpScope,
     IdleAction,
     IdleSettings,
     Notify,
@@ -38,13 +32,7 @@ from gpuplan.core.policy.rules import (
 
 __all__ = [
     "POLICY_VERSION",
-    "AwsMetrics",
-    "AwsScope",
-    "AzureMetrics",
-    "AzureScope",
     "Budget",
-    "GcpMetrics",
-    "GcpScope",
     "IdleAction",
     "IdleSettings",
     "KeyPath",

@@ -11,10 +11,10 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, PlainSerializer, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, PlainSerializer, WithJsonSchema
 
 TAG_PATTERN = r"^[a-z][a-z0-9_-]{0,62}$"
-"""Tag and label keys valid on AWS, GCP and Azure alike (GCP is the strictest)."""
+"""Tag and label keys valid on every managed cloud alike (GCP is the strictest)."""
 TAG_VALUE_PATTERN = r"^[a-z0-9_-]{0,63}$"
 DURATION_PATTERN = r"^\s*(?:(\d+)\s*h)?\s*(?:(\d+)\s*m(?:in)?)?\s*$"
 MAX_MINUTES = 366 * 24 * 60
@@ -143,6 +143,24 @@ def _text(pattern: str, what: str) -> BeforeValidator:
     return BeforeValidator(check)
 
 
+def text_check(pattern: str, what: str) -> BeforeValidator:
+    """Checks a string matches ``pattern``, else says "expected <what>" (a cloud's section
+    declares its ids this way: account, folder, management group)."""
+    return _text(pattern, what)
+
+
+def selection_kind(value: Any, listed: str) -> str | None:
+    """Which form of an ``all`` / list / mapping choice a YAML value is (None: neither),
+    as the tag of a discriminated union."""
+    if value == "all":
+        return union_tag("all")
+    if isinstance(value, list):
+        return union_tag(listed)
+    if isinstance(value, dict | BaseModel):
+        return union_tag("mapping")
+    return None
+
+
 def _positive_int(value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise ValueError(f"expected a whole number, got {describe(value)}")
@@ -222,62 +240,6 @@ Identifier = Annotated[
     str,
     _text(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", "a cloud region, zone or project id"),
     WithJsonSchema({"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"}),
-]
-SubscriptionId = Annotated[
-    str,
-    _text(
-        r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
-        "an Azure subscription id (a GUID such as 00000000-0000-0000-0000-000000000000)",
-    ),
-    WithJsonSchema({"type": "string", "format": "uuid"}),
-]
-
-
-AWS_ACCOUNT_PATTERN = r"^\d{12}$"
-AwsAccountId = Annotated[
-    str,
-    _text(AWS_ACCOUNT_PATTERN, "a 12-digit AWS account id in quotes, such as '111122223333'"),
-    WithJsonSchema({"type": "string", "pattern": AWS_ACCOUNT_PATTERN}),
-]
-"""An AWS account id: exactly 12 digits, written as text (YAML would drop leading zeros)."""
-OU_PATTERN = r"^ou-[0-9a-z]{4,32}-[0-9a-z]{8,32}$"
-OrgUnitId = Annotated[
-    str,
-    _text(OU_PATTERN, "an AWS organisational unit id such as 'ou-ab12-cd345678'"),
-    WithJsonSchema({"type": "string", "pattern": OU_PATTERN}),
-]
-ROLE_NAME_PATTERN = r"^(?:[A-Za-z0-9+=,.@_-]{1,64}/)*[A-Za-z0-9+=,.@_-]{1,64}$"
-RoleName = Annotated[
-    str,
-    _text(
-        ROLE_NAME_PATTERN,
-        "an IAM role name (letters, digits and +=,.@_- , at most 64; a path may lead: 'ops/x')",
-    ),
-    WithJsonSchema({"type": "string", "pattern": ROLE_NAME_PATTERN}),
-]
-FOLDER_PATTERN = r"^(?:folders/)?\d{1,32}$"
-GcpFolderId = Annotated[
-    str,
-    _text(FOLDER_PATTERN, "a GCP folder id ('123456789012' or 'folders/123456789012')"),
-    WithJsonSchema({"type": "string", "pattern": FOLDER_PATTERN}),
-]
-ORGANIZATION_PATTERN = r"^(?:organizations/)?\d{1,32}$"
-GcpOrganizationId = Annotated[
-    str,
-    _text(
-        ORGANIZATION_PATTERN,
-        "a GCP organisation id ('123456789012' or 'organizations/123456789012')",
-    ),
-    WithJsonSchema({"type": "string", "pattern": ORGANIZATION_PATTERN}),
-]
-MANAGEMENT_GROUP_PATTERN = r"^[A-Za-z0-9_().-]{1,90}$"
-ManagementGroupId = Annotated[
-    str,
-    _text(
-        MANAGEMENT_GROUP_PATTERN,
-        "an Azure management group id (letters, digits and _().- , at most 90)",
-    ),
-    WithJsonSchema({"type": "string", "pattern": MANAGEMENT_GROUP_PATTERN}),
 ]
 
 

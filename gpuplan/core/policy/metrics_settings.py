@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
 
 from gpuplan.core.policy.fields import HttpUrl
-from gpuplan.core.policy.section import Section, split_registered
+from gpuplan.core.policy.section import OpenSection, Section, split_registered
 
 _REGISTERED: dict[str, type[BaseModel]] = {}
 """``idle.metrics.<name>`` sections that metrics registry entries add, by name."""
@@ -89,7 +89,7 @@ class PrometheusMetrics(Section):
     ``vmId`` or resource id); names are never matched: they are not unique across scopes."""
 
 
-class MetricsSettings(Section):
+class MetricsSettings(OpenSection):
     """Where GPU utilisation is read from, per provider."""
 
     aws: AwsMetrics = Field(default_factory=AwsMetrics)
@@ -107,6 +107,10 @@ class MetricsSettings(Section):
         settings, sections = split_registered(cls, data, handler, _REGISTERED.get)
         settings._registered.update(sections)
         return settings
+
+    @classmethod
+    def registered_models(cls) -> dict[str, type[BaseModel]]:
+        return dict(_REGISTERED)
 
     def section(self, name: str) -> BaseModel | None:
         """The settings of source ``name`` (``aws``, ``prometheus``, a registered one)."""

@@ -10,53 +10,45 @@ from __future__ import annotations
 import functools
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
     BeforeValidator,
-    Discriminator,
     Field,
     PrivateAttr,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
     StrictBool,
-    Tag,
     ValidatorFunctionWrapHandler,
     WithJsonSchema,
+    model_serializer,
     model_validator,
 )
 
 from gpuplan.core.actions import provider_action
-from gpuplan.core.clouds import Feature, catalog_only, scope_section
+from gpuplan.core.clouds import Feature, catalog_only, registered, scope_section
 from gpuplan.core.instances import Action
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.fields import (
     AlertPercent,
-    AwsAccountId,
     EnvName,
-    GcpFolderId,
-    GcpOrganizationId,
-    HttpUrl,
     Identifier,
-    ManagementGroupId,
     Minutes,
-    OrgUnitId,
     Percent,
     PolicyName,
     PositiveInt,
-    RoleName,
-    SubscriptionId,
     TagName,
     TagValue,
     Usd,
     WebhookUrl,
     describe,
-    union_tag,
 )
 from gpuplan.core.policy.metrics_settings import (
     MetricsSettings,
 )
+from gpuplan.core.policy.section import OpenSection, split_registered
 from gpuplan.core.policy.section import Section as _Section
-from gpuplan.core.policy.section import split_registered
 
 POLICY_VERSION = 1
 
@@ -87,114 +79,6 @@ class IdleAction(StrEnum):
         return provider_action(provider, Action(self.value))
 
 
-class OrgUnits(_Section):
-    """Accounts under AWS organisational units."""
-
-    ous: list[OrgUnitId] = Field(min_length=1)
-    """OU ids (``ou-...``): the accounts directly under each, and under its child OUs."""
-
-
-def _selection_kind(value: Any, listed: str) -> str | None:
-    """Which form of an ``all`` / list / mapping choice a YAML value is (None: neither)."""
-    if value == "all":
-        return union_tag("all")
-    if isinstance(value, list):
-        return union_tag(listed)
-    if isinstance(value, dict | BaseModel):
-        return union_tag("mapping")
-    return None
-
-
-AccountSelection = Annotated[
-    Annotated[Literal["all"], Tag(union_tag("all"))]
-    | Annotated[list[AwsAccountId], Field(min_length=1), Tag(union_tag("accounts"))]
-    | Annotated[OrgUnits, Tag(union_tag("mapping"))],
-    Discriminator(
-        lambda value: _selection_kind(value, "accounts"),
-        custom_error_type="aws_accounts",
-        custom_error_message="expected all, a list of 12-digit account ids, or {ous: [ou-...]}",
-    ),
-]
-"""``all``, a list of account ids, or ``{ous: [...]}``."""
-
-SubscriptionSelection = Annotated[
-    Annotated[Literal["all"], Tag(union_tag("all"))]
-    | Annotated[list[SubscriptionId], Field(min_length=1), Tag(union_tag("subscriptions"))],
-    Discriminator(
-        lambda value: _selection_kind(value, "subscriptions"),
-        custom_error_type="azure_subscriptions",
-        custom_error_message="expected all or a list of subscription ids (GUIDs)",
-    ),
-]
-"""``all`` or a list of subscription ids."""
-
-
-class AwsScope(_Section):
-    """AWS accounts and regions this policy governs."""
-
-    regions: list[Identifier] = Field(min_length=1)
-    """Regions to list, e.g. ``us-east-1``."""
-    profile: str | None = None
-    """A named profile from the AWS config; default: the standard credential chain."""
-    role_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/.+$")
-    """A role to assume before listing or acting (cross-account); with ``accounts``, the
-    role that lists the organisation and assumes ``role_name`` in each member account."""
-    accounts: AccountSelection | None = None
-    """Member accounts of the AWS Organization to govern, each through ``role_name``:
-    ``all`` (every ACTIVE account), a list of 12-digit ids in quotes, or ``{ous: [ou-...]}``
-    (accounts under those organisational units, recursively). None: the caller's own
-    account only."""
-    role_name: RoleName | None = None
-    """The role assumed in each member account (``OrganizationAccountAccessRole`` or a
-    dedicated read-and-stop role); required with ``accounts``."""
-    exclude_accounts: list[AwsAccountId] = Field(default_factory=list)
-    """Account ids left out of ``accounts`` (the management account, a sandbox)."""
-
-
-class GcpScope(_Section):
-    """GCP projects (and optionally zones) this policy governs."""
-
-    projects: list[Identifier] = Field(default_factory=list, min_length=1)
-    """Project ids; or leave out and discover projects with ``folders``, ``organization``
-    or ``project_labels``."""
-    folders: list[GcpFolderId] = Field(default_factory=list, min_length=1)
-    """Folders whose ACTIVE projects are governed, recursively through sub-folders."""
-    organization: GcpOrganizationId | None = None
-    """An organisation whose ACTIVE projects are governed, through every folder."""
-    project_labels: dict[TagName, TagValue] = Field(default_factory=dict)
-    """Only projects carrying every one of these labels; alone, searches every project the
-    identity can see."""
-    zones: list[Identifier] = Field(default_factory=list)
-    """Zones to keep; empty: every zone."""
-    compute_endpoint: HttpUrl | None = None
-    """Compute Engine API endpoint (private service connect); default: Google's."""
-    monitoring_endpoint: HttpUrl | None = None
-    """Cloud Monitoring API endpoint; default: Google's."""
-    resource_manager_endpoint: HttpUrl | None = None
-    """Resource Manager API endpoint (project discovery); default: Google's."""
-
-    @property
-    def discovers(self) -> bool:
-        """Projects come from Resource Manager rather than a list."""
-        return bool(self.folders or self.organization or self.project_labels)
-
-
-class AzureScope(_Section):
-    """Azure subscriptions (and optionally resource groups) this policy governs."""
-
-    subscriptions: SubscriptionSelection | None = None
-    """Subscription ids (GUIDs), or ``all``: every enabled subscription the identity can
-    read."""
-    management_groups: list[ManagementGroupId] = Field(default_factory=list, min_length=1)
-    """Management group ids: every enabled subscription under them, at any depth."""
-    resource_groups: list[Identifier] = Field(default_factory=list)
-    """Resource groups to keep; empty: every group."""
-    arm_endpoint: HttpUrl | None = None
-    """Azure Resource Manager endpoint (sovereign clouds); default: the public cloud."""
-    metrics_endpoint: HttpUrl | None = None
-    """Azure Monitor metrics endpoint; default: the public cloud."""
-
-
 def _cloud_section_model(key: str) -> type[BaseModel] | None:
     found = scope_section(key)
     if found is None and (facts := catalog_only(key)) is not None:
@@ -215,22 +99,31 @@ def _refused_section(reason: str) -> type[BaseModel]:
     return CatalogOnlyScope
 
 
-class Scope(_Section):
+class Scope(OpenSection):
     """Which instances this policy governs. No provider section: nothing is in scope."""
 
-    aws: AwsScope | None = None
-    gcp: GcpScope | None = None
-    azure: AzureScope | None = None
+    # Each cloud's section (scope.aws, scope.gcp, scope.<name>) is checked by the model
+    # its registry entry names, built in or not; any other unknown key stays an error.
+
     match_labels: dict[TagName, TagValue] = Field(default_factory=dict)
     """Tags (AWS, Azure) or labels (GCP) an instance must carry; empty: all GPU instances."""
     _registered: dict[Provider, BaseModel] = PrivateAttr(default_factory=dict)
-    """Sections of clouds a registry entry adds, checked by the model its facts name."""
+    """The clouds' sections, each checked by the model its registry entry names."""
+
+    @classmethod
+    def registered_models(cls) -> dict[str, type[BaseModel]]:
+        """Each registered cloud's section model (a catalog-only cloud has none)."""
+        return {
+            provider.value: found[1]
+            for provider in registered()
+            if (found := scope_section(provider.value)) is not None
+        }
 
     @model_validator(mode="wrap")
     @classmethod
     def _registered_clouds(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        """``scope.<name>`` of a cloud a registry entry adds is checked by that cloud's
-        section model; any other unknown key stays an error ("extra inputs")."""
+        """``scope.<name>`` of a registered cloud is checked by that cloud's section
+        model; any other unknown key stays an error ("extra inputs")."""
         scope, sections = split_registered(cls, data, handler, _cloud_section_model)
         for key, value in sections.items():
             found = scope_section(key)
@@ -238,23 +131,24 @@ class Scope(_Section):
             scope._registered[found[0]] = value
         return scope
 
+    @model_serializer(mode="wrap")
+    def _with_sections(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        """The clouds' sections first (in registration order), then the other keys."""
+        dumped: dict[str, Any] = handler(self)
+        mode = "json" if info.mode_is_json() else "python"
+        sections = {p.value: self._registered[p].model_dump(mode=mode) for p in self.providers}
+        return {**sections, **dumped}
+
     @property
     def providers(self) -> list[Provider]:
-        """The clouds with a section here: the built-in ones in a fixed order, then the
-        ones registry entries add, in the order they were registered."""
-        sections = (
-            (Provider.AWS, self.aws),
-            (Provider.GCP, self.gcp),
-            (Provider.AZURE, self.azure),
-        )
-        built_in = [provider for provider, section in sections if section is not None]
-        return built_in + [p for p in Provider if p in self._registered]
+        """The clouds with a section here, in the order they were registered (the
+        built-in ones first)."""
+        return [p for p in Provider if p in self._registered]
 
     def section(self, provider: Provider) -> BaseModel | None:
         """The policy's section for ``provider`` (``scope.aws``, ``scope.<name>`` ...)."""
-        if provider in (Provider.AWS, Provider.GCP, Provider.AZURE):
-            section: BaseModel | None = getattr(self, provider.value)
-            return section
         return self._registered.get(provider)
 
 

@@ -18,6 +18,7 @@ from gpuplan.core.gpus import GpuTable
 from gpuplan.core.instances import ACTING, Action, GpuInstance, label_mismatch
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.models import IdleAction, Policy
+from gpuplan.core.policy.section import CloudSection
 
 KeyPath = tuple[str | int, ...]
 
@@ -70,12 +71,9 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
             )
         )
     problems.extend(_budget_rules(policy))
-    problems.extend(region_rules(policy))
     problems.extend(scope_rules(policy))
+    problems.extend(region_rules(policy))
     return problems
-
-
-_NAMES = {Provider.AWS: "AWS", Provider.GCP: "GCP", Provider.AZURE: "Azure"}
 
 
 def action_rules(policy: Policy) -> list[PolicyProblem]:
@@ -90,7 +88,7 @@ def action_rules(policy: Policy) -> list[PolicyProblem]:
         return []  # every cloud that gpuplan manages carries it out
     scope = policy.scope.providers
     others = [p.value for p in scope if p not in offered]
-    names = " or ".join(_NAMES.get(p, p.value) for p in offered)
+    names = " or ".join(facts_of(p).shown for p in offered)
     here = ("idle", "action")
     if others:
         return [
@@ -107,75 +105,22 @@ def action_rules(policy: Policy) -> list[PolicyProblem]:
 
 
 def scope_rules(policy: Policy) -> list[PolicyProblem]:
-    """Each cloud section names its scopes one way: listed, or discovered."""
+    """Each cloud section's own rules (:meth:`CloudSection.problems`: scopes listed or
+    discovered, one way; regions that are the cloud's), at ``scope.<name>.<key>``."""
     problems: list[PolicyProblem] = []
-    aws, gcp, azure = policy.scope.aws, policy.scope.gcp, policy.scope.azure
-    if aws is not None:
-        here = ("scope", "aws")
-        if aws.accounts is not None and aws.role_name is None:
-            problems.append(
-                PolicyProblem(
-                    (*here, "accounts"),
-                    "needs role_name: the role gpuplan assumes in each member account "
-                    "(e.g. OrganizationAccountAccessRole)",
-                )
-            )
-        for key in ("role_name", "exclude_accounts"):
-            if aws.accounts is None and getattr(aws, key):
-                problems.append(
-                    PolicyProblem((*here, key), "only applies with accounts (all, a list, ous)")
-                )
-    if gcp is not None:
-        if gcp.projects and gcp.discovers:
-            problems.append(
-                PolicyProblem(
-                    ("scope", "gcp", "projects"),
-                    "list projects, or discover them with folders, organization or "
-                    "project_labels, not both",
-                )
-            )
-        elif not gcp.projects and not gcp.discovers:
-            problems.append(
-                PolicyProblem(
-                    ("scope", "gcp"),
-                    "names no project: give projects, or folders, organization or "
-                    "project_labels to discover them",
-                )
-            )
-    if azure is not None:
-        if azure.subscriptions is not None and azure.management_groups:
-            problems.append(
-                PolicyProblem(
-                    ("scope", "azure", "management_groups"),
-                    "subscriptions and management_groups exclude each other: use one",
-                )
-            )
-        elif azure.subscriptions is None and not azure.management_groups:
-            problems.append(
-                PolicyProblem(
-                    ("scope", "azure"),
-                    "names no subscription: give subscriptions (a list or all) or "
-                    "management_groups",
-                )
-            )
+    for provider in policy.scope.providers:
+        section = policy.scope.section(provider)
+        if isinstance(section, CloudSection):
+            here = ("scope", provider.value)
+            problems.extend(PolicyProblem((*here, *sub), why) for sub, why in section.problems())
     return problems
 
 
 def region_rules(policy: Policy) -> list[PolicyProblem]:
-    """Region names that are not the named cloud's (a typo, or another cloud's region)."""
-    from gpuplan.core.regions import close_matches, known_regions, provider_region_problem
+    """Region names of ``planning.allowed_regions`` that no cloud has (a typo)."""
+    from gpuplan.core.regions import close_matches, known_regions
 
     problems: list[PolicyProblem] = []
-    if policy.scope.aws is not None:
-        for index, region in enumerate(policy.scope.aws.regions):
-            why = provider_region_problem(Provider.AWS, region)
-            if why:
-                problems.append(PolicyProblem(("scope", "aws", "regions", index), why))
-    if policy.scope.gcp is not None:
-        for index, zone in enumerate(policy.scope.gcp.zones):
-            why = provider_region_problem(Provider.GCP, zone.rsplit("-", 1)[0])
-            if why:
-                problems.append(PolicyProblem(("scope", "gcp", "zones", index), f"zone {why}"))
     every = known_regions()
     for index, region in enumerate(policy.planning.allowed_regions):
         if region.lower() not in every:
@@ -238,25 +183,11 @@ def out_of_scope_reason(instance: GpuInstance, policy: Policy) -> str | None:
     scope = policy.scope
     if instance.provider not in scope.providers:
         return f"{instance.provider.value} is not in the policy's scope"
-    aws = scope.aws
-    if aws is not None and instance.provider is Provider.AWS:
-        if instance.region not in aws.regions:
-            return f"region {instance.region} is not in scope.aws.regions"
-        if instance.account in aws.exclude_accounts:
-            return f"account {instance.account} is in scope.aws.exclude_accounts"
-        if isinstance(aws.accounts, list) and instance.account not in aws.accounts:
-            return f"account {instance.account} is not in scope.aws.accounts"
-    # Discovered projects and subscriptions are known only to the builders, which list
-    # nothing else: the checks below apply to listed ones.
-    if scope.gcp is not None and instance.provider is Provider.GCP:
-        if scope.gcp.projects and instance.account not in scope.gcp.projects:
-            return f"project {instance.account} is not in scope.gcp.projects"
-        if scope.gcp.zones and instance.zone not in scope.gcp.zones:
-            return f"zone {instance.zone} is not in scope.gcp.zones"
-    if scope.azure is not None and instance.provider is Provider.AZURE:
-        listed = scope.azure.subscriptions
-        if isinstance(listed, list) and instance.account.lower() not in {s.lower() for s in listed}:
-            return f"subscription {instance.account} is not in scope.azure.subscriptions"
+    section = scope.section(instance.provider)
+    if isinstance(section, CloudSection):
+        why = section.out_of_scope(instance)
+        if why is not None:
+            return why
     return label_mismatch(instance.labels, scope.match_labels)
 
 

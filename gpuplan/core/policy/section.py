@@ -3,19 +3,54 @@ field's docstring is its reference text (the JSON Schema and docs/policy.md).
 
 Two sections also take keys that registry entries add (a cloud's ``scope.<name>``, a
 metrics source's ``idle.metrics.<name>``): :func:`split_registered` checks those with the
-model the entry names, and leaves every other unknown key an error.
+model the entry names, and leaves every other unknown key an error. A cloud's section
+model may take :class:`CloudSection` as its base to bring its own rules: the problems
+across its keys, and why it leaves an instance out of scope (the policy rules ask every
+section; none names a cloud).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidatorFunctionWrapHandler, create_model
+
+if TYPE_CHECKING:
+    from gpuplan.core.instances import GpuInstance
+
+SubPath = tuple[str | int, ...]
+"""A key path inside one section (``("accounts",)``, ``("zones", 2)``)."""
 
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class OpenSection(Section):
+    """A section that also takes the keys registry entries add (``scope``,
+    ``idle.metrics``): :meth:`registered_models` names them, for the loader's
+    "did you mean" and the reference."""
+
+    @classmethod
+    def registered_models(cls) -> Mapping[str, type[BaseModel]]:
+        """The keys registry entries added here, with the model that checks each."""
+        return {}
+
+
+class CloudSection(Section):
+    """A cloud's ``scope.<name>`` section with rules of its own (a registry entry's model;
+    a plain pydantic model is a section too, without these rules)."""
+
+    def problems(self) -> list[tuple[SubPath, str]]:
+        """What is wrong across this section's keys (each at its path inside the section);
+        the policy's problems put them at ``scope.<name>.<path>``."""
+        return []
+
+    def out_of_scope(self, instance: GpuInstance) -> str | None:
+        """Why this section does not govern ``instance`` of its cloud (a region, an
+        account it leaves out), or None when it does."""
+        return None
 
 
 def split_registered(
@@ -48,11 +83,13 @@ def splice_sections(
 ) -> dict[str, Any]:
     """``schema`` (a policy's JSON Schema) with each registered section as an optional
     property of the ``$defs`` model ``owner`` (``Scope``, ``MetricsSettings``), checked
-    by its model's own schema: what validation accepts, the schema accepts too, so an
-    editor does not flag a registered cloud's ``scope.<name>`` as an unknown key."""
+    by its model's own schema, first and in the order given (registration order): what
+    validation accepts, the schema accepts too, so an editor does not flag a registered
+    cloud's ``scope.<name>`` as an unknown key."""
     defs: dict[str, Any] = schema.setdefault("$defs", {})
-    properties: dict[str, Any] = defs[owner].setdefault("properties", {})
-    for key, model in sorted(sections.items()):
+    own: dict[str, Any] = defs[owner].get("properties", {})
+    properties: dict[str, Any] = {}
+    for key, model in sections.items():
         sub = model.model_json_schema(ref_template="#/$defs/{model}")
         defs.update(sub.pop("$defs", {}))
         defs[model.__name__] = sub
@@ -60,4 +97,5 @@ def splice_sections(
             "anyOf": [{"$ref": f"#/$defs/{model.__name__}"}, {"type": "null"}],
             "default": None,
         }
+    defs[owner]["properties"] = {**properties, **own}
     return schema

@@ -28,8 +28,10 @@ from enum import StrEnum
 from typing import Any
 
 from gpuplan.core.instances import GpuInstance, HostSamples
+from gpuplan.core.policy.metrics_settings import AwsMetrics
 
 MAX_QUERIES = 500
+_POLICY = AwsMetrics()
 BASIC_MONITORING_SECONDS = 300
 
 
@@ -42,14 +44,15 @@ class Signal(StrEnum):
 
 @dataclass(frozen=True)
 class MetricNames:
-    """Where the signals are published (policy ``idle.metrics.aws``)."""
+    """Where the signals are published (policy ``idle.metrics.aws``, whose defaults are
+    these: the metric names are written once, in the policy's settings model)."""
 
-    namespace: str = "CWAgent"
-    utilisation: str = "nvidia_smi_utilization_gpu"
-    memory_used: str = "nvidia_smi_memory_used"
-    memory_total: str = "nvidia_smi_memory_total"
-    cpu_namespace: str = "AWS/EC2"
-    cpu: str = "CPUUtilization"
+    namespace: str = _POLICY.namespace
+    utilisation: str = _POLICY.metric
+    memory_used: str = _POLICY.memory_used_metric
+    memory_total: str = _POLICY.memory_total_metric
+    cpu_namespace: str = _POLICY.cpu_namespace
+    cpu: str = _POLICY.cpu_metric
 
 
 @dataclass(frozen=True)

@@ -31,22 +31,16 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.aws import cloudwatch, ec2
+from gpuplan.providers.aws.actions import CAPABILITIES
 from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, RoleNotAssumable, client_config
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 
 RETRY_MODE = "adaptive"
 """botocore's retry mode for the clients this module builds (``standard``: no rate
 limiting on the client side)."""
-CAPABILITIES = frozenset(
-    {
-        Capability.LIST,
-        Capability.METRICS,
-        Capability.STOP,
-        Capability.HIBERNATE,
-        Capability.TERMINATE,
-        Capability.TAG,
-    }
-)
+
+_NAMES = cloudwatch.MetricNames()
+"""The default metric names (``idle.metrics.aws``'s defaults)."""
 
 
 class AwsAdapter:
@@ -59,8 +53,8 @@ class AwsAdapter:
         ec2_client: Any,
         cloudwatch_client: Any,
         catalog: Catalog | None = None,
-        namespace: str = "CWAgent",
-        metric: str = "nvidia_smi_utilization_gpu",
+        namespace: str = _NAMES.namespace,
+        metric: str = _NAMES.utilisation,
         metric_names: cloudwatch.MetricNames | None = None,
         metrics: MetricsSource | None = None,
         account: str | None = None,
@@ -88,8 +82,8 @@ class AwsAdapter:
         catalog: Catalog | None = None,
         max_attempts: int = DEFAULT_ATTEMPTS,
         retry_mode: str = RETRY_MODE,
-        namespace: str = "CWAgent",
-        metric: str = "nvidia_smi_utilization_gpu",
+        namespace: str = _NAMES.namespace,
+        metric: str = _NAMES.utilisation,
         metric_names: cloudwatch.MetricNames | None = None,
         metrics: MetricsSource | None = None,
         account: str | None = None,

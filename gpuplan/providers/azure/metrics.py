@@ -26,11 +26,13 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.instances import HostSamples
+from gpuplan.core.policy.metrics_settings import AzureMetrics
 
 if TYPE_CHECKING:
     from azure.monitor.querymetrics import MetricsClient
 
 BATCH_LIMIT = 50
+_POLICY = AzureMetrics()
 GPU_DIMENSION = "index"
 MAX_SERIES_PER_RESOURCE = 100
 PUBLIC_ENDPOINT = "https://{region}.metrics.monitor.azure.com"
@@ -42,13 +44,14 @@ PLATFORM_NAMESPACE = "Microsoft.Compute/virtualMachines"
 
 @dataclass(frozen=True)
 class MetricNames:
-    """Where the signals are published (policy ``idle.metrics.azure``)."""
+    """Where the signals are published (policy ``idle.metrics.azure``, whose defaults are
+    these: the metric names are written once, in the policy's settings model)."""
 
-    namespace: str = "Telegraf/nvidia_smi"
-    utilisation: str = "utilization_gpu"
-    memory_used: str = "memory_used"
-    memory_total: str = "memory_total"
-    cpu: str = "Percentage CPU"
+    namespace: str = _POLICY.namespace
+    utilisation: str = _POLICY.metric
+    memory_used: str = _POLICY.memory_used_metric
+    memory_total: str = _POLICY.memory_total_metric
+    cpu: str = _POLICY.cpu_metric
 
 
 def endpoint_for(template: str | None, region: str) -> str:

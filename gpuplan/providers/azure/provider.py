@@ -29,6 +29,7 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.azure import metrics, vms
+from gpuplan.providers.azure.actions import CAPABILITIES
 from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 from gpuplan.providers.catalog_view import CatalogView
@@ -41,16 +42,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 PUBLIC_ARM = "https://management.azure.com"
 TAGS_API_VERSION = "2021-04-01"
-CAPABILITIES = frozenset(
-    {
-        Capability.LIST,
-        Capability.METRICS,
-        Capability.DEALLOCATE,
-        Capability.STOP,
-        Capability.TERMINATE,
-        Capability.TAG,
-    }
-)
 
 
 def default_credential(environ: Mapping[str, str] | None = None) -> TokenCredential:
@@ -82,6 +73,10 @@ def default_credential(environ: Mapping[str, str] | None = None) -> TokenCredent
     return DefaultAzureCredential()
 
 
+_NAMES = AzureMetricNames()
+"""The default metric names (``idle.metrics.azure``'s defaults)."""
+
+
 class AzureAdapter:
     """GPU VMs of one subscription: list, utilisation, deallocate, tags."""
 
@@ -90,8 +85,8 @@ class AzureAdapter:
         subscription: str,
         *,
         resource_groups: Sequence[str] = (),
-        namespace: str = "Telegraf/nvidia_smi",
-        metric: str = "utilization_gpu",
+        namespace: str = _NAMES.namespace,
+        metric: str = _NAMES.utilisation,
         metric_names: AzureMetricNames | None = None,
         catalog: Catalog | None = None,
         credential: TokenCredential | None = None,

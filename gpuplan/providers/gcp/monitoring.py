@@ -28,20 +28,22 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.instances import HostSamples
+from gpuplan.core.policy.metrics_settings import GcpMetrics
 
 if TYPE_CHECKING:
     from google.api_core.retry import Retry
     from google.cloud import monitoring_v3
     from google.cloud.monitoring_v3 import MetricServiceClient
 
-DEFAULT_METRIC = "agent.googleapis.com/gpu/utilization"
+_POLICY = GcpMetrics()
+DEFAULT_METRIC = _POLICY.metric_type
 # Metrics reported as a fraction of time (0..1) rather than percent (Ops Agent DCGM).
 RATIO_PREFIXES = ("workload.googleapis.com/gpu.dcgm.", "workload.googleapis.com/dcgm.")
 GROUP_BY = ("resource.labels.instance_id", "metric.labels.gpu_number")
 MEMORY_GROUP_BY = (*GROUP_BY, "metric.labels.memory_state")
 CPU_GROUP_BY = ("resource.labels.instance_id",)
-DEFAULT_MEMORY = "agent.googleapis.com/gpu/memory/bytes_used"
-DEFAULT_CPU = "compute.googleapis.com/instance/cpu/utilization"
+DEFAULT_MEMORY = _POLICY.memory_used_type
+DEFAULT_CPU = _POLICY.cpu_type
 PAGE_SIZE = 100_000
 """Points per ListTimeSeries page: the API's maximum (fewer calls for large fleets)."""
 

@@ -28,6 +28,7 @@ from gpuplan.core.offers import Provider
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 from gpuplan.providers.catalog_view import CatalogView
 from gpuplan.providers.gcp import machines, monitoring
+from gpuplan.providers.gcp.actions import CAPABILITIES
 from gpuplan.providers.gcp.clients import (
     GcpClients,
     action_retry,
@@ -41,16 +42,6 @@ if TYPE_CHECKING:
     from google.cloud.compute_v1 import Operation
 
 T = TypeVar("T")
-CAPABILITIES = frozenset(
-    {
-        Capability.LIST,
-        Capability.METRICS,
-        Capability.STOP,
-        Capability.SUSPEND,
-        Capability.TERMINATE,
-        Capability.TAG,
-    }
-)
 
 
 class GcpAdapter:

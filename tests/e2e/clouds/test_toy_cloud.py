@@ -21,8 +21,8 @@ from gpuplan.cli.main import main
 from gpuplan.core import clouds
 from gpuplan.core.offers import Provider
 from gpuplan.core.regions import RegionGroup, provider_region_problem, region_group
+from gpuplan.providers.cloud_entry import BuildContext
 from gpuplan.usecases import cloud_registry
-from gpuplan.usecases.cloud_entry import BuildContext
 from gpuplan.usecases.concurrency import parse_service_limits
 from gpuplan.usecases.policy import policy_schema_text
 from gpuplan.usecases.stop_idle import decision_record, run_stop_idle

@@ -48,7 +48,7 @@ def test_every_registry_entry_has_a_wire_fake_and_a_backend() -> None:
 def test_a_catalog_only_entry_refuses_every_feature_with_its_reason(entry: CloudEntry) -> None:
     from gpuplan.core.clouds import Feature
     from gpuplan.core.errors import InputError
-    from gpuplan.usecases.cloud_entry import BuildContext
+    from gpuplan.providers.cloud_entry import BuildContext
 
     why = entry.unsupported[Feature.FLEET]
     assert set(entry.unsupported) == set(Feature) and "catalog-only" in why

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from gpuplan.core.instances import Capability, GpuInstance, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.base import CloudAdapter
+from gpuplan.providers.cloud_entry import BuildContext
 from gpuplan.providers.fake import FakeAdapter
-from gpuplan.usecases.cloud_entry import BuildContext
 from tests.fakes.toycloud.listing import REGIONS
 from tests.fakes.toycloud.scope import ToyScope
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from gpuplan.core.discovery import Discovery, FoundType
 from gpuplan.core.offers import Provider
 from gpuplan.core.region_naming import PrefixNaming, RegionGroup
+from gpuplan.providers.cloud_entry import Discoverer
 from gpuplan.providers.pricing import Progress
-from gpuplan.usecases.cloud_entry import Discoverer
 
 REGIONS = ("eu-toy1", "us-toy1")
 NAMING = PrefixNaming(frozenset(REGIONS), {"eu": RegionGroup.EUROPE, "us": RegionGroup.US})

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.refresh import FetchResult, Quote
-from gpuplan.usecases.cloud_entry import FetchRequest
+from gpuplan.providers.cloud_entry import FetchRequest
 
 PRICES = {
     ("toy.h100x8", "eu-toy1"): Decimal("30.50"),

@@ -1,0 +1,40 @@
+"""Azure's price fetcher and type listing, as its registry entry holds them for ``catalog
+refresh``: the Retail Prices API, and the resource SKUs of ``AZURE_SUBSCRIPTION_ID``
+(none without it). The Azure SDK loads only when called.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from gpuplan.core.discovery import Discovery
+from gpuplan.core.refresh import FetchResult
+from gpuplan.providers.cloud_entry import Discoverer, FetchRequest, scoped_discoverer
+from gpuplan.providers.pricing import Progress
+from gpuplan.providers.pricing import discovery_config as config
+
+
+def fetch(req: FetchRequest) -> FetchResult:
+    """Azure Retail Prices API (its endpoint variable or the public one)."""
+    from gpuplan.providers.pricing import azure as api
+
+    endpoint = os.environ.get(api.ENDPOINT_ENV) or api.DEFAULT_ENDPOINT
+    return api.fetch_azure_prices(
+        req.regions, req.instance_types, endpoint=endpoint, progress=req.progress
+    )
+
+
+def types(environ: Mapping[str, str]) -> Discoverer | None:
+    """Resource SKUs of ``AZURE_SUBSCRIPTION_ID``; None without it."""
+    return scoped_discoverer(
+        environ, config.AZURE_SUBSCRIPTION_ENV, config.AZURE_ARM_ENDPOINT_ENV, _listing
+    )
+
+
+def _listing(
+    subscription: str, regions: tuple[str, ...], endpoint: str | None, progress: Progress
+) -> Discovery:
+    from gpuplan.providers.pricing.azure_discovery import discover_azure_types
+
+    return discover_azure_types(subscription, regions, endpoint=endpoint, progress=progress)
