@@ -33,6 +33,7 @@ class Call(StrEnum):
     SUSPEND = "suspend"
     DEALLOCATE = "deallocate"
     TERMINATE = "terminate"
+    START = "start"
 
     @property
     def action(self) -> Action | None:
@@ -96,6 +97,7 @@ ACTIONS: dict[Provider, Mapping[Action, Entry]] = {
         Action.SUSPEND: _NOT_HERE,
         Action.DEALLOCATE: _NOT_HERE,
         Action.TERMINATE: one(Call.TERMINATE, "TerminateInstances"),
+        Action.START: one(Call.START, "StartInstances"),
     },
     Provider.GCP: {
         Action.STOP: one(Call.STOP, "instances.stop"),
@@ -103,6 +105,7 @@ ACTIONS: dict[Provider, Mapping[Action, Entry]] = {
         Action.SUSPEND: one(Call.SUSPEND, "instances.suspend"),
         Action.DEALLOCATE: _NOT_HERE,
         Action.TERMINATE: one(Call.TERMINATE, "instances.delete"),
+        Action.START: one(Call.START, "instances.start"),
     },
     Provider.AZURE: {
         # A powered-off VM keeps billing: the policy's stop is a deallocate.
@@ -113,6 +116,7 @@ ACTIONS: dict[Provider, Mapping[Action, Entry]] = {
         Action.SUSPEND: _NOT_HERE,
         Action.DEALLOCATE: one(Call.DEALLOCATE, "virtualMachines.deallocate"),
         Action.TERMINATE: one(Call.TERMINATE, "virtualMachines.delete"),
+        Action.START: one(Call.START, "virtualMachines.start"),
     },
 }
 """Per cloud: each acting :class:`Action` -> its steps, or why the cloud refuses it. The

@@ -69,6 +69,9 @@ class Action(StrEnum):
     TERMINATE = "terminate"
     NOTIFY = "notify"
     NONE = "none"
+    START = "start"
+    """Start a stopped instance again (``gpuplan schedule`` at on-hours, only what it
+    stopped itself); never a policy's idle action."""
 
 
 ACTING = (Action.STOP, Action.HIBERNATE, Action.SUSPEND, Action.DEALLOCATE, Action.TERMINATE)
@@ -88,6 +91,7 @@ class Capability(StrEnum):
     DEALLOCATE = "deallocate"
     TERMINATE = "terminate"
     TAG = "tag"
+    START = "start"
 
 
 NEEDS: dict[Action, Capability] = {
@@ -96,6 +100,7 @@ NEEDS: dict[Action, Capability] = {
     Action.SUSPEND: Capability.SUSPEND,
     Action.DEALLOCATE: Capability.DEALLOCATE,
     Action.TERMINATE: Capability.TERMINATE,
+    Action.START: Capability.START,
 }
 """The capability an adapter declares for each acting action (one entry per action)."""
 
