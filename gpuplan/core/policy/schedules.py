@@ -166,7 +166,7 @@ class Schedules(Section):
     applies_to: AppliesTo = AppliesTo.TAGGED
     """``tagged`` (opt-in: only instances whose ``tag`` names a schedule) or ``all``
     (opt-out: every instance in scope follows ``default`` unless tagged otherwise)."""
-    default: ScheduleName | None = Field(default=None, validate_default=True)
+    default: ScheduleName | None = None
     """The schedule of instances without the tag; required with ``applies_to: all``."""
     tag: TagName = "gpuplan-schedule"
     """The tag (label) whose value picks an instance's schedule by name, or ``off``."""
@@ -185,12 +185,21 @@ class Schedules(Section):
     @classmethod
     def _known_default(cls, value: str | None, info: ValidationInfo) -> str | None:
         named = info.data.get("named")
-        if value is None and info.data.get("applies_to") is AppliesTo.ALL:
-            raise ValueError("needed with applies_to: all (the schedule of untagged instances)")
         if value is not None and named is not None and value not in named:
             known = ", ".join(sorted(named)) or "none defined"
             raise ValueError(f"unknown schedule {value!r} (named: {known})")
         return value
+
+    def problems(self) -> list[tuple[tuple[str, ...], str]]:
+        """Rules across keys (checked with the policy's others): (key path, message)."""
+        if self.applies_to is AppliesTo.ALL and self.default is None:
+            return [
+                (
+                    ("schedules", "default"),
+                    "needed with applies_to: all (the schedule of untagged instances)",
+                )
+            ]
+        return []
 
     def pick(self, labels: dict[str, str]) -> tuple[str | None, str]:
         """The schedule name an instance with ``labels`` follows (None: none), and why."""
