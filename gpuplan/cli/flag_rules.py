@@ -147,7 +147,7 @@ ALWAYS: dict[str, frozenset[str]] = {
         "--region --reuse-commitment --samples --seq-len --throughput "
         "--tokens --top-k --utilization --vocab --zero"
     ),
-    "policy check": _words("--json"),
+    "policy check": _words("--db --json"),
     "policy show": _words("--json"),
     "budget": _words("--concurrency --db --json --policy"),
     "simulate": _words("--catalog-dir --json --policy --sweep --traces --write-traces"),

@@ -56,8 +56,8 @@ def is_on_day(schedule: Schedule, day: date) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _holiday_set(holidays: tuple[date, ...]) -> frozenset[date]:
-    return frozenset(holidays)
+def _holiday_set(holidays: tuple[str, ...]) -> frozenset[date]:
+    return frozenset(date.fromisoformat(day) for day in holidays)
 
 
 def _holidays(schedule: Schedule) -> frozenset[date]:

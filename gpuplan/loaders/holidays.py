@@ -43,7 +43,7 @@ def with_holiday_files(
             continue
         days, problems = parse_holidays(data, str(path))
         inside.extend(problems)
-        total = sorted({*schedule.holidays, *days})
+        total = sorted({*schedule.holidays, *(day.isoformat() for day in days)})
         if len(total) > MAX_HOLIDAYS:
             at_key.append((where, f"more than {MAX_HOLIDAYS} holidays in all ({len(total)})"))
             continue

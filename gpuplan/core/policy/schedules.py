@@ -12,7 +12,7 @@ else none (``tagged``: opt-in). What happens at off-hours and on-hours is
 from __future__ import annotations
 
 import re
-from datetime import date, time
+from datetime import date, datetime, time
 from enum import StrEnum
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -67,12 +67,13 @@ def _clock(value: Any) -> time:
     return time(int(match.group(1)), int(match.group(2)))
 
 
-def _day(value: Any) -> date:
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str):
+def _day(value: Any) -> str:
+    """A holiday as ISO text (``2026-12-25``): YAML reads an unquoted date as a date."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, str) and len(value) == 10:
         try:
-            return date.fromisoformat(value)
+            return date.fromisoformat(value).isoformat()
         except ValueError:
             pass
     raise ValueError(f"expected a date such as 2026-12-25, got {describe(value)}")
@@ -97,8 +98,9 @@ ClockTime = Annotated[
 ]
 """A local time of day, ``'HH:MM'`` in quotes."""
 Holiday = Annotated[
-    date, BeforeValidator(_day), WithJsonSchema({"type": "string", "format": "date"})
+    str, BeforeValidator(_day), WithJsonSchema({"type": "string", "format": "date"})
 ]
+"""A date, kept as ISO text (no date type in the model: a frozen test clock swaps it)."""
 Weekday = Annotated[
     str, BeforeValidator(_weekday), WithJsonSchema({"type": "string", "enum": list(WEEKDAYS)})
 ]
