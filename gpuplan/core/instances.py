@@ -76,6 +76,9 @@ class Action(StrEnum):
 
 ACTING = (Action.STOP, Action.HIBERNATE, Action.SUSPEND, Action.DEALLOCATE, Action.TERMINATE)
 """The actions that call the cloud (``notify`` and ``none`` do not)."""
+RESTORING = (Action.START,)
+"""Actions that call the cloud to undo a stop: never a policy's idle action, erase
+nothing, and a cloud without a row for one refuses it (:func:`gpuplan.core.actions.entry`)."""
 DATA_ACTIONS = frozenset(ACTING)
 """Every acting action erases local instance storage on every cloud (stop included)."""
 
