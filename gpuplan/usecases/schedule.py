@@ -31,6 +31,7 @@ from gpuplan.providers.webhook import Notifier
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.executor import Executor, InstanceResult
 from gpuplan.usecases.journal import Journal
+from gpuplan.usecases.reconcile import Owner, Reconciled, reconcile
 from gpuplan.usecases.stop_idle import StopIdleResult, message, summary
 from gpuplan.usecases.survey import Survey, action_rule, decide_one, idle_rule, survey
 
@@ -80,6 +81,16 @@ def run_schedule(
     journal = Journal(ledger, scopes={iid: a.scope for iid, a in by_id.items()})
     journal.open(KIND, policy.name, now, not apply, planned.items, rule.window_minutes)
     result.run_id = journal.run_id
+    if apply:
+        listed = {s.instance.instance_id: s.instance for s in seen.seen}
+        result.reconciled = settle_starts(ledger, listed, policy.name, set(seen.listed), now)
+        owner = Owner(
+            journal.run_id, policy.name, set(seen.listed),
+            ledger.lock_name if ledger else "", ledger.shard if ledger else "",
+        )  # fmt: skip
+        both = {s.instance.instance_id: (s.instance, s.adapter) for s in seen.seen}
+        # A killed run's stop intents are settled as every stop is (idle: none resumed).
+        result.reconciled += reconcile(ledger, both, "offhours", now, owner)
     if apply and planned.aborted is None:
         recheck = _recheck(policy, marks, now)
         executor = Executor(journal, rule, now, should_stop, concurrency, actions, recheck=recheck)
@@ -90,6 +101,35 @@ def run_schedule(
         _not_acted(result, journal, apply, now)
     _finish(result, ledger, notifier if apply else None, now)
     return result
+
+
+def settle_starts(
+    ledger: Ledger | None,
+    listed: dict[str, GpuInstance],
+    policy: str,
+    scopes: set[str],
+    now: datetime,
+) -> list[Reconciled]:
+    """A killed schedule run's start intents of this policy, read back against what this
+    run listed: running (or pending) is started, anything else failed (the next on-hours
+    run starts it again when the ledger still says the schedule stopped it). Stop intents
+    are settled as every stop is (:func:`gpuplan.usecases.reconcile.reconcile`)."""
+    if ledger is None:
+        return []
+    out: list[Reconciled] = []
+    for pending in ledger.pending_actions(with_alive=True):
+        mine = pending.policy == policy and (not pending.scope or pending.scope in scopes)
+        if pending.action != Action.START.value or not mine or pending.alive:
+            continue
+        inst = listed.get(pending.instance_id)
+        if inst is not None and inst.state in (InstanceState.RUNNING, InstanceState.PENDING):
+            outcome, detail = Outcome.STARTED, f"reconciled after a killed run: {inst.state.value}"
+        else:
+            seen = "not listed" if inst is None else inst.state.value
+            outcome, detail = Outcome.FAILED, f"killed mid-call; the instance is {seen}"
+        ledger.settle_action(pending.id, outcome.value, detail, now)
+        out.append(Reconciled(inst, pending.instance_id, Action.START, outcome, detail))
+    return out
 
 
 def _recheck(

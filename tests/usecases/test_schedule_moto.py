@@ -14,7 +14,7 @@ from freezegun import freeze_time
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.policy import Policy
-from gpuplan.ledger import Ledger
+from gpuplan.ledger import PENDING, ActionRecord, Ledger
 from gpuplan.usecases.schedule import run_schedule
 from gpuplan.usecases.stop_idle import StopIdleResult, result_record
 from tests.fakes.aws_helpers import providers
@@ -227,3 +227,26 @@ def test_the_cap_defers_scheduled_stops(world: World, lc_catalog: Catalog, tmp_p
     )
     got = actions(run(world, lc_catalog, tmp_path / "l.db", WED_EVENING, apply=True, policy=capped))
     assert sorted(got[v] for v in vms) == ["deferred", "stopped", "stopped"]
+
+
+def test_a_killed_runs_start_is_settled_by_the_next_schedule_run(
+    world: World, lc_catalog: Catalog, tmp_path: Path
+) -> None:
+    vm = office(world)
+    db = tmp_path / "l.db"
+    run(world, lc_catalog, db, WED_EVENING, apply=True)
+    with Ledger(db) as ledger:  # a run killed between its start intent and the answer
+        killed = ledger.start_run("schedule", "research", THU_MORNING, dry_run=False)
+        ledger.record_action(
+            killed,
+            ActionRecord(
+                provider="aws", region="us-east-1", instance_id=vm, action="start",
+                outcome=PENDING, acted_at=THU_MORNING, scope="aws us-east-1",
+            ),
+        )  # fmt: skip
+    world.client("ec2", "us-east-1").start_instances(InstanceIds=[vm])  # the call went through
+    result = run(world, lc_catalog, db, THU_MORNING + timedelta(minutes=30), apply=True)
+    assert [(r.instance_id, r.outcome.value) for r in result.reconciled] == [(vm, "started")]
+    assert actions(result)[vm] == "none"  # running in on-hours: nothing more to do
+    with Ledger(db) as ledger:
+        assert ledger.pending_actions() == []
