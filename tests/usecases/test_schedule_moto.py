@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from freezegun import freeze_time
 
 from gpuplan.core.catalog import Catalog
@@ -250,3 +251,58 @@ def test_a_killed_runs_start_is_settled_by_the_next_schedule_run(
     assert actions(result)[vm] == "none"  # running in on-hours: nothing more to do
     with Ledger(db) as ledger:
         assert ledger.pending_actions() == []
+
+
+EVERY_DAY = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+
+
+def _zone_policy(zone: str, on: str, off: str) -> Policy:
+    return Policy.model_validate(
+        {
+            "version": 1,
+            "name": "research",
+            "scope": {"aws": {"regions": ["us-east-1"]}},
+            "idle": {"allow_data_loss": True},
+            "schedules": {
+                "applies_to": "all",
+                "default": "day",
+                "named": {
+                    "day": {"timezone": zone, "on_hours": on, "off_hours": off,
+                            "weekdays": EVERY_DAY}
+                },
+            },
+        }
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("zone", "on", "off", "still_off", "now_on"),
+    [
+        # Berlin, last Sunday of March: 08:00 is 07:00 UTC on Saturday, 06:00 UTC on Sunday.
+        ("Europe/Berlin", "08:00", "19:00",
+         datetime(2026, 3, 28, 6, 30, tzinfo=UTC), datetime(2026, 3, 29, 6, 30, tzinfo=UTC)),
+        # New York, first Sunday of November: 09:00 is 14:00 UTC on Sunday (13:00 before).
+        ("America/New_York", "09:00", "18:00",
+         datetime(2026, 11, 1, 13, 30, tzinfo=UTC), datetime(2026, 11, 1, 14, 30, tzinfo=UTC)),
+    ],
+)  # fmt: skip
+def test_daylight_saving_moves_the_utc_hour_of_a_stop_and_a_start(
+    zone: str,
+    on: str,
+    off: str,
+    still_off: datetime,
+    now_on: datetime,
+    world: World,
+    lc_catalog: Catalog,
+    tmp_path: Path,
+) -> None:
+    policy = _zone_policy(zone, on, off)
+    vm = world.launch(launched=still_off - timedelta(days=3))
+    db = tmp_path / "l.db"
+    # At the same UTC hour as the on-hours start of the other side of the change: off.
+    assert actions(run(world, lc_catalog, db, still_off, apply=True, policy=policy))[vm] == (
+        "stopped"
+    )
+    # After the change the same UTC hour (Berlin) or an hour later (New York) is on-hours.
+    assert actions(run(world, lc_catalog, db, now_on, apply=True, policy=policy))[vm] == ("started")
+    assert world.state(vm) == "running"
