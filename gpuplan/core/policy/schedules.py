@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import (
     BeforeValidator,
     Field,
+    PlainSerializer,
     StrictBool,
     ValidationInfo,
     WithJsonSchema,
@@ -94,6 +95,7 @@ TimeZoneName = Annotated[
 ClockTime = Annotated[
     time,
     BeforeValidator(_clock),
+    PlainSerializer(lambda value: value.strftime("%H:%M")),
     WithJsonSchema({"type": "string", "pattern": _TIME.pattern}),
 ]
 """A local time of day, ``'HH:MM'`` in quotes."""

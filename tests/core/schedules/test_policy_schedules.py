@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
+from gpuplan.core.policy.schedules import Schedules
 from gpuplan.loaders.policy_file import PolicyFileError, load_policy_file
 from gpuplan.providers.url_parts import split_url
 
@@ -127,3 +128,12 @@ def test_a_missing_or_huge_holiday_file_is_refused_at_its_key(tmp_path: Path) ->
     with pytest.raises(PolicyFileError) as caught:
         load_policy_file(policy_path, split=split_url)
     assert "too large for a holiday file" in str(caught.value)
+
+
+def test_policy_show_writes_times_that_read_back(
+    write_policy: Callable[[str | bytes, str], Path],
+) -> None:
+    policy = load_policy_file(write_policy(GOOD, "p.yaml"), split=split_url)
+    shown = policy.schedules.model_dump(mode="json")
+    assert shown["named"]["office"]["on_hours"] == "08:00"
+    assert Schedules.model_validate(shown) == policy.schedules
