@@ -113,6 +113,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
         _wide("--json"),
     ),
     "stop-idle": (_wide("--json"),),
+    "schedule": (_wide("--json"),),
     "history": (_wide("--json"),),
     "savings": (_wide("--json"),),
     "waste": (_wide("--json"),),
@@ -146,7 +147,7 @@ ALWAYS: dict[str, frozenset[str]] = {
         "--region --reuse-commitment --samples --seq-len --throughput "
         "--tokens --top-k --utilization --vocab --zero"
     ),
-    "policy check": _words("--json"),
+    "policy check": _words("--db --json"),
     "policy show": _words("--json"),
     "budget": _words("--concurrency --db --json --policy"),
     "simulate": _words("--catalog-dir --json --policy --sweep --traces --write-traces"),
@@ -155,6 +156,7 @@ ALWAYS: dict[str, frozenset[str]] = {
     "stop-idle": _words(
         "--apply --catalog-dir --concurrency --db --json --lock-wait --policy --shard --shards"
     ),
+    "schedule": _words("--apply --catalog-dir --concurrency --db --json --lock-wait --policy"),
     "snooze": _words("--clear --concurrency --for --json --policy"),
     "history": _words("--db --json --limit --policy"),
     "savings": _words("--by --db --json --policy"),

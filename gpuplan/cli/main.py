@@ -29,6 +29,7 @@ COMMANDS = {
     "tui": "tui_cmd",
     "fleet": "fleet_cmd",
     "stop-idle": "stop_idle_cmd",
+    "schedule": "schedule_cmd",
     "snooze": "snooze_cmd",
     "history": "history_cmd",
     "savings": "savings_cmd",

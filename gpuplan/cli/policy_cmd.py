@@ -30,6 +30,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     check.add_argument("files", nargs="+", metavar="FILE")
     check.add_argument("--json", action="store_true", help="print JSON")
+    check.add_argument(
+        "--db",
+        metavar="PATH|URL",
+        help="a ledger: warn when a schedule would have stopped instances that were busy in "
+        "the last week of its history (read only; never created)",
+    )
     check.set_defaults(handler=run_check)
 
     show = inner.add_parser(
@@ -47,6 +53,10 @@ def run_check(args: argparse.Namespace) -> int:
     from gpuplan.usecases.policy import check_policies
 
     results = check_policies(args.files)
+    if args.db:
+        from gpuplan.usecases.schedule_check import with_ledger_warnings
+
+        results = with_ledger_warnings(results, args.db)
     failed = [r for r in results if not r.ok]
     if args.json:
         print_json(

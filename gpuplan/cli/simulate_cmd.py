@@ -106,16 +106,46 @@ def run(args: argparse.Namespace) -> int:
     else:
         results = [uc.run(traces, rule, args.interval, actions)]
     records = [uc.result_record(r) for r in results]
+    scheduled = [uc.schedule_record(r) for r in uc.schedule_replays(traces, policy)]
     if args.json:
         if args.sweep:
             print_json(records)
         else:
             flags = uc.event_records(results[0], flags=True)
-            print_json({**records[0], "stops": uc.event_records(results[0]), "flags": flags})
+            events = {"stops": uc.event_records(results[0]), "flags": flags}
+            print_json({**records[0], **events, "schedules": scheduled})
     else:
         _print_table(results)
         _print_spend(traces)
+        _print_schedules(scheduled)
     return 0
+
+
+def _print_schedules(scheduled: list[dict[str, object]]) -> None:
+    """The policy's schedules replayed: dollars saved and the busy work they stop."""
+    if not scheduled:
+        return
+    headers = ["schedule", "off h", "saved $", "busy h stopped", "busy $ stopped", "stretches cut"]
+    rows = [
+        [
+            str(s["schedule"]),
+            f"{s['off_hours']:,.0f}",
+            f"{s['saved_usd']:,.0f}",
+            f"{s['interrupted_busy_hours']:,.1f}",
+            f"{s['interrupted_usd']:,.0f}",
+            str(s["busy_stretches_cut"]),
+        ]
+        for s in scheduled
+    ]
+    print("\n" + render_table(headers, rows, align_right=[False] + [True] * 5))
+    print(
+        wrap(
+            "Schedules, each as if every instance followed it from Monday 00:00 UTC: saved $ "
+            "is every off-hours hour at its price; busy h stopped is work interrupted (busy-"
+            "labelled minutes in off-hours); stretches cut counts busy-labelled stretches "
+            "that off-hours cut into."
+        )
+    )
 
 
 def _print_spend(traces: Sequence[Trace]) -> None:

@@ -33,6 +33,7 @@ class Call(StrEnum):
     SUSPEND = "suspend"
     DEALLOCATE = "deallocate"
     TERMINATE = "terminate"
+    START = "start"
 
     @property
     def action(self) -> Action | None:

@@ -69,10 +69,16 @@ class Action(StrEnum):
     TERMINATE = "terminate"
     NOTIFY = "notify"
     NONE = "none"
+    START = "start"
+    """Start a stopped instance again (``gpuplan schedule`` at on-hours, only what it
+    stopped itself); never a policy's idle action."""
 
 
 ACTING = (Action.STOP, Action.HIBERNATE, Action.SUSPEND, Action.DEALLOCATE, Action.TERMINATE)
 """The actions that call the cloud (``notify`` and ``none`` do not)."""
+RESTORING = (Action.START,)
+"""Actions that call the cloud to undo a stop: never a policy's idle action, erase
+nothing, and a cloud without a row for one refuses it (:func:`gpuplan.core.actions.entry`)."""
 DATA_ACTIONS = frozenset(ACTING)
 """Every acting action erases local instance storage on every cloud (stop included)."""
 
@@ -88,6 +94,7 @@ class Capability(StrEnum):
     DEALLOCATE = "deallocate"
     TERMINATE = "terminate"
     TAG = "tag"
+    START = "start"
 
 
 NEEDS: dict[Action, Capability] = {
@@ -96,6 +103,7 @@ NEEDS: dict[Action, Capability] = {
     Action.SUSPEND: Capability.SUSPEND,
     Action.DEALLOCATE: Capability.DEALLOCATE,
     Action.TERMINATE: Capability.TERMINATE,
+    Action.START: Capability.START,
 }
 """The capability an adapter declares for each acting action (one entry per action)."""
 

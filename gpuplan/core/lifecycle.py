@@ -62,6 +62,8 @@ class Outcome(StrEnum):
     SUSPENDED = "suspended"
     DEALLOCATED = "deallocated"
     TERMINATED = "terminated"
+    STARTED = "started"
+    """Started again (``gpuplan schedule``, on-hours)."""
     DEFERRED = "deferred"
     """Idle and due, left for the next run: the run's action cap was reached."""
 
@@ -77,6 +79,7 @@ DONE = {
     Action.SUSPEND: Outcome.SUSPENDED,
     Action.DEALLOCATE: Outcome.DEALLOCATED,
     Action.TERMINATE: Outcome.TERMINATED,
+    Action.START: Outcome.STARTED,
 }
 """The outcome of each provider call that succeeded."""
 

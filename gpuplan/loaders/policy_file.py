@@ -32,6 +32,7 @@ from gpuplan.core.policy.fields import is_union_tag
 from gpuplan.core.policy.secrets import url_problems
 from gpuplan.core.urls import Split
 from gpuplan.core.wording import plural
+from gpuplan.loaders.holidays import with_holiday_files
 from gpuplan.loaders.policy_errors import describe_error, follows_from, format_path, prune
 from gpuplan.loaders.safe_read import POLICY_LIMIT, read_bytes
 
@@ -181,6 +182,9 @@ def collect_problems(
     if gpus is not None:
         policy, unknown = resolve_gpus(policy, gpus)
         found.extend(unknown)
+    policy, in_files, at_keys = with_holiday_files(policy, path)
+    problems.extend(in_files)
+    found.extend(PolicyProblem(key, message) for key, message in at_keys)
     problems.extend(place(p.path, p.message, marks, path) for p in found)
     return Parsed(None if problems else policy, problems, marks, raw)
 

@@ -221,6 +221,7 @@ _ANSWERS = {
     Action.SUSPEND: InstanceState.SUSPENDED,
     Action.DEALLOCATE: InstanceState.DEALLOCATED,
     Action.TERMINATE: InstanceState.TERMINATED,
+    Action.START: InstanceState.RUNNING,
 }
 
 

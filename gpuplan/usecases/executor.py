@@ -43,6 +43,9 @@ from gpuplan.usecases.survey import decide_one, fetch_samples
 
 LEASE_MINUTES = 15
 
+Recheck = Callable[[GpuInstance, PlannedAction], str | None]
+"""Why the re-read instance is no longer due for its planned action (None: act)."""
+
 
 @dataclass
 class InstanceResult:
@@ -67,6 +70,9 @@ class Executor:
     settling: Mapping[str, str] = field(default_factory=dict)
     """Instance id -> why it is left alone: another run is settling a killed run's
     intent on it (:func:`gpuplan.usecases.reconcile.reconcile`); not a problem."""
+    recheck: Recheck | None = None
+    """The re-check of a run that does not act on idleness (``gpuplan schedule``): asked
+    with the re-read instance instead of the state-and-idle re-check; no metrics re-read."""
     token: str = field(default_factory=lambda: secrets.token_hex(6))
     problems: list[str] = field(default_factory=list)
     interrupted: bool = False
@@ -123,6 +129,8 @@ class Executor:
     ) -> tuple[Mapping[str, HostSamples], str]:
         """The scope's latest utilisation (one batch): the re-check's read, no record."""
         adapter, results = scope
+        if self.recheck is not None:
+            return {}, ""  # the run's own re-check reads no metrics
         if self.should_stop():
             return {}, "run interrupted before the re-check"
         start, end = window_bounds(self.rule, self.now)
@@ -162,18 +170,28 @@ class Executor:
         o: InstanceResult,
         samples: Mapping[str, HostSamples],
     ) -> None:
-        if inst.state is not InstanceState.RUNNING:
-            self._settle(o, Outcome.SKIPPED, f"state changed to {inst.state.value} since the plan")
-            return
-        again = decide_one(inst, samples, self.rule, self.now)
-        if again.verdict is not IdleVerdict.IDLE:
-            self._settle(o, Outcome.SKIPPED, f"no longer idle: {again.reason}")
+        why = self._not_due(inst, o, samples)
+        if why is not None:
+            self._settle(o, Outcome.SKIPPED, why)
             return
         held = self.journal.claim(inst, self.now) or self._take_lease(adapter, inst)
         if held is None:
             return self._act(adapter, inst, o)
         self.problems.append(f"{inst.instance_id}: {held}; is a second scheduler running?")
         self._settle(o, Outcome.SKIPPED, held)
+
+    def _not_due(
+        self, inst: GpuInstance, o: InstanceResult, samples: Mapping[str, HostSamples]
+    ) -> str | None:
+        """Why the re-read instance is left alone after all (None: act)."""
+        if self.recheck is not None:
+            return self.recheck(inst, o.item)
+        if inst.state is not InstanceState.RUNNING:
+            return f"state changed to {inst.state.value} since the plan"
+        again = decide_one(inst, samples, self.rule, self.now)
+        if again.verdict is not IdleVerdict.IDLE:
+            return f"no longer idle: {again.reason}"
+        return None
 
     def _take_lease(self, adapter: CloudAdapter, inst: GpuInstance) -> str | None:
         """None when this run holds the lease now; else why the instance is left alone."""

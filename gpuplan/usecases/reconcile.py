@@ -38,7 +38,7 @@ from datetime import datetime, timedelta
 from gpuplan.core.actions import StepState
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.idle import REASON_TAG, STOPPED_AT_TAG, format_tag_time
-from gpuplan.core.instances import Action, GpuInstance, InstanceState
+from gpuplan.core.instances import RESTORING, Action, GpuInstance, InstanceState
 from gpuplan.core.lifecycle import DONE, Outcome
 from gpuplan.ledger import (
     PENDING,
@@ -110,6 +110,8 @@ def reconcile(
         if not owner.made(pending, listed):
             continue  # another policy's or another shard's: left for its owner
         action = Action(pending.action)
+        if action in RESTORING:
+            continue  # a schedule's start: settled by gpuplan schedule (usecases.schedule)
         found = listed.get(pending.instance_id)
         inst = None if found is None else found[0]
         key, busy = _claim(ledger, owner, pending, inst, now)

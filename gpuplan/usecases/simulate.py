@@ -20,6 +20,7 @@ from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy import Policy
 from gpuplan.core.policy.models import IdleAction, IdleSettings
 from gpuplan.core.simulation.replay import ActionSettings, SimulationResult, simulate
+from gpuplan.core.simulation.schedule_replay import ScheduleReplay, replay_schedule
 from gpuplan.core.simulation.traces import DEFAULT_TYPES, Trace, generate_fleet
 
 EPOCH = datetime(2026, 1, 5, tzinfo=UTC)
@@ -221,3 +222,27 @@ def event_records(result: SimulationResult, *, flags: bool = False) -> list[dict
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
+
+
+def schedule_replays(traces: list[Trace], policy: Policy | None) -> list[ScheduleReplay]:
+    """Each of the policy's schedules replayed over every trace from :data:`EPOCH` (a
+    Monday, 00:00 UTC), as if every instance followed it."""
+    if policy is None:
+        return []
+    return [
+        replay_schedule(traces, name, schedule, EPOCH)
+        for name, schedule in sorted(policy.schedules.named.items())
+    ]
+
+
+def schedule_record(replay: ScheduleReplay) -> dict[str, Any]:
+    """Plain data for --json: dollars saved and work interrupted by one schedule."""
+    return {
+        "schedule": replay.name,
+        "instances": len(replay.traces),
+        "off_hours": round(replay.off_hours, 2),
+        "saved_usd": round(replay.saved_usd, 2),
+        "interrupted_busy_hours": round(replay.interrupted_hours, 2),
+        "interrupted_usd": round(replay.interrupted_usd, 2),
+        "busy_stretches_cut": replay.cut,
+    }

@@ -52,6 +52,7 @@ BASE = {
     "simulate": ["simulate"],
     "fleet": ["fleet"],
     "stop-idle": ["stop-idle", "--policy", "p.yaml"],
+    "schedule": ["schedule", "--policy", "p.yaml"],
     "savings": ["savings"],
     "waste": ["waste"],
     "history": ["history"],

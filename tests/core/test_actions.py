@@ -15,7 +15,7 @@ from gpuplan.core.actions import (
     provider_action,
     provider_call,
 )
-from gpuplan.core.instances import ACTING, Action
+from gpuplan.core.instances import ACTING, RESTORING, Action
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import IdleAction
 
@@ -26,7 +26,10 @@ def test_every_cloud_has_a_row_for_every_acting_action() -> None:
     from gpuplan.usecases import cloud_registry  # noqa: F401
 
     assert set(ACTIONS) == set(Provider)
-    assert all(set(rows) == set(ACTING) for rows in ACTIONS.values())
+    assert all(set(rows) >= set(ACTING) for rows in ACTIONS.values())
+    # Start (gpuplan schedule) is offered by the clouds gpuplan manages; elsewhere refused.
+    assert set(offered_by(Action.START)) == {Provider.AWS, Provider.GCP, Provider.AZURE}
+    assert all(set(rows) <= {*ACTING, *RESTORING} for rows in ACTIONS.values())
 
 
 def test_azure_stop_is_a_deallocate_in_one_place() -> None:

@@ -12,6 +12,7 @@ from gpuplan.core.idle import IdleDecision, IdleVerdict
 from gpuplan.core.instances import (
     ACTING,
     NEEDS,
+    RESTORING,
     Action,
     Capability,
     GpuInstance,
@@ -192,8 +193,8 @@ def test_the_breaker_ignores_a_few_actions_on_a_small_fleet() -> None:
 
 
 def test_every_acting_action_has_a_capability_and_an_outcome() -> None:
-    assert set(NEEDS) == set(ACTING) == set(DONE)
-    assert set(ACTING) == set(Action) - {Action.NOTIFY, Action.NONE}
+    assert set(NEEDS) == {*ACTING, *RESTORING} == set(DONE)
+    assert set(ACTING) == set(Action) - {Action.NOTIFY, Action.NONE, *RESTORING}
 
 
 def test_the_cap_counts_across_clouds_with_per_cloud_rules() -> None:

@@ -1,7 +1,7 @@
 """An Azure Resource Manager + Azure Monitor batch-metrics fake.
 
 VM listing with ``statusOnly`` and absolute ``nextLink`` paging, get with instance
-view, deallocate/delete as long-running operations (202 + ``Azure-AsyncOperation`` +
+view, deallocate/start/delete as long-running operations (202 + ``Azure-AsyncOperation`` +
 ``Location``, ``InProgress`` then ``Succeeded``), resource SKUs, scale sets, the Tags
 API at a VM's scope, and ``metrics:getBatch`` over raw per-GPU points published as
 Telegraf's ``azure_monitor`` output publishes them (namespace ``Telegraf/nvidia_smi``,
@@ -35,6 +35,7 @@ ACTIONS = {
     "vms.list": "Microsoft.Compute/virtualMachines/read",
     "vmss.list": "Microsoft.Compute/virtualMachineScaleSets/read",
     "vms.deallocate": "Microsoft.Compute/virtualMachines/deallocate/action",
+    "vms.start": "Microsoft.Compute/virtualMachines/start/action",
     "vms.delete": "Microsoft.Compute/virtualMachines/delete",
     "operations.get": "Microsoft.Compute/locations/operations/read",
     "skus.list": "Microsoft.Compute/skus/read",
@@ -45,7 +46,7 @@ ACTIONS = {
     "managementGroups.descendants": "Microsoft.Management/managementGroups/descendants/read",
 }
 MG = r"/providers/Microsoft\.Management/managementGroups/(?P<group>[^/]+)"
-_AFTER = {"deallocate": "PowerState/deallocated", "delete": None}
+_AFTER = {"deallocate": "PowerState/deallocated", "start": "PowerState/running", "delete": None}
 LRO_RETRY_AFTER = "1"
 """Retry-After of a long-running operation, whole seconds as ARM sends it (the SDK parses
 an int): azure-core reads "0" as "none given" and waits the client's polling interval
@@ -87,6 +88,7 @@ class AzureFake(FakeApi):
         self.route("GET", group + "virtualMachines", "vms.list", self._list)
         self.route("GET", group + "virtualMachineScaleSets", "vmss.list", self._scale_sets)
         self.route("POST", VM + "/deallocate", "vms.deallocate", self._act("deallocate"))
+        self.route("POST", VM + "/start", "vms.start", self._act("start"))
         self.route("DELETE", VM, "vms.delete", self._act("delete"))
         self.route("GET", OPS, "operations.get", self._operation)
         self.route("GET", OPS + "/result", "operations.get", self._result)

@@ -1,4 +1,4 @@
-"""A Compute Engine REST fake: aggregated listing with pages, get, stop/suspend/delete,
+"""A Compute Engine REST fake: aggregated listing with pages, get, stop/suspend/start/delete,
 setLabels with fingerprints, and zone operations that finish on a later poll.
 
 Operation JSON and error bodies follow the public REST reference; names and
@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import itertools
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from tests.fakes.http import FakeApi, Reply, Request
@@ -22,11 +23,12 @@ PERMISSIONS = {
     "get": "compute.instances.get",
     "stop": "compute.instances.stop",
     "suspend": "compute.instances.suspend",
+    "start": "compute.instances.start",
     "delete": "compute.instances.delete",
     "setLabels": "compute.instances.setLabels",
     "operations.get": "compute.zoneOperations.get",
 }
-_AFTER = {"stop": "TERMINATED", "suspend": "SUSPENDED", "delete": None}
+_AFTER = {"stop": "TERMINATED", "suspend": "SUSPENDED", "start": "RUNNING", "delete": None}
 
 
 @dataclass
@@ -43,7 +45,7 @@ class GcpComputeFake(FakeApi):
     def __post_init__(self) -> None:
         self.route("GET", PREFIX + r"/aggregated/instances", "aggregatedList", self._list)
         self.route("GET", INSTANCE, "get", self._get)
-        for verb in ("stop", "suspend", "setLabels"):
+        for verb in ("stop", "suspend", "start", "setLabels"):
             self.route("POST", INSTANCE + "/" + verb, verb, self._act(verb))
         self.route("DELETE", INSTANCE, "delete", self._act("delete"))
         self.route(
@@ -118,7 +120,13 @@ class GcpComputeFake(FakeApi):
                 return 200, {}, self._new_op(project, zone, name, verb, done=True)
             if verb in ("stop", "suspend") and request.query.get("discardLocalSsd"):
                 body["_discarded_local_ssd"] = request.query["discardLocalSsd"]
-            body["status"] = {"stop": "STOPPING", "suspend": "SUSPENDING"}.get(verb, "STOPPING")
+            if verb == "start" and body["status"] not in ("TERMINATED", "SUSPENDED"):
+                return 400, {}, self.error_body(400, f"The instance '{name}' is not stopped")
+            if verb == "start":
+                body["lastStartTimestamp"] = datetime.now(UTC).isoformat()  # freezegun-aware
+            body["status"] = {"stop": "STOPPING", "suspend": "SUSPENDING", "start": "STAGING"}.get(
+                verb, "STOPPING"
+            )
             return 200, {}, self._new_op(project, zone, name, verb, done=False)
 
         return handler

@@ -47,6 +47,7 @@ from gpuplan.core.policy.fields import (
 from gpuplan.core.policy.metrics_settings import (
     MetricsSettings,
 )
+from gpuplan.core.policy.schedules import Schedules
 from gpuplan.core.policy.section import OpenSection, split_registered
 from gpuplan.core.policy.section import Section as _Section
 
@@ -265,3 +266,5 @@ class Policy(_Section):
     """Environment variables ``${NAME}`` may expand (in ``notify.webhook_url`` and
     ``idle.metrics.prometheus.url``) besides ``GPUPLAN_*``; any other name is refused."""
     audit: AuditSettings = Field(default_factory=AuditSettings)
+    schedules: Schedules = Field(default_factory=Schedules)
+    """Off-hours and on-hours (``gpuplan schedule``); none defined: nothing is scheduled."""

@@ -73,6 +73,7 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
     problems.extend(_budget_rules(policy))
     problems.extend(scope_rules(policy))
     problems.extend(region_rules(policy))
+    problems.extend(PolicyProblem(path, message) for path, message in policy.schedules.problems())
     return problems
 
 

@@ -15,6 +15,7 @@ STEPS: dict[Action, Entry] = {
     Action.SUSPEND: NOT_HERE,
     Action.DEALLOCATE: NOT_HERE,
     Action.TERMINATE: one(Call.TERMINATE, "TerminateInstances"),
+    Action.START: one(Call.START, "StartInstances"),
 }
 """Each acting action -> the EC2 call, or why it is refused."""
 

@@ -171,6 +171,8 @@ class AwsAdapter:
             return self.stop(instance, hibernate=True)
         if call is Call.TERMINATE:
             return self.terminate(instance)
+        if call is Call.START:
+            return self.start(instance)
         raise unsupported(self.scope, action)
 
     def stop(self, instance: GpuInstance, *, hibernate: bool = False) -> InstanceState:
@@ -180,6 +182,11 @@ class AwsAdapter:
                 kwargs["Hibernate"] = True
             answer = self._ec2.stop_instances(**kwargs)
             return ec2.state_of(answer["StoppingInstances"][0]["CurrentState"]["Name"])
+
+    def start(self, instance: GpuInstance) -> InstanceState:
+        with self._errors(f"StartInstances {instance.instance_id}"):
+            answer = self._ec2.start_instances(InstanceIds=[instance.instance_id])
+            return ec2.state_of(answer["StartingInstances"][0]["CurrentState"]["Name"])
 
     def terminate(self, instance: GpuInstance) -> InstanceState:
         with self._errors(f"TerminateInstances {instance.instance_id}"):

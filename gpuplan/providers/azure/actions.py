@@ -16,6 +16,7 @@ STEPS: dict[Action, Entry] = {
     Action.SUSPEND: NOT_HERE,
     Action.DEALLOCATE: one(Call.DEALLOCATE, "virtualMachines.deallocate"),
     Action.TERMINATE: one(Call.TERMINATE, "virtualMachines.delete"),
+    Action.START: one(Call.START, "virtualMachines.start"),
 }
 """Each acting action -> the Azure Resource Manager call, or why it is refused."""
 

@@ -300,6 +300,8 @@ class AzureAdapter:
             return self.deallocate(instance)
         if call is Call.TERMINATE:
             return self.terminate(instance)
+        if call is Call.START:
+            return self.start(instance)
         raise unsupported(self.scope, action)
 
     def deallocate(self, instance: GpuInstance) -> InstanceState:
@@ -310,6 +312,14 @@ class AzureAdapter:
             lambda: self.compute.virtual_machines.begin_deallocate(group, name).result(),
         )
         return InstanceState.DEALLOCATED
+
+    def start(self, instance: GpuInstance) -> InstanceState:
+        group, name = self._where(instance)
+        self._guard(
+            f"starting {name}",
+            lambda: self.compute.virtual_machines.begin_start(group, name).result(),
+        )
+        return InstanceState.RUNNING
 
     def terminate(self, instance: GpuInstance) -> InstanceState:
         group, name = self._where(instance)

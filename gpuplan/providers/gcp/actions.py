@@ -15,6 +15,7 @@ STEPS: dict[Action, Entry] = {
     Action.SUSPEND: one(Call.SUSPEND, "instances.suspend"),
     Action.DEALLOCATE: NOT_HERE,
     Action.TERMINATE: one(Call.TERMINATE, "instances.delete"),
+    Action.START: one(Call.START, "instances.start"),
 }
 """Each acting action -> the Compute Engine call, or why it is refused."""
 

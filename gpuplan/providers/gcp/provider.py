@@ -170,6 +170,8 @@ class GcpAdapter:
             return self.suspend(instance)
         if call is Call.TERMINATE:
             return self.terminate(instance)
+        if call is Call.START:
+            return self.start(instance)
         raise unsupported(self.scope, action)
 
     def stop(self, instance: GpuInstance) -> InstanceState:
@@ -201,6 +203,14 @@ class GcpAdapter:
             ),
         )
         return InstanceState.SUSPENDED
+
+    def start(self, instance: GpuInstance) -> InstanceState:
+        self._run(
+            instance,
+            "start",
+            lambda kw: self._clients.instances.start_unary(**kw, retry=self._act),
+        )
+        return InstanceState.RUNNING
 
     def terminate(self, instance: GpuInstance) -> InstanceState:
         self._run(

@@ -1,7 +1,7 @@
 """deploy/aws-iam-policy.json and aws-iam-terminate.json grant exactly what the adapter calls.
 
 The base policy must equal the calls of every non-terminating action (list, metrics,
-re-check, tag, untag, stop, hibernate, reservations); the opt-in terminate file must
+re-check, tag, untag, stop, hibernate, start, reservations); the opt-in terminate file must
 equal what terminating adds. Any extra grant, a missing one, a wildcard action, a write
 on ``Resource: *``, a stop or tag write not limited to GPU instance types, or a tag
 statement without its ``Null`` guard fails here.
@@ -20,6 +20,7 @@ from botocore.stub import Stubber
 
 from gpuplan.core.catalog import Catalog
 from gpuplan.core.idle import IdleRule, window_bounds
+from gpuplan.core.instances import InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.providers.aws.provider import AwsAdapter
 from gpuplan.usecases.cloud_registry import entry_of
@@ -90,6 +91,7 @@ def test_every_adapter_call_is_allowed_and_nothing_more(world: World, lc_catalog
     aws.untag(listed[a], ["gpuplan-stop-after"])
     aws.stop(listed[a])
     aws.stop(listed[c], hibernate=True)
+    assert aws.start(aws.refresh(listed[a])) in (InstanceState.PENDING, InstanceState.RUNNING)
     with stub:
         reserved = AwsAdapter("us-east-1", ec2_client=stubbed, cloudwatch_client=None)
         assert reserved.reserved_types() == set()
@@ -134,7 +136,8 @@ def test_stop_terminate_and_tag_writes_are_limited_to_gpu_instance_types() -> No
         s
         for path in (POLICY, TERMINATE)
         for s in _doc(path)["Statement"]
-        if {"ec2:StopInstances", "ec2:TerminateInstances", "ec2:CreateTags"} & set(s["Action"])
+        if {"ec2:StopInstances", "ec2:TerminateInstances", "ec2:CreateTags", "ec2:StartInstances"}
+        & set(s["Action"])
     ]
     assert len(limited) == 3
     gpu_types = _gpu_types_in_catalog()

@@ -40,6 +40,8 @@ def test_the_role_definition_matches_the_calls_the_adapter_makes(azure: AzureWor
     provider.tag(fresh, {"gpuplan-reason": "idle-60m-lt5pct"})
     provider.untag(provider.refresh(vms[0]), ["gpuplan-reason"])
     assert provider.act(vms[0], Action.STOP) is InstanceState.DEALLOCATED
+    assert provider.act(vms[0], Action.START) is InstanceState.RUNNING
+    assert azure.fake.power(ids[0]) == "PowerState/running"
     used = {ACTIONS[name] for name in azure.fake.calls}
     assert provider.terminate(vms[1]) is InstanceState.TERMINATED
     terminating = {ACTIONS[name] for name in azure.fake.calls} - used

@@ -35,6 +35,8 @@ def test_the_custom_role_matches_the_calls_the_adapter_makes(gcp: GcpWorld) -> N
     provider.untag(fresh, ["gpuplan-reason"])
     assert provider.stop(vms[0]) is InstanceState.STOPPED
     assert provider.suspend(vms[1]) is InstanceState.SUSPENDED
+    assert provider.start(provider.refresh(vms[0])) is InstanceState.RUNNING
+    assert gcp.compute.status(PROJECT, "vm0") == "RUNNING"
     used = {PERMISSIONS[name] for name in gcp.compute.calls}
     used |= {GRPC_PERMISSIONS[name] for name in gcp.monitoring.calls}
     assert provider.terminate(vms[2]) is InstanceState.TERMINATED
