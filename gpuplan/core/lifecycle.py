@@ -137,6 +137,11 @@ class PlannedAction:
     warnings: tuple[str, ...] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
     untag: tuple[str, ...] = ()
+    lifetime: str = ""
+    """The lifetime rule this item comes from (:mod:`gpuplan.core.lifetimes`); "" for the
+    idle rule. The executor re-checks it instead of idleness."""
+    snapshot_first: bool = False
+    """Snapshot the instance's disks before the action (``stopped_for``'s terminate)."""
 
 
 @dataclass(frozen=True)
@@ -318,6 +323,14 @@ def _act(
         tags=tags,
         untag=untag,
     )
+
+
+def skip_reason(
+    inst: GpuInstance, do: Action, rule: ActionRule, capabilities: frozenset[Capability]
+) -> tuple[SkipReason, str] | None:
+    """Why ``do`` is left undone on ``inst`` (a one-time spot, an instance-store root, data
+    it would erase without ``allow_data_loss``, a call the adapter cannot make), or None."""
+    return _skip_reason(inst, do, rule, capabilities)
 
 
 def _skip_reason(

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from gpuplan.core.actions import ACTIONS, ActionTable
+from gpuplan.core.actions import ACTIONS, ActionTable, Call
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.idle import IdleRule, IdleVerdict, format_tag_time, parse_tag_time, window_bounds
 from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
@@ -67,6 +67,9 @@ class Executor:
     settling: Mapping[str, str] = field(default_factory=dict)
     """Instance id -> why it is left alone: another run is settling a killed run's
     intent on it (:func:`gpuplan.usecases.reconcile.reconcile`); not a problem."""
+    lifetime_check: Callable[[GpuInstance, PlannedAction], str | None] | None = None
+    """Re-checks a lifetime rule's action on the re-read instance (:mod:`gpuplan.usecases.
+    lifetimes`): None while it is still due, else why it is left alone."""
     token: str = field(default_factory=lambda: secrets.token_hex(6))
     problems: list[str] = field(default_factory=list)
     interrupted: bool = False
@@ -145,7 +148,7 @@ class Executor:
             if busy:
                 self._settle(o, Outcome.SKIPPED, busy)
                 continue
-            if failure:
+            if failure and not o.item.lifetime:  # a lifetime rule reads no metric
                 self._settle(o, Outcome.FAILED, f"re-check failed, left alone: {failure}")
                 continue
             try:
@@ -162,6 +165,12 @@ class Executor:
         o: InstanceResult,
         samples: Mapping[str, HostSamples],
     ) -> None:
+        if o.item.lifetime:
+            why = self.lifetime_check(inst, o.item) if self.lifetime_check else "no re-check"
+            if why is not None:
+                self._settle(o, Outcome.SKIPPED, f"re-checked before acting: {why}")
+                return
+            return self._claim_and_act(adapter, inst, o)
         if inst.state is not InstanceState.RUNNING:
             self._settle(o, Outcome.SKIPPED, f"state changed to {inst.state.value} since the plan")
             return
@@ -169,6 +178,9 @@ class Executor:
         if again.verdict is not IdleVerdict.IDLE:
             self._settle(o, Outcome.SKIPPED, f"no longer idle: {again.reason}")
             return
+        self._claim_and_act(adapter, inst, o)
+
+    def _claim_and_act(self, adapter: CloudAdapter, inst: GpuInstance, o: InstanceResult) -> None:
         held = self.journal.claim(inst, self.now) or self._take_lease(adapter, inst)
         if held is None:
             return self._act(adapter, inst, o)
@@ -193,6 +205,8 @@ class Executor:
     def _act(self, adapter: CloudAdapter, inst: GpuInstance, o: InstanceResult) -> None:
         item = o.item
         calls = calls_for(inst, item.planned_action, item.do, self.actions)
+        if item.snapshot_first and Call.SNAPSHOT not in calls:
+            calls = (Call.SNAPSHOT, *calls)  # stopped_for: the disks kept before terminate
         ids: list[int | None] = []
         if len(calls) == 1:  # one step: the action's own row is its record
             intent = self.journal.intent(item, self.now)

@@ -26,6 +26,7 @@ from gpuplan.providers.webhook import Notifier
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.executor import Executor, InstanceResult
 from gpuplan.usecases.journal import Journal
+from gpuplan.usecases.lifetimes import lifetime_check, with_lifetimes
 from gpuplan.usecases.reconcile import Owner, Reconciled, reconcile
 from gpuplan.usecases.survey import Survey, action_rule, idle_rule, survey
 
@@ -101,6 +102,7 @@ def run_stop_idle(
             r.instance_id: r.detail for r in result.reconciled if r.outcome is Outcome.SKIPPED
         }  # another run holds the claim: it settles, and this run leaves the instance alone
         executor = Executor(journal, rule, now, should_stop, concurrency, actions, settling)
+        executor.lifetime_check = lifetime_check(policy, seen, now)
         executor.run(result.outcomes, by_id)
         result.problems.extend(executor.problems)
         result.interrupted = executor.interrupted
@@ -144,7 +146,8 @@ def _plan(policy: Policy, seen: Survey, now: datetime) -> Plan:
     # Every cloud shares the policy's action (Azure turns stop into deallocate); the
     # core counts the cap across all of them.
     triples = [(s.instance, s.decision, s.adapter.capabilities) for s in seen.seen]
-    return plan(triples, lambda provider: action_rule(policy, provider), now)
+    planned = plan(triples, lambda provider: action_rule(policy, provider), now)
+    return with_lifetimes(policy, seen, planned, now)
 
 
 def summary(result: StopIdleResult) -> dict[str, Any]:

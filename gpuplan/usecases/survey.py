@@ -68,6 +68,7 @@ def idle_rule(policy: Policy) -> IdleRule:
         cpu_busy_percent=idle.cpu_busy_percent,
         fault_hold_minutes=idle.fault_hold_minutes,
         match_labels=dict(policy.scope.match_labels),
+        exempt_max_days=policy.exemptions.max_days,
     )
 
 

@@ -52,6 +52,7 @@ from gpuplan.core.policy.fields import (
     describe,
     union_tag,
 )
+from gpuplan.core.policy.lifetime_settings import Exemptions, Lifetimes, Owners
 from gpuplan.core.policy.metrics_settings import (
     MetricsSettings,
 )
@@ -371,3 +372,6 @@ class Policy(_Section):
     """Environment variables ``${NAME}`` may expand (in ``notify.webhook_url`` and
     ``idle.metrics.prometheus.url``) besides ``GPUPLAN_*``; any other name is refused."""
     audit: AuditSettings = Field(default_factory=AuditSettings)
+    lifetimes: Lifetimes = Field(default_factory=Lifetimes)
+    exemptions: Exemptions = Field(default_factory=Exemptions)
+    owners: Owners = Field(default_factory=Owners)
