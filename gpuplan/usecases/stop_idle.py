@@ -27,6 +27,13 @@ from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.executor import Executor, InstanceResult
 from gpuplan.usecases.journal import Journal
 from gpuplan.usecases.lifetimes import lifetime_check, with_lifetimes
+from gpuplan.usecases.owner_notices import (
+    OwnerNotifier,
+    OwnerSent,
+    notices_of,
+    problems_of,
+    tell_owners,
+)
 from gpuplan.usecases.reconcile import Owner, Reconciled, reconcile
 from gpuplan.usecases.survey import Survey, action_rule, idle_rule, survey
 
@@ -46,6 +53,8 @@ class StopIdleResult:
     """Intents a killed run left behind, settled against the cloud by this run."""
     interrupted: bool = False
     """A stop request (SIGTERM, Ctrl-C) ended the run before every action."""
+    owner_notices: list[OwnerSent] = field(default_factory=list)
+    """The notices sent to instances' owners (``owners:``), once each."""
 
     @property
     def failed(self) -> bool:
@@ -68,6 +77,7 @@ def run_stop_idle(
     concurrency: Concurrency = SERIAL,
     on_scope: Callable[[CloudAdapter, Survey], None] | None = None,
     actions: ActionTable = ACTIONS,
+    owners: OwnerNotifier | None = None,
 ) -> StopIdleResult:
     """One run; ``instance_ids`` narrows it to those instances (the TUI's single stop).
 
@@ -106,6 +116,10 @@ def run_stop_idle(
         executor.run(result.outcomes, by_id)
         result.problems.extend(executor.problems)
         result.interrupted = executor.interrupted
+        if owners is not None:  # the owner told of what was just noticed (tagged)
+            result.owner_notices = tell_owners(owners, result.outcomes, ledger, now)
+            result.problems.extend([*owners.problems, *problems_of(result.owner_notices)])
+            result.notices.extend(notices_of(result.owner_notices))
     else:
         _not_acted(result, journal, apply, now)
     _finish(result, ledger, notifier if apply else None, now)
@@ -277,6 +291,7 @@ def result_record(result: StopIdleResult) -> dict[str, Any]:
         "notices": result.notices,
         "reconciled": [_reconciled(r) for r in result.reconciled],
         "interrupted": result.interrupted,
+        "owner_notices": [s.record() for s in result.owner_notices],
         "summary": summary(result)["actions"],
         "decisions": [decision_record(o) for o in result.outcomes],
     }
