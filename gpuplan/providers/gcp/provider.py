@@ -38,7 +38,7 @@ from gpuplan.providers.gcp.clients import (
 
 if TYPE_CHECKING:
     from google.auth.credentials import Credentials
-    from google.cloud.compute_v1 import Operation
+    from google.cloud.compute_v1 import DisksClient, Operation, SnapshotsClient
 
 T = TypeVar("T")
 CAPABILITIES = frozenset(
@@ -264,7 +264,7 @@ class GcpAdapter:
             lambda: [s.name for s in snapshots.list(request=request, retry=self._read)],
         )
 
-    def _snapshot_clients(self) -> tuple[Any, Any]:
+    def _snapshot_clients(self) -> tuple[DisksClient, SnapshotsClient]:
         disks, snapshots = self._clients.disks, self._clients.snapshots
         if disks is None or snapshots is None:
             raise ProviderError(f"{self.scope}: no disk or snapshot client: cannot snapshot")
