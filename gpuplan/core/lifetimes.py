@@ -35,6 +35,10 @@ STOPPED_AT_ATTRIBUTE = "stopped_at"
 """``GpuInstance.attributes`` key: when the cloud says the instance stopped (ISO 8601)."""
 
 
+PARKED = (InstanceState.STOPPED, InstanceState.DEALLOCATED, InstanceState.SUSPENDED)
+"""States ``stopped_for`` counts as stopped: compute not billed, disks (and addresses) are."""
+
+
 class LifetimeRule(StrEnum):
     """Which lifetime rule an action comes from (the ledger's reason code and notices)."""
 
@@ -103,7 +107,7 @@ def due(inst: GpuInstance, limits: Limits, now: datetime) -> Due | str | None:
     (said why, nothing done); None: no rule applies."""
     if inst.state is InstanceState.RUNNING:
         return _running(inst, limits, now)
-    if inst.state is InstanceState.STOPPED and limits.stopped_for_days:
+    if inst.state in PARKED and limits.stopped_for_days:
         since = stopped_since(inst)
         if since is None:
             return (
