@@ -18,12 +18,14 @@ stopped by an upgrade; a date that has passed never exempts. Pure: ``now`` comes
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from enum import StrEnum
 
 from gpuplan.core.idle import format_tag_time, parse_tag_time
+from gpuplan.core.instances import GpuInstance
 
 VOID_AFTER_TAG = "gpuplan-exempt-void-after"
 """Set with the notice that an exemption is unreadable or too long: after it, no longer
@@ -169,3 +171,44 @@ def _refused(
 def void_tag(now: datetime, notice_minutes: int) -> dict[str, str]:
     """The tag a notice of a refused value sets: exempt until then, no longer after."""
     return {VOID_AFTER_TAG: format_tag_time(now + timedelta(minutes=notice_minutes))}
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds exemptions (the owner tag's value) and what they cost per hour."""
+
+    holder: str
+    instances: int
+    usd_per_hour: Decimal
+    unpriced: int = 0
+    """Exempt running instances with no known price (not in ``usd_per_hour``)."""
+
+
+def holders(
+    instances: Iterable[GpuInstance],
+    exempt_tag: str,
+    owner_tag: str,
+    now: datetime,
+    max_days: int | None,
+) -> list[Holder]:
+    """Running exempt instances per owner, most dollars first (``(no owner)`` when the
+    owner tag is missing); only instances whose exemption holds now count."""
+    found: dict[str, tuple[int, Decimal, int]] = {}
+    for inst in instances:
+        if not inst.state.bills_compute:
+            continue
+        if not judge(inst.labels, exempt_tag, now, max_days).state.exempts:
+            continue
+        who = inst.labels.get(owner_tag, "").strip()[:128] or NO_OWNER
+        count, usd, unpriced = found.get(who, (0, Decimal(0), 0))
+        price = inst.hourly_usd
+        found[who] = (
+            count + 1,
+            usd + (price or Decimal(0)),
+            unpriced + (1 if price is None else 0),
+        )
+    rows = [Holder(who, n, usd, u) for who, (n, usd, u) in found.items()]
+    return sorted(rows, key=lambda h: (-h.usd_per_hour, h.holder))
+
+
+NO_OWNER = "(no owner)"

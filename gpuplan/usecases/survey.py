@@ -32,6 +32,7 @@ from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
 from gpuplan.providers.base import CloudAdapter, ProviderError
 from gpuplan.usecases.concurrency import SERIAL, Concurrency, Service
+from gpuplan.usecases.exempt_report import exemption_record
 
 
 @dataclass(frozen=True)
@@ -265,6 +266,7 @@ def fleet_records(
                 "skip": skip,
                 "month_to_date_usd": month_to_date_usd(inst, inst.hourly_usd, now),
                 "labels": dict(inst.labels),
+                "exemption": exemption_record(inst, policy, now) if policy else None,
             }
         )
     return out
