@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from gpuplan.core.actions import ACTIONS, ActionTable, Call
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.idle import IdleRule, IdleVerdict, format_tag_time, parse_tag_time, window_bounds
-from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
+from gpuplan.core.instances import Action, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction, Step
 from gpuplan.ledger import LedgerError
 from gpuplan.providers.base import CloudAdapter
@@ -228,8 +228,10 @@ class Executor:
         o.outcome, o.detail = DONE[item.do], item.note
         leased = inst.model_copy(update={"labels": {**inst.labels, LEASE_TAG: self.lease}})
         try:
-            adapter.tag(leased, item.tags)
-            adapter.untag(leased, (*item.untag, LEASE_TAG))
+            if item.tags:
+                adapter.tag(leased, item.tags)
+            if item.do is not Action.TERMINATE:  # a deleted instance has no tags to clear
+                adapter.untag(leased, (*item.untag, LEASE_TAG))
         except GpuplanError as exc:
             o.detail = f"{item.note}; tagging failed: {exc.message}".lstrip("; ")
         self.journal.settle(intent, o.outcome, o.detail, self.now)
