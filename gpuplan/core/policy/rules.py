@@ -17,6 +17,7 @@ from gpuplan.core.errors import InputError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.instances import ACTING, Action, GpuInstance, label_mismatch
 from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.policy.lifetime_rules import lifetime_rules
 from gpuplan.core.policy.models import IdleAction, Policy
 
 KeyPath = tuple[str | int, ...]
@@ -72,6 +73,7 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
     problems.extend(_budget_rules(policy))
     problems.extend(region_rules(policy))
     problems.extend(scope_rules(policy))
+    problems.extend(PolicyProblem(path, why) for path, why in lifetime_rules(policy))
     return problems
 
 
