@@ -38,9 +38,10 @@ class Lifetimes(Section):
     terminate it. Opt-in; needs ``idle.allow_data_loss: true`` and the terminate
     permissions (deploy/aws-iam-terminate.json, gcp-custom-role-terminate.yaml,
     azure-role-terminate.json). An instance whose stop time is unknown is left alone."""
-    expires_tag: TagName | None = None
+    expires_tag: TagName | None = "gpuplan-expires"
     """A tag whose value is the last day an instance may run (``gpuplan-expires:
-    2026-12-31``); once that day has ended the instance is stopped. None: not read."""
+    2026-12-31``); once that day has ended the instance is stopped (after the notice).
+    ``null``: not read."""
 
 
 class Exemptions(Section):
