@@ -36,7 +36,15 @@ from gpuplan.core.lifecycle import (
     breaker,
     skip_reason,
 )
-from gpuplan.core.lifetimes import NOTICE_TAG, Due, Limits, due, snooze_cut_short, snoozed
+from gpuplan.core.lifetimes import (
+    NOTICE_TAG,
+    PARKED,
+    Due,
+    Limits,
+    due,
+    snooze_cut_short,
+    snoozed,
+)
 from gpuplan.core.offers import Provider
 
 
@@ -94,7 +102,12 @@ def overlay(
     if inst.managed_by or label_mismatch(inst.labels, rules.match_labels):
         return item
     exemption = judge(inst.labels, rules.exempt_tag, now, rules.exempt_max_days)
-    if exemption.state.needs_notice and exemption.void_after is None:
+    # A refused exemption matters where a rule could act: running, or parked with
+    # stopped_for set. Elsewhere its notice would only be noise.
+    matters = inst.state.bills_compute or (
+        inst.state in PARKED and bool(rules.limits.stopped_for_days)
+    )
+    if exemption.state.needs_notice and exemption.void_after is None and matters:
         if item.step in (Step.NONE, Step.CLEAR):
             return replace(
                 item,

@@ -8,7 +8,7 @@ acting, so a snooze, a restart or an exemption added since the plan is honoured.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from gpuplan.core.actions import Snapshotter
@@ -39,12 +39,15 @@ def rules_of(policy: Policy) -> Rules:
     )
 
 
-def with_lifetimes(policy: Policy, seen: Survey, planned: Plan, now: datetime) -> Plan:
-    """The idle plan with the lifetime and exemption rules laid over it, re-capped."""
+def with_lifetimes(
+    policy: Policy, seen: Survey, items: Sequence[PlannedAction], now: datetime
+) -> Plan:
+    """The idle plan items (uncapped) with the lifetime and exemption rules laid over
+    them; the breaker judged on the idle actions, the cap on all."""
     capabilities = {s.instance.instance_id: s.adapter.capabilities for s in seen.seen}
     can_snapshot = {s.instance.instance_id: isinstance(s.adapter, Snapshotter) for s in seen.seen}
     return plan_all(
-        planned.items,
+        items,
         lambda provider: action_rule(policy, provider),
         rules_of(policy),
         now,

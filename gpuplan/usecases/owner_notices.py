@@ -87,6 +87,11 @@ class OwnerNotifier:
         return cls(policy.name, policy.owners, policy.idle.exempt_tag, environ,
                    frozenset(policy.env_allow))  # fmt: skip
 
+    def drain(self) -> list[str]:
+        """The problems met reading destinations since the last drain (one run's)."""
+        out, self.problems = self.problems, []
+        return out
+
     def channels(self, owner: str) -> tuple[str, list[Channel]]:
         """The destination's name and its channels (secrets read now)."""
         name = owner if owner in self.owners.destinations else UNOWNED

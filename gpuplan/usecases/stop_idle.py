@@ -18,7 +18,7 @@ from typing import Any
 from gpuplan.core.actions import ACTIONS, ActionTable
 from gpuplan.core.idle import STOPPED_AT_TAG, IdleVerdict
 from gpuplan.core.instances import GpuInstance
-from gpuplan.core.lifecycle import Outcome, Plan, SkipReason, Step, plan
+from gpuplan.core.lifecycle import Outcome, Plan, SkipReason, Step, plan_one
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.base import CloudAdapter
@@ -118,7 +118,7 @@ def run_stop_idle(
         result.interrupted = executor.interrupted
         if owners is not None:  # the owner told of what was just noticed (tagged)
             result.owner_notices = tell_owners(owners, result.outcomes, ledger, now)
-            result.problems.extend([*owners.problems, *problems_of(result.owner_notices)])
+            result.problems.extend([*owners.drain(), *problems_of(result.owner_notices)])
             result.notices.extend(notices_of(result.owner_notices))
     else:
         _not_acted(result, journal, apply, now)
@@ -159,9 +159,14 @@ def _not_acted(result: StopIdleResult, journal: Journal, apply: bool, now: datet
 def _plan(policy: Policy, seen: Survey, now: datetime) -> Plan:
     # Every cloud shares the policy's action (Azure turns stop into deallocate); the
     # core counts the cap across all of them.
-    triples = [(s.instance, s.decision, s.adapter.capabilities) for s in seen.seen]
-    planned = plan(triples, lambda provider: action_rule(policy, provider), now)
-    return with_lifetimes(policy, seen, planned, now)
+    # One plan item per instance, uncapped: the lifetime rules are laid over them and the
+    # cap then counts every action alike (core/lifetime_plan.py).
+    items = [
+        plan_one(s.instance, s.decision, action_rule(policy, s.instance.provider), now,
+                 s.adapter.capabilities)
+        for s in seen.seen
+    ]  # fmt: skip
+    return with_lifetimes(policy, seen, items, now)
 
 
 def summary(result: StopIdleResult) -> dict[str, Any]:

@@ -8,6 +8,7 @@ by default, notice, cap, lease, ledger intent before and outcome after).
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +193,30 @@ def test_exemptions_valid_expired_and_too_long(tmp_path: Path) -> None:
     assert by_id(second)["i-word"] == ("act", "stopped")
     assert by_id(second)["i-valid"] == ("none", "none")
     assert "i-span" not in {i for i, v in by_id(second).items() if v[1] == "stopped"}
+
+
+def test_the_cap_counts_idle_and_lifetime_actions_alike_most_dollars_first() -> None:
+    p = policy(
+        lifetimes={"max_runtime": "72h", "notice_minutes": 0},
+        idle={"max_actions_per_run": 2, "window_minutes": 30},
+    )
+    cheap_idle = inst("i-cheap-idle")
+    dear_long = inst("i-dear-long", ran=timedelta(hours=80)).model_copy(
+        update={"hourly_usd": Decimal("55.04")}
+    )
+    mid_idle = inst("i-mid-idle").model_copy(update={"hourly_usd": Decimal("12.29")})
+    adapter = fake(cheap_idle, dear_long, mid_idle)
+    adapter.flat_percent = {"i-cheap-idle": 0.5, "i-dear-long": 90.0, "i-mid-idle": 0.5}
+    result = run_stop_idle(p, [adapter], apply=True, now=NOW)
+    assert by_id(result) == {
+        "i-cheap-idle": ("defer", "deferred"),
+        "i-dear-long": ("act", "stopped"),
+        "i-mid-idle": ("act", "stopped"),
+    }
+
+
+def test_a_stopped_instance_with_a_refused_exemption_gets_no_notice_without_stopped_for() -> None:
+    p = policy(exemptions={"max_days": 30})
+    parked = inst("i-parked", state="stopped", labels={"gpuplan-keep": "forever"})
+    result = run_stop_idle(p, [fake(parked)], apply=True, now=NOW)
+    assert by_id(result) == {"i-parked": ("none", "none")}
