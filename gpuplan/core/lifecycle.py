@@ -142,6 +142,9 @@ class PlannedAction:
     idle rule. The executor re-checks it instead of idleness."""
     snapshot_first: bool = False
     """Snapshot the instance's disks before the action (``stopped_for``'s terminate)."""
+    notice_key: str = ""
+    """What makes a notice (``MARK``) the same notice again: the rule and when it fell due
+    (an owner is told once per key, :mod:`gpuplan.core.owner_notice`); "" for idle."""
 
 
 @dataclass(frozen=True)

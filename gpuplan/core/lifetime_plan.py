@@ -18,6 +18,7 @@ The cap then counts every action alike, most dollars first. Pure.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -118,6 +119,7 @@ def overlay(
                 tags=void_tag(now, rules.exempt_notice_minutes),
                 untag=(),
                 lifetime="exemption",
+                notice_key=f"exemption:{value_key(inst.labels.get(rules.exempt_tag, ''))}",
             )
         return item
     if exemption.state is ExemptionState.VALID and VOID_AFTER_TAG in inst.labels:
@@ -130,6 +132,11 @@ def overlay(
     if exemption.state.exempts:
         return item
     return _lifetime(item, rule, rules.limits, now, capabilities, can_snapshot)
+
+
+def value_key(value: str) -> str:
+    """A short, stable key for a tag value (any characters, any length)."""
+    return hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()[:16]
 
 
 def _lifetime(
@@ -191,6 +198,7 @@ def _notice(base: PlannedAction, found: Due, limits: Limits, now: datetime) -> P
             step=Step.MARK,
             note=f"notice: {verb} after {until:%Y-%m-%d %H:%M}Z ({found.rule.value})",
             tags={NOTICE_TAG: format_tag_time(until)},
+            notice_key=f"{found.rule.value}:{found.since:%Y%m%dT%H%MZ}",
         )
     if now < after:
         return replace(base, step=Step.WAIT, note=f"notice runs until {after:%Y-%m-%d %H:%M}Z")

@@ -40,10 +40,16 @@ class OwnerNotice:
     usd_per_hour: Decimal | None
     act_after: datetime | None
     exempt_tag: str
+    basis: str = ""
+    """The plan's notice key (a lifetime rule and when it fell due; a refused exemption's
+    value); "" for an idle notice, keyed by when it acts."""
 
     @property
     def key(self) -> str:
-        """The ledger key: once per instance, rule and notice period."""
+        """The ledger key: once per instance and rule (and the moment it fell due, or the
+        exemption's value), so a notice marked again is not sent again."""
+        if self.basis:
+            return f"owner-notice:{self.basis}"
         when = f"{self.act_after:%Y%m%dT%H%MZ}" if self.act_after else "-"
         return f"owner-notice:{self.rule}:{when}"
 
@@ -101,4 +107,5 @@ def notice_for(item: PlannedAction, owner_tag: str, exempt_tag: str) -> OwnerNot
         usd_per_hour=inst.hourly_usd,
         act_after=parse_tag_time(when) if when else None,
         exempt_tag=exempt_tag,
+        basis=item.notice_key,
     )

@@ -194,3 +194,22 @@ def test_an_unreadable_secret_name_is_a_problem_not_a_leak(hook_server: HookServ
         "owners.destinations.default.slack_env: SLACK_URL may not be read: only GPUPLAN_* or "
         "env_allow"
     ]
+
+
+def test_a_notice_marked_again_is_not_sent_again(hook_server: HookServer, tmp_path: Path) -> None:
+    """The notice tag was lost (removed by hand, a failed tag read-back): the next run marks
+    the instance again with a later act-after time, and the owner is still told once."""
+    with smtp_server() as (port, _box):
+        p = policy(port)
+        adapter = FakeAdapter(Provider.AWS, [inst("i-ml", "ml")], capabilities=tuple(Capability))
+        adapter.flat_percent = {"i-ml": 90.0}
+        owners = OwnerNotifier.of(p, environ(hook_server, hook_server))
+        states = []
+        with Ledger(tmp_path / "l.db") as ledger:
+            for minutes in (0, 7):
+                result = run_stop_idle(p, [adapter], apply=True, ledger=ledger, owners=owners,
+                                       now=NOW + timedelta(minutes=minutes))  # fmt: skip
+                states.append([(n.rule, n.state) for n in result.owner_notices])
+                adapter.untag(adapter.instances["i-ml"], ["gpuplan-lifetime-after"])
+    assert states == [[("max-runtime", "sent")], [("max-runtime", "already sent")]]
+    assert len(hook_server.received) == 1
