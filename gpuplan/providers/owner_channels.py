@@ -17,15 +17,15 @@ are secrets and never appear in a message, a log or the ledger.
 from __future__ import annotations
 
 import ipaddress
-import smtplib
-import ssl
 from dataclasses import dataclass
-from email.message import EmailMessage
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.owner_notice import OwnerNotice
 from gpuplan.core.policy.lifetime_settings import Smtp
 from gpuplan.providers.webhook import Delivery, WebhookNotifier, redact_url
+
+if TYPE_CHECKING:
+    import smtplib  # loaded when a mail is sent: a run that mails nobody never imports it
 
 SMTP_TIMEOUT_S = 10.0
 
@@ -62,6 +62,9 @@ class Mail:
         return f"email via {self.smtp.host}:{self.smtp.port} to {', '.join(self.to)}"
 
     def send(self, notice: OwnerNotice) -> Delivery:
+        import smtplib
+        from email.message import EmailMessage
+
         where = f"smtp {self.smtp.host}:{self.smtp.port}"
         refused = self._refused()
         if refused:
@@ -94,6 +97,9 @@ class Mail:
         return None if loopback else "tls: none is allowed to a loopback relay only"
 
     def _connect(self) -> smtplib.SMTP:
+        import smtplib
+        import ssl
+
         context = ssl.create_default_context()
         host, port = self.smtp.host, self.smtp.port
         if self.smtp.tls == "implicit":
