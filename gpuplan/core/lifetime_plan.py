@@ -113,8 +113,8 @@ def overlay(
             return replace(
                 item,
                 step=Step.MARK,
-                planned_action=Action.NONE,
-                note=f"notice: {exemption.reason.split(';')[0]}; no longer exempt after "
+                planned_action=Action.NOTIFY,
+                note="notice: no longer exempt after "
                 f"{now + timedelta(minutes=rules.exempt_notice_minutes):%Y-%m-%d %H:%M}Z",
                 tags=void_tag(now, rules.exempt_notice_minutes),
                 untag=(),
