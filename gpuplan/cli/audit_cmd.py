@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuplan.cli.common import (
     add_catalog_dir,
@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.core.errors import InputError
     from gpuplan.core.grouping import GroupKind, parse_group_by
     from gpuplan.usecases import audit as uc
+    from gpuplan.usecases.exempt_report import exempt_line
 
     period = (5 if args.traces else 60) if args.period is None else args.period
     if not 1 <= period <= 60:
@@ -78,30 +79,35 @@ def run(args: argparse.Namespace) -> int:
     by = parse_group_by(args.by or ("class" if args.traces else "account"), tuple(GroupKind))
     catalog = load_catalog_for(args)
     status = 0
+    exempt: dict[str, Any] | None = None
     if args.traces:
         traces = uc.load_trace_folder(Path(args.traces), catalog)
         audits = uc.audit_traces(traces, catalog, AuditRule(), period)
     else:
-        audits, status = _live(args, catalog, period)
+        audits, status, exempt = _live(args, catalog, period)
     records = [uc.record(a) for a in audits]
     groups = uc.groups(audits, by)
     if args.json:
-        print_json({"instances": records, "groups": [uc.group_record(g) for g in groups]})
+        body = {"instances": records, "groups": [uc.group_record(g) for g in groups]}
+        print_json(body if exempt is None else {**body, "exempt": exempt})
     elif args.csv:
         rows = [{**r, "advice": "; ".join(a["kind"] for a in r["advice"])} for r in records]
         print_csv(CSV_COLUMNS, rows)
     else:
         _print(records, groups)
+        if exempt is not None and (line := exempt_line(exempt)):
+            print(wrap(line))
     return status
 
 
 def _live(
     args: argparse.Namespace, catalog: Catalog, period: int
-) -> tuple[list[InstanceAudit], int]:
+) -> tuple[list[InstanceAudit], int, dict[str, Any]]:
     from datetime import UTC, datetime
 
     from gpuplan.core.audit.split import AuditRule
     from gpuplan.usecases import audit_live as live
+    from gpuplan.usecases.exempt_report import exempt_summary
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.savings import parse_since
     from gpuplan.usecases.survey import idle_rule
@@ -132,7 +138,8 @@ def _live(
                 problems.append(f"alert for {alert.instance_id} not sent: {alert.detail}")
     for line in problems:
         say("error", line)
-    return result.audits, 1 if problems else 0
+    exempt = exempt_summary(result.listed, policy, now)
+    return result.audits, 1 if problems else 0, exempt
 
 
 def _money(value: object) -> str:

@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("fleet: --policy FILE is required (or use --report)")
     from gpuplan.cli.common import concurrency_for, load_catalog_for, scope_progress
     from gpuplan.usecases.adapters import build_adapters
+    from gpuplan.usecases.exempt_report import exempt_line, exempt_summary
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
     from gpuplan.usecases.survey import fleet_records, idle_rule, survey
@@ -84,13 +85,17 @@ def run(args: argparse.Namespace) -> int:
     )
     problems.extend(seen.problems)
     records = fleet_records(seen, now, policy)
+    exempt = exempt_summary([s.instance for s in seen.seen], policy, now)
     if args.json:
         shown = shard.label if shard else None
         print_json(
-            {"policy": policy.name, "shard": shown, "instances": records, "problems": problems}
-        )
+            {"policy": policy.name, "shard": shown, "instances": records, "problems": problems,
+             "exempt": exempt}
+        )  # fmt: skip
     else:
         _print(records)
+        if line := exempt_line(exempt):
+            print(wrap(line))
     for line in seen.notices:
         say("notice", line)
     for line in problems:

@@ -1,7 +1,9 @@
 """``gpuplan snooze INSTANCE --for 4h --policy FILE``: keep one instance from being stopped.
 
 Sets the ``gpuplan-snooze-until`` tag (``20261202t141500z``); ``stop-idle`` treats the
-instance as exempt until then. ``--clear`` removes the tag.
+instance as exempt until then. A lifetime rule (``lifetimes:``: ``max_runtime``, the
+expiry tag, ``stopped_for_days``) honours it only up to ``lifetimes.max_snooze`` past the
+moment the rule fell due. ``--clear`` removes the tag.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "snooze",
         help="exempt one GPU instance from stop-idle for a while",
         description="Tag an instance gpuplan-snooze-until so stop-idle leaves it alone "
-        "until then. Exit 0 ok, 1 the cloud call failed, 2 bad input or unknown instance.",
+        "until then (lifetime rules: at most lifetimes.max_snooze past the moment they fell "
+        "due). Exit 0 ok, 1 the cloud call failed, 2 bad input or unknown instance.",
     )
     p.add_argument("instance", metavar="INSTANCE", help="instance id, e.g. i-0abc...")
     p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")

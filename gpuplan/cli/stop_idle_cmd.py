@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import concurrency_for, load_catalog_for
     from gpuplan.providers.webhook import notifier_for
     from gpuplan.usecases.adapters import build_adapters
+    from gpuplan.usecases.owner_notices import OwnerNotifier
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.session import run_session
     from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
@@ -94,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
             now=datetime.now(UTC),
             ledger=ledger,
             notifier=notifier_for(policy.notify),
+            owners=OwnerNotifier.of(policy, os.environ),
             problems=fleet.problems,
             should_stop=lambda: bool(stopping),
             concurrency=concurrency,
@@ -168,6 +170,10 @@ def print_plan(record: dict[str, Any]) -> None:
     print(render_table(HEADERS, rows, align_right=right, drop=(2, 3, 0), wrap_last=True))
     mode = "dry run: nothing was changed (use --apply to act)" if record["dry_run"] else "applied"
     print("\n" + wrap(f"Policy {record['policy']}, {mode}. {_counts(record) or 'No instances'}."))
+    for n in record.get("owner_notices", []):
+        told = ", ".join(n["channels"]) or "nowhere"
+        print(wrap(f"Owner {n['owner'] or '(none)'} of {n['instance_id']} ({n['rule']}): "
+                   f"{n['state']} ({told})"))  # fmt: skip
     for r in record.get("reconciled", []):  # a killed run's intents (ids it made included)
         print(wrap(f"Reconciled {r['instance_id']} ({r['action']}): {r['outcome']}: {r['detail']}"))
 

@@ -13,7 +13,8 @@ instance is judged"):
 - GPU memory and CPU tell a paused job from an abandoned machine
   (:mod:`gpuplan.core.idle_signals`): a live process or a busy CPU earns the longer
   ``live_process_window_minutes``; without those signals the utilisation-only rule applies.
-- Boot grace after launch or start; the exempt tag (any value) and an unexpired
+- Boot grace after launch or start; the exempt tag (while its date or span holds:
+  :mod:`gpuplan.core.exemptions`) and an unexpired
   ``gpuplan-snooze-until`` tag exempt; managed instances are never ours to stop.
 
 Tag values gpuplan writes are valid on all three clouds: ``20261202t101500z``.
@@ -66,6 +67,9 @@ class IdleRule:
     """GPU memory in use at or above this (percent of total) means a live process."""
     cpu_busy_percent: float = 10.0
     """Instance CPU at or above this means work is going on (a CPU phase)."""
+    exempt_max_days: int | None = None
+    """The longest exemption allowed (``exemptions.max_days``); None: a value that is no
+    date keeps exempting for good (:mod:`gpuplan.core.exemptions`)."""
     fault_hold_minutes: int = 60
     """After suspect zeros end (:mod:`gpuplan.core.faults`), the verdict stays unknown
     this long (the recovery hold)."""
@@ -213,8 +217,9 @@ def _before_data(
             IdleVerdict.MANAGED,
             f"managed by {managed_by}: stopping it would only trigger a replacement",
         )
-    if rule.exempt_tag in labels:
-        return IdleDecision(IdleVerdict.EXEMPT, f"exempt: tag {rule.exempt_tag} is set")
+    exemption = exempt(labels, rule, now)
+    if exemption is not None:
+        return exemption
     snooze = _snooze(labels, now)
     if snooze is not None:
         return snooze
@@ -229,6 +234,17 @@ def _before_data(
                 f"grace of {rule.grace_minutes} min after start",
             )
     return None
+
+
+def exempt(labels: Mapping[str, str], rule: IdleRule, now: datetime) -> IdleDecision | None:
+    """EXEMPT while the exempt tag's value holds (:mod:`gpuplan.core.exemptions`): a
+    date or span not yet ended, or a refused value whose notice has not run out; None
+    when there is no tag or it no longer exempts."""
+    # Imported here: exemptions reads this module's tag-time format.
+    from gpuplan.core.exemptions import judge as judge_exemption
+
+    found = judge_exemption(labels, rule.exempt_tag, now, rule.exempt_max_days)
+    return IdleDecision(IdleVerdict.EXEMPT, found.reason) if found.state.exempts else None
 
 
 def _snooze(labels: Mapping[str, str], now: datetime) -> IdleDecision | None:

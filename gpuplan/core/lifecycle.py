@@ -140,6 +140,14 @@ class PlannedAction:
     warnings: tuple[str, ...] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
     untag: tuple[str, ...] = ()
+    lifetime: str = ""
+    """The lifetime rule this item comes from (:mod:`gpuplan.core.lifetimes`); "" for the
+    idle rule. The executor re-checks it instead of idleness."""
+    snapshot_first: bool = False
+    """Snapshot the instance's disks before the action (``stopped_for``'s terminate)."""
+    notice_key: str = ""
+    """What makes a notice (``MARK``) the same notice again: the rule and when it fell due
+    (an owner is told once per key, :mod:`gpuplan.core.owner_notice`); "" for idle."""
 
 
 @dataclass(frozen=True)
@@ -321,6 +329,14 @@ def _act(
         tags=tags,
         untag=untag,
     )
+
+
+def skip_reason(
+    inst: GpuInstance, do: Action, rule: ActionRule, capabilities: frozenset[Capability]
+) -> tuple[SkipReason, str] | None:
+    """Why ``do`` is left undone on ``inst`` (a one-time spot, an instance-store root, data
+    it would erase without ``allow_data_loss``, a call the adapter cannot make), or None."""
+    return _skip_reason(inst, do, rule, capabilities)
 
 
 def _skip_reason(

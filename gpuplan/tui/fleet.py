@@ -241,7 +241,7 @@ class FleetScreen(StopActions):
         except Exception as exc:  # a bug or an unreadable file: the ! panel, not a crash
             self.app.call_from_thread(self._failed, describe(exc), exc)
             return
-        view = FleetView(policy, problems=list(problems))
+        view = FleetView(policy, problems=list(problems), now=now)
         rule = idle_rule(policy)
         window = max(1, rule.window_minutes // rule.period_minutes)
         periods = period_starts(rule, now)[-window:]  # the sparkline shows the window

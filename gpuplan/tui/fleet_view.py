@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,21 @@ class FleetView:
     series: dict[str, list[float | None]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    now: datetime | None = None
+    """When the survey ran (exemptions that end are judged at this time)."""
+
+
+def exempt_part(view: FleetView) -> str:
+    """``, exempt $55.04/h (ml x1)``: the running exempt instances' dollars and holders."""
+    if view.now is None:
+        return ""
+    from gpuplan.usecases.exempt_report import exempt_summary
+
+    found = exempt_summary((s.instance for s in view.seen), view.policy, view.now)
+    if not found["instances"]:
+        return ""
+    who = ", ".join(f"{h['holder']} x{h['instances']}" for h in found["by_holder"])
+    return f", exempt ${found['usd_per_hour']:,.2f}/h ({who})"
 
 
 def idle_summary(view: FleetView, acted: Mapping[str, Outcome] | None = None) -> str:
@@ -44,6 +60,7 @@ def idle_summary(view: FleetView, acted: Mapping[str, Outcome] | None = None) ->
     text = f"{view.policy.name}: {fmt.plural(len(view.seen), 'instance')}, {idle} idle"
     if stopped:
         text += f", {stopped} stopped"
+    text += exempt_part(view)
     return text + (f", {fmt.plural(len(view.problems), 'problem')} (!)" if view.problems else "")
 
 

@@ -39,6 +39,8 @@ class LiveAudit:
     problems: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     """Instances left out, each with its reason (no price, no metrics)."""
+    listed: list[GpuInstance] = field(default_factory=list)
+    """Every instance listed (the exempt dollars are read from their tags)."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,7 @@ def audit_fleet(
         try:
             with concurrency.hold(adapter.provider, Service.LISTING):
                 listed = adapter.list_instances()
+            part.listed.extend(listed)
             running = [i for i in listed if i.state.bills_compute]
             with concurrency.hold(adapter.provider, Service.METRICS):
                 samples = adapter.fetch_utilisation(
@@ -139,6 +142,7 @@ def audit_fleet(
         out.audits.extend(part.audits)
         out.problems.extend(part.problems)
         out.skipped.extend(part.skipped)
+        out.listed.extend(part.listed)
     out.audits.sort(key=lambda a: (-a.at_stake_per_month, a.subject.instance_id))
     return out
 

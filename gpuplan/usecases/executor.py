@@ -29,10 +29,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from gpuplan.core.actions import ACTIONS, ActionTable
+from gpuplan.core.actions import ACTIONS, ActionTable, Call
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.idle import IdleRule, IdleVerdict, format_tag_time, parse_tag_time, window_bounds
-from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
+from gpuplan.core.instances import Action, GpuInstance, HostSamples, InstanceState
 from gpuplan.core.lifecycle import DONE, Outcome, PlannedAction, Step
 from gpuplan.ledger import LedgerError
 from gpuplan.providers.base import CloudAdapter
@@ -73,6 +73,9 @@ class Executor:
     recheck: Recheck | None = None
     """The re-check of a run that does not act on idleness (``gpuplan schedule``): asked
     with the re-read instance instead of the state-and-idle re-check; no metrics re-read."""
+    lifetime_check: Callable[[GpuInstance, PlannedAction], str | None] | None = None
+    """Re-checks a lifetime rule's action on the re-read instance (:mod:`gpuplan.usecases.
+    lifetimes`): None while it is still due, else why it is left alone."""
     token: str = field(default_factory=lambda: secrets.token_hex(6))
     problems: list[str] = field(default_factory=list)
     interrupted: bool = False
@@ -153,7 +156,7 @@ class Executor:
             if busy:
                 self._settle(o, Outcome.SKIPPED, busy)
                 continue
-            if failure:
+            if failure and not o.item.lifetime:  # a lifetime rule reads no metric
                 self._settle(o, Outcome.FAILED, f"re-check failed, left alone: {failure}")
                 continue
             try:
@@ -174,6 +177,9 @@ class Executor:
         if why is not None:
             self._settle(o, Outcome.SKIPPED, why)
             return
+        self._claim_and_act(adapter, inst, o)
+
+    def _claim_and_act(self, adapter: CloudAdapter, inst: GpuInstance, o: InstanceResult) -> None:
         held = self.journal.claim(inst, self.now) or self._take_lease(adapter, inst)
         if held is None:
             return self._act(adapter, inst, o)
@@ -186,6 +192,9 @@ class Executor:
         """Why the re-read instance is left alone after all (None: act)."""
         if self.recheck is not None:
             return self.recheck(inst, o.item)
+        if o.item.lifetime:  # a lifetime rule reads no metric: its own re-check
+            why = self.lifetime_check(inst, o.item) if self.lifetime_check else "no re-check"
+            return None if why is None else f"re-checked before acting: {why}"
         if inst.state is not InstanceState.RUNNING:
             return f"state changed to {inst.state.value} since the plan"
         again = decide_one(inst, samples, self.rule, self.now)
@@ -211,6 +220,8 @@ class Executor:
     def _act(self, adapter: CloudAdapter, inst: GpuInstance, o: InstanceResult) -> None:
         item = o.item
         calls = calls_for(inst, item.planned_action, item.do, self.actions)
+        if item.snapshot_first and Call.SNAPSHOT not in calls:
+            calls = (Call.SNAPSHOT, *calls)  # stopped_for: the disks kept before terminate
         ids: list[int | None] = []
         if len(calls) == 1:  # one step: the action's own row is its record
             intent = self.journal.intent(item, self.now)
@@ -232,8 +243,10 @@ class Executor:
         o.outcome, o.detail = DONE[item.do], item.note
         leased = inst.model_copy(update={"labels": {**inst.labels, LEASE_TAG: self.lease}})
         try:
-            adapter.tag(leased, item.tags)
-            adapter.untag(leased, (*item.untag, LEASE_TAG))
+            if item.tags:
+                adapter.tag(leased, item.tags)
+            if item.do is not Action.TERMINATE:  # a deleted instance has no tags to clear
+                adapter.untag(leased, (*item.untag, LEASE_TAG))
         except GpuplanError as exc:
             o.detail = f"{item.note}; tagging failed: {exc.message}".lstrip("; ")
         self.journal.settle(intent, o.outcome, o.detail, self.now)

@@ -18,7 +18,7 @@ from typing import Any
 from gpuplan.core.actions import ACTIONS, ActionTable
 from gpuplan.core.idle import STOPPED_AT_TAG, IdleVerdict
 from gpuplan.core.instances import GpuInstance
-from gpuplan.core.lifecycle import Outcome, Plan, SkipReason, Step, plan
+from gpuplan.core.lifecycle import Outcome, Plan, SkipReason, Step, plan_one
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.base import CloudAdapter
@@ -26,6 +26,14 @@ from gpuplan.providers.webhook import Notifier
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.executor import Executor, InstanceResult
 from gpuplan.usecases.journal import Journal
+from gpuplan.usecases.lifetimes import lifetime_check, with_lifetimes
+from gpuplan.usecases.owner_notices import (
+    OwnerNotifier,
+    OwnerSent,
+    notices_of,
+    problems_of,
+    tell_owners,
+)
 from gpuplan.usecases.reconcile import Owner, Reconciled, reconcile
 from gpuplan.usecases.survey import Survey, action_rule, idle_rule, survey
 
@@ -45,6 +53,8 @@ class StopIdleResult:
     """Intents a killed run left behind, settled against the cloud by this run."""
     interrupted: bool = False
     """A stop request (SIGTERM, Ctrl-C) ended the run before every action."""
+    owner_notices: list[OwnerSent] = field(default_factory=list)
+    """The notices sent to instances' owners (``owners:``), once each."""
 
     @property
     def failed(self) -> bool:
@@ -67,6 +77,7 @@ def run_stop_idle(
     concurrency: Concurrency = SERIAL,
     on_scope: Callable[[CloudAdapter, Survey], None] | None = None,
     actions: ActionTable = ACTIONS,
+    owners: OwnerNotifier | None = None,
 ) -> StopIdleResult:
     """One run; ``instance_ids`` narrows it to those instances (the TUI's single stop).
 
@@ -101,9 +112,14 @@ def run_stop_idle(
             r.instance_id: r.detail for r in result.reconciled if r.outcome is Outcome.SKIPPED
         }  # another run holds the claim: it settles, and this run leaves the instance alone
         executor = Executor(journal, rule, now, should_stop, concurrency, actions, settling)
+        executor.lifetime_check = lifetime_check(policy, seen, now)
         executor.run(result.outcomes, by_id)
         result.problems.extend(executor.problems)
         result.interrupted = executor.interrupted
+        if owners is not None:  # the owner told of what was just noticed (tagged)
+            result.owner_notices = tell_owners(owners, result.outcomes, ledger, now)
+            result.problems.extend([*owners.drain(), *problems_of(result.owner_notices)])
+            result.notices.extend(notices_of(result.owner_notices))
     else:
         _not_acted(result, journal, apply, now)
     _finish(result, ledger, notifier if apply else None, now)
@@ -143,8 +159,14 @@ def _not_acted(result: StopIdleResult, journal: Journal, apply: bool, now: datet
 def _plan(policy: Policy, seen: Survey, now: datetime) -> Plan:
     # Every cloud shares the policy's action (Azure turns stop into deallocate); the
     # core counts the cap across all of them.
-    triples = [(s.instance, s.decision, s.adapter.capabilities) for s in seen.seen]
-    return plan(triples, lambda provider: action_rule(policy, provider), now)
+    # One plan item per instance, uncapped: the lifetime rules are laid over them and the
+    # cap then counts every action alike (core/lifetime_plan.py).
+    items = [
+        plan_one(s.instance, s.decision, action_rule(policy, s.instance.provider), now,
+                 s.adapter.capabilities)
+        for s in seen.seen
+    ]  # fmt: skip
+    return with_lifetimes(policy, seen, items, now)
 
 
 def summary(result: StopIdleResult) -> dict[str, Any]:
@@ -274,6 +296,7 @@ def result_record(result: StopIdleResult) -> dict[str, Any]:
         "notices": result.notices,
         "reconciled": [_reconciled(r) for r in result.reconciled],
         "interrupted": result.interrupted,
+        "owner_notices": [s.record() for s in result.owner_notices],
         "summary": summary(result)["actions"],
         "decisions": [decision_record(o) for o in result.outcomes],
     }

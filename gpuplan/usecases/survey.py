@@ -32,6 +32,7 @@ from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
 from gpuplan.providers.base import CloudAdapter, ProviderError
 from gpuplan.usecases.concurrency import SERIAL, Concurrency, Service
+from gpuplan.usecases.exempt_report import exemption_record
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ def idle_rule(policy: Policy) -> IdleRule:
         cpu_busy_percent=idle.cpu_busy_percent,
         fault_hold_minutes=idle.fault_hold_minutes,
         match_labels=dict(policy.scope.match_labels),
+        exempt_max_days=policy.exemptions.max_days,
     )
 
 
@@ -264,6 +266,7 @@ def fleet_records(
                 "skip": skip,
                 "month_to_date_usd": month_to_date_usd(inst, inst.hourly_usd, now),
                 "labels": dict(inst.labels),
+                "exemption": exemption_record(inst, policy, now) if policy else None,
             }
         )
     return out

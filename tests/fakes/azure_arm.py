@@ -44,7 +44,11 @@ ACTIONS = {
     "metrics.getBatch": "Microsoft.Insights/Metrics/Read",
     "subscriptions.list": "Microsoft.Resources/subscriptions/read",
     "managementGroups.descendants": "Microsoft.Management/managementGroups/descendants/read",
+    "snapshots.put": "Microsoft.Compute/snapshots/write",
+    "snapshots.list": "Microsoft.Compute/snapshots/read",
 }
+ALSO_NEEDED = {"snapshots.put": ("Microsoft.Compute/disks/read",)}
+"""Actions a call needs beyond its own: a snapshot copied from a managed disk reads it."""
 MG = r"/providers/Microsoft\.Management/managementGroups/(?P<group>[^/]+)"
 _AFTER = {"deallocate": "PowerState/deallocated", "start": "PowerState/running", "delete": None}
 LRO_RETRY_AFTER = "1"
@@ -76,6 +80,8 @@ class AzureFake(FakeApi):
     """Subscription id -> the management group it sits in (readable or not)."""
     denied_groups: set[str] = field(default_factory=set)
     """Groups whose descendants answer 403 AuthorizationFailed."""
+    snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """lower-case snapshot id -> snapshot JSON (``creationData``, ``tags``)."""
     _ops: Any = field(default_factory=lambda: itertools.count(1))
 
     def __post_init__(self) -> None:
@@ -91,6 +97,8 @@ class AzureFake(FakeApi):
         self.route("POST", VM + "/start", "vms.start", self._act("start"))
         self.route("DELETE", VM, "vms.delete", self._act("delete"))
         self.route("GET", OPS, "operations.get", self._operation)
+        self.route("PUT", group + r"snapshots/(?P<name>[^/]+)", "snapshots.put", self._put_snapshot)
+        self.route("GET", group + "snapshots", "snapshots.list", self._list_snapshots)
         self.route("GET", OPS + "/result", "operations.get", self._result)
         self.route("GET", SUB + r"/providers/Microsoft\.Compute/skus", "skus.list", self._skus)
         self.route(
@@ -213,6 +221,31 @@ class AzureFake(FakeApi):
             return 202, headers, None
 
         return handler
+
+    def _put_snapshot(self, request: Request, sub: str, rg: str, name: str) -> Reply:
+        """Created at once (200, ``provisioningState: Succeeded``), as ARM may answer."""
+        body = request.json()
+        source = body["properties"]["creationData"]["sourceResourceId"]
+        rid = (
+            f"/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Compute/snapshots/{name}"
+        )
+        snap = {
+            "id": rid,
+            "name": name,
+            "type": "Microsoft.Compute/snapshots",
+            "location": body["location"],
+            "tags": body.get("tags", {}),
+            "properties": {
+                "creationData": {"createOption": "Copy", "sourceResourceId": source},
+                "provisioningState": "Succeeded",
+            },
+        }
+        self.snapshots[rid.lower()] = snap
+        return 200, {}, snap
+
+    def _list_snapshots(self, request: Request, sub: str, rg: str) -> Reply:
+        prefix = f"/subscriptions/{sub}/resourcegroups/{rg.lower()}/"
+        return 200, {}, {"value": [s for k, s in self.snapshots.items() if k.startswith(prefix)]}
 
     def _operation(self, request: Request, sub: str, loc: str, op: str) -> Reply:
         found = self.operations.get(op)

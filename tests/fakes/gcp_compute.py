@@ -27,7 +27,12 @@ PERMISSIONS = {
     "delete": "compute.instances.delete",
     "setLabels": "compute.instances.setLabels",
     "operations.get": "compute.zoneOperations.get",
+    "createSnapshot": "compute.disks.createSnapshot",
+    "snapshots.list": "compute.snapshots.list",
 }
+ALSO_NEEDED = {"createSnapshot": ("compute.snapshots.create", "compute.snapshots.setLabels")}
+"""Permissions a call needs beyond its own: disks.createSnapshot creates a snapshot, and
+with labels on it sets them (cloud.google.com/compute/docs/access/iam)."""
 _AFTER = {"stop": "TERMINATED", "suspend": "SUSPENDED", "start": "RUNNING", "delete": None}
 
 
@@ -35,6 +40,8 @@ _AFTER = {"stop": "TERMINATED", "suspend": "SUSPENDED", "start": "RUNNING", "del
 class GcpComputeFake(FakeApi):
     instances: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     """(project, name) -> instance JSON."""
+    snapshots: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    """(project, snapshot name) -> snapshot JSON (``sourceDisk``, ``labels``)."""
     operations: dict[str, dict[str, Any]] = field(default_factory=dict)
     polls_until_done: int = 1
     disabled: set[str] = field(default_factory=set)
@@ -48,6 +55,13 @@ class GcpComputeFake(FakeApi):
         for verb in ("stop", "suspend", "start", "setLabels"):
             self.route("POST", INSTANCE + "/" + verb, verb, self._act(verb))
         self.route("DELETE", INSTANCE, "delete", self._act("delete"))
+        self.route(
+            "POST",
+            PREFIX + r"/zones/(?P<zone>[^/]+)/disks/(?P<disk>[^/]+)/createSnapshot",
+            "createSnapshot",
+            self._create_snapshot,
+        )
+        self.route("GET", PREFIX + r"/global/snapshots", "snapshots.list", self._snapshots)
         self.route(
             "GET",
             PREFIX + r"/zones/(?P<zone>[^/]+)/operations/(?P<op>[^/]+)",
@@ -71,7 +85,14 @@ class GcpComputeFake(FakeApi):
             "creationTimestamp": "2026-11-01T00:00:00.000-07:00",
             "lastStartTimestamp": "2026-12-01T00:00:00.000-08:00",
             "scheduling": {"provisioningModel": "STANDARD", "preemptible": False},
-            "disks": [{"type": "PERSISTENT", "boot": True}],
+            "disks": [
+                {
+                    "type": "PERSISTENT",
+                    "boot": True,
+                    "source": f"https://www.googleapis.com/compute/v1/projects/{project}/zones/"
+                    f"{zone}/disks/{name}",
+                }
+            ],
         }
         body.update(copy.deepcopy(extra))  # the caller's dicts stay the caller's
         self.instances[(project, name)] = body
@@ -130,6 +151,29 @@ class GcpComputeFake(FakeApi):
             return 200, {}, self._new_op(project, zone, name, verb, done=False)
 
         return handler
+
+    def _create_snapshot(self, request: Request, project: str, zone: str, disk: str) -> Reply:
+        body = request.json()
+        name = str(body.get("name", ""))
+        if (project, name) in self.snapshots:
+            return 409, {}, self.error_body(409, f"The resource '{name}' already exists")
+        self.snapshots[(project, name)] = {
+            "name": name,
+            "sourceDisk": f"projects/{project}/zones/{zone}/disks/{disk}",
+            "labels": body.get("labels", {}),
+            "status": "READY",
+        }
+        return 200, {}, self._new_op(project, zone, disk, "createSnapshot", done=True)
+
+    def _snapshots(self, request: Request, project: str) -> Reply:
+        wanted = request.query.get("filter", "")
+        key, _, value = wanted.removeprefix("labels.").partition("=")
+        items = [
+            body
+            for (p, _), body in sorted(self.snapshots.items())
+            if p == project and (not wanted or body["labels"].get(key) == value)
+        ]
+        return 200, {}, {"kind": "compute#snapshotList", "items": items}
 
     def _new_op(self, project: str, zone: str, name: str, verb: str, *, done: bool) -> Any:
         op = {

@@ -44,6 +44,7 @@ from gpuplan.core.policy.fields import (
     WebhookUrl,
     describe,
 )
+from gpuplan.core.policy.lifetime_settings import Exemptions, Lifetimes, Owners
 from gpuplan.core.policy.metrics_settings import (
     MetricsSettings,
 )
@@ -268,3 +269,6 @@ class Policy(_Section):
     audit: AuditSettings = Field(default_factory=AuditSettings)
     schedules: Schedules = Field(default_factory=Schedules)
     """Off-hours and on-hours (``gpuplan schedule``); none defined: nothing is scheduled."""
+    lifetimes: Lifetimes = Field(default_factory=Lifetimes)
+    exemptions: Exemptions = Field(default_factory=Exemptions)
+    owners: Owners = Field(default_factory=Owners)

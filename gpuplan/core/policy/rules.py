@@ -17,6 +17,7 @@ from gpuplan.core.errors import InputError
 from gpuplan.core.gpus import GpuTable
 from gpuplan.core.instances import ACTING, Action, GpuInstance, label_mismatch
 from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.policy.lifetime_rules import lifetime_rules
 from gpuplan.core.policy.models import IdleAction, Policy
 from gpuplan.core.policy.section import CloudSection
 
@@ -74,6 +75,7 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
     problems.extend(scope_rules(policy))
     problems.extend(region_rules(policy))
     problems.extend(PolicyProblem(path, message) for path, message in policy.schedules.problems())
+    problems.extend(PolicyProblem(path, why) for path, why in lifetime_rules(policy))
     return problems
 
 

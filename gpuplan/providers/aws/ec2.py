@@ -10,6 +10,7 @@ one-time, which is the safe side (it is then never stopped).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -179,6 +180,9 @@ def to_instance(
         instance_store_gb=facts.instance_store_gb,
     )
     attributes = {"private_dns": str(raw.get("PrivateDnsName") or "")}
+    stopped = stopped_at(raw)
+    if stopped:
+        attributes["stopped_at"] = stopped
     return GpuInstance(
         provider=Provider.AWS,
         account=account,
@@ -198,6 +202,18 @@ def to_instance(
         risk=risk,
         attributes=attributes,
     )
+
+
+_TRANSITION = re.compile(r"\((\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) (?:GMT|UTC)\)")
+
+
+def stopped_at(raw: Mapping[str, Any]) -> str:
+    """When a stopped instance stopped (ISO 8601), from EC2's ``StateTransitionReason``
+    (``User initiated (2026-10-23 10:00:00 GMT)``); "" when not stopped or not said."""
+    if str((raw.get("State") or {}).get("Name", "")) != "stopped":
+        return ""
+    found = _TRANSITION.search(str(raw.get("StateTransitionReason") or "")[:200])
+    return f"{found.group(1)}T{found.group(2)}+00:00" if found else ""
 
 
 def _state(name: str) -> InstanceState:

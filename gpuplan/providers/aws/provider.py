@@ -43,6 +43,10 @@ _NAMES = cloudwatch.MetricNames()
 """The default metric names (``idle.metrics.aws``'s defaults)."""
 
 
+SNAPSHOT_OF_TAG = "gpuplan-snapshot-of"
+"""Tag on a snapshot gpuplan took: the instance whose disk it holds."""
+
+
 class AwsAdapter:
     """GPU instances of one region: list, fetch utilisation, stop, tag."""
 
@@ -192,6 +196,37 @@ class AwsAdapter:
         with self._errors(f"TerminateInstances {instance.instance_id}"):
             answer = self._ec2.terminate_instances(InstanceIds=[instance.instance_id])
             return ec2.state_of(answer["TerminatingInstances"][0]["CurrentState"]["Name"])
+
+    def snapshot(self, instance: GpuInstance, label: str) -> str:
+        """``CreateSnapshots`` of every EBS volume of ``instance``, each snapshot tagged with
+        ``label`` (``gpuplan-step=<token>``) and the instance id; the ids, comma-joined."""
+        key, _, value = label.partition("=")
+        iid = instance.instance_id
+        with self._errors(f"CreateSnapshots {iid}"):
+            answer = self._ec2.create_snapshots(
+                InstanceSpecification={"InstanceId": iid},
+                Description=f"gpuplan: disks of {iid} before terminate",
+                TagSpecifications=[
+                    {
+                        "ResourceType": "snapshot",
+                        "Tags": [
+                            {"Key": key, "Value": value},
+                            {"Key": SNAPSHOT_OF_TAG, "Value": iid},
+                        ],
+                    }
+                ],
+            )
+        return ",".join(str(s["SnapshotId"]) for s in answer.get("Snapshots", ()))
+
+    def snapshots_labelled(self, instance: GpuInstance, label: str) -> list[str]:
+        """This account's snapshots tagged ``label``: what a ``CreateSnapshots`` cut short
+        by a kill made."""
+        key, _, value = label.partition("=")
+        with self._errors(f"DescribeSnapshots {instance.instance_id}"):
+            pages = self._ec2.get_paginator("describe_snapshots").paginate(
+                OwnerIds=["self"], Filters=[{"Name": f"tag:{key}", "Values": [value]}]
+            )
+            return [str(s["SnapshotId"]) for page in pages for s in page.get("Snapshots", ())]
 
     def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
         with self._errors(f"CreateTags {instance.instance_id}"):

@@ -75,6 +75,8 @@ def default_credential(environ: Mapping[str, str] | None = None) -> TokenCredent
 
 _NAMES = AzureMetricNames()
 """The default metric names (``idle.metrics.azure``'s defaults)."""
+SNAPSHOT_OF_TAG = "gpuplan-snapshot-of"
+"""Tag on a snapshot gpuplan took: the id of the VM whose disk it holds."""
 
 
 class AzureAdapter:
@@ -329,6 +331,45 @@ class AzureAdapter:
         )
         return InstanceState.TERMINATED
 
+    def snapshot(self, instance: GpuInstance, label: str) -> str:
+        """A snapshot (a copy) of each managed disk of ``instance`` (OS and data disks),
+        each tagged ``label`` (``gpuplan-step=<token>``) and with the VM's id, in its
+        resource group; the snapshots' names, comma-joined."""
+        from azure.mgmt.compute import models
+
+        group, name = self._where(instance)
+        vm = self._guard(f"reading {name}", lambda: self.compute.virtual_machines.get(group, name))
+        key, _, value = label.partition("=")
+        made: list[str] = []
+        for n, disk in enumerate(_managed_disks(vm)):
+            snap = f"gpuplan-{value}-{n}"
+            body = models.Snapshot(
+                location=str(vm.location),
+                properties=models.SnapshotProperties(
+                    creation_data=models.CreationData(create_option="Copy", source_resource_id=disk)
+                ),
+                tags={key: value, SNAPSHOT_OF_TAG: instance.instance_id[:256]},
+            )
+            self._create_snapshot(group, snap, body, f"snapshotting {name}")
+            made.append(snap)
+        return ",".join(made)
+
+    def _create_snapshot(self, group: str, snap: str, body: Any, what: str) -> None:
+        def call() -> None:
+            self.compute.snapshots.begin_create_or_update(group, snap, body).result()
+
+        self._guard(what, call)
+
+    def snapshots_labelled(self, instance: GpuInstance, label: str) -> list[str]:
+        """The VM's resource group's snapshots tagged ``label``."""
+        group, name = self._where(instance)
+        key, _, value = label.partition("=")
+        found = self._guard(
+            f"listing snapshots of {name}",
+            lambda: list(self.compute.snapshots.list_by_resource_group(group)),
+        )
+        return [str(s.name) for s in found if (s.tags or {}).get(key) == value]
+
     def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
         self._tags(instance, "Merge", dict(tags))
 
@@ -377,6 +418,15 @@ class AzureAdapter:
             raise ProviderError(f"{self.scope}: {what}: {exc.status_code} {_first(exc)}") from None
         except aexc.AzureError as exc:
             raise ProviderError(f"{self.scope}: {what}: {_first(exc)}") from None
+
+
+def _managed_disks(vm: Any) -> list[str]:
+    """The resource ids of a VM's managed disks: the OS disk, then the data disks."""
+    profile = vm.properties.storage_profile if vm.properties else None
+    if profile is None:
+        return []
+    disks = [profile.os_disk, *(profile.data_disks or ())]
+    return [str(d.managed_disk.id) for d in disks if d is not None and d.managed_disk is not None]
 
 
 def _size(vm: Any) -> str:

@@ -17,7 +17,12 @@ from gpuplan.providers.base import ProviderError
 if TYPE_CHECKING:
     from google.api_core.retry import Retry
     from google.auth.credentials import Credentials
-    from google.cloud.compute_v1 import InstancesClient, ZoneOperationsClient
+    from google.cloud.compute_v1 import (
+        DisksClient,
+        InstancesClient,
+        SnapshotsClient,
+        ZoneOperationsClient,
+    )
     from google.cloud.monitoring_v3 import MetricServiceClient
 
 
@@ -28,6 +33,9 @@ class GcpClients:
     instances: InstancesClient
     operations: ZoneOperationsClient
     metrics: MetricServiceClient | None = None
+    disks: DisksClient | None = None
+    """Snapshots of an instance's disks (lifetimes' ``stopped_for``); None: not offered."""
+    snapshots: SnapshotsClient | None = None
 
 
 def make_clients(
@@ -48,10 +56,12 @@ def make_clients(
             credentials=credentials, client_options=options
         )
         metrics = _metrics_client(monitoring_endpoint, credentials)
+        disks = compute_v1.DisksClient(credentials=credentials, client_options=options)
+        snapshots = compute_v1.SnapshotsClient(credentials=credentials, client_options=options)
     except DefaultCredentialsError as exc:
         first = str(exc).split(". ", 1)[0]
         raise ProviderError(f"no Application Default Credentials ({first})") from None
-    return GcpClients(instances, operations, metrics)
+    return GcpClients(instances, operations, metrics, disks, snapshots)
 
 
 def _metrics_client(endpoint: str | None, credentials: Credentials | None) -> MetricServiceClient:

@@ -133,6 +133,9 @@ def to_instance(instance: Instance, *, project: str, catalog: CatalogView) -> Gp
         "termination_action": instance.scheduling.instance_termination_action or "",
     }
     started = parse_time(instance.last_start_timestamp) or parse_time(instance.creation_timestamp)
+    stopped = parse_time(instance.last_stop_timestamp)
+    if stopped is not None and instance.status == "TERMINATED":
+        attributes["stopped_at"] = stopped.isoformat()  # lifetimes' stopped_for
     return GpuInstance(
         provider=Provider.GCP,
         account=project,

@@ -39,9 +39,13 @@ from gpuplan.providers.gcp.clients import (
 
 if TYPE_CHECKING:
     from google.auth.credentials import Credentials
-    from google.cloud.compute_v1 import Operation
+    from google.cloud.compute_v1 import DisksClient, Operation, SnapshotsClient
 
 T = TypeVar("T")
+
+
+SNAPSHOT_OF_LABEL = "gpuplan-snapshot-of"
+"""Label on a snapshot gpuplan took: the id of the instance whose disk it holds."""
 
 
 class GcpAdapter:
@@ -219,6 +223,53 @@ class GcpAdapter:
             lambda kw: self._clients.instances.delete_unary(**kw, retry=self._act),
         )
         return InstanceState.TERMINATED
+
+    def snapshot(self, instance: GpuInstance, label: str) -> str:
+        """``disks.createSnapshot`` of each persistent disk of ``instance``, each snapshot
+        labelled ``label`` (``gpuplan-step=<token>``) and with the instance id; the
+        snapshots' names, comma-joined."""
+        from google.cloud import compute_v1
+
+        disks, _ = self._snapshot_clients()
+        key, _, value = label.partition("=")
+        raw = self._get(instance)
+        sources = [machines.last_segment(d.source) for d in raw.disks if d.type_ == "PERSISTENT"]
+        made: list[str] = []
+        for n, disk in enumerate(s for s in sources if s):
+            name = f"gpuplan-{value}-{n}"
+            body = compute_v1.Snapshot(
+                name=name, labels={key: value, SNAPSHOT_OF_LABEL: str(instance.instance_id)}
+            )
+
+            def create(kw: dict[str, Any], disk: str = disk, body: Any = body) -> Operation:
+                return disks.create_snapshot_unary(
+                    project=kw["project"], zone=kw["zone"], disk=disk,
+                    snapshot_resource=body, retry=self._act,
+                )  # fmt: skip
+
+            self._run(instance, f"createSnapshot {disk}", create)
+            made.append(name)
+        return ",".join(made)
+
+    def snapshots_labelled(self, instance: GpuInstance, label: str) -> list[str]:
+        """The project's snapshots labelled ``label`` (what a call cut short made)."""
+        from google.cloud import compute_v1
+
+        _, snapshots = self._snapshot_clients()
+        key, _, value = label.partition("=")
+        request = compute_v1.ListSnapshotsRequest(
+            project=self.project, filter=f"labels.{key}={value}"
+        )
+        return self._guard(
+            f"listing snapshots of {instance.name}",
+            lambda: [s.name for s in snapshots.list(request=request, retry=self._read)],
+        )
+
+    def _snapshot_clients(self) -> tuple[DisksClient, SnapshotsClient]:
+        disks, snapshots = self._clients.disks, self._clients.snapshots
+        if disks is None or snapshots is None:
+            raise ProviderError(f"{self.scope}: no disk or snapshot client: cannot snapshot")
+        return disks, snapshots
 
     def tag(self, instance: GpuInstance, tags: Mapping[str, str]) -> None:
         self._relabel(instance, lambda labels: {**labels, **tags})

@@ -31,6 +31,10 @@ POLICY = Path(__file__).resolve().parents[3] / entry_of(Provider.AWS).permission
 DEPLOY = POLICY.parent
 TERMINATE = DEPLOY / "aws-iam-terminate.json"
 PREFIX = {"ec2": "ec2", "cloudwatch": "cloudwatch", "sts": "sts"}
+TAG_ON_CREATE = {"ec2:CreateTags"}
+"""``CreateSnapshots`` with ``TagSpecifications`` needs ``ec2:CreateTags`` on the snapshot
+(IAM checks it; no CreateTags call is made), granted only with ``ec2:CreateAction``."""
+SNAPSHOTS = ("arn:aws:ec2:*:*:volume/*", "arn:aws:ec2:*::snapshot/*")
 NON_GPU_TYPES = ("m5.large", "c7g.xlarge", "t3.micro", "r6i.8xlarge", "x2idn.32xlarge")
 
 
@@ -97,15 +101,28 @@ def test_every_adapter_call_is_allowed_and_nothing_more(world: World, lc_catalog
         assert reserved.reserved_types() == set()
     base_calls = set(calls)
     calls.clear()
+    # stopped_for: snapshot the disks (tagged on create), find them by label, terminate.
+    label = "gpuplan-step=abc123"
+    made = aws.snapshot(listed[b], label)
+    assert aws.snapshots_labelled(listed[b], label) == made.split(",")
     aws.terminate(listed[b])
-    terminate_calls = calls - base_calls
+    terminate_calls = (calls - base_calls) | TAG_ON_CREATE
     assert {a, b, c} <= set(listed)
 
     allowed = _actions(POLICY)
     assert base_calls <= allowed, f"calls missing from the IAM policy: {base_calls - allowed}"
     assert allowed <= base_calls, f"IAM policy grants more than is called: {allowed - base_calls}"
     opt_in = _actions(TERMINATE)
-    assert terminate_calls == opt_in == {"ec2:TerminateInstances"}
+    assert (
+        terminate_calls
+        == opt_in
+        == {
+            "ec2:TerminateInstances",
+            "ec2:CreateSnapshots",
+            "ec2:DescribeSnapshots",
+            *TAG_ON_CREATE,
+        }
+    )
     assert "ec2:TerminateInstances" not in allowed  # never in the default policy
     for statement in _doc(POLICY)["Statement"]:
         assert set(statement["Action"]) <= base_calls, f"{statement['Sid']} grants unused calls"
@@ -121,8 +138,19 @@ def test_no_wildcard_actions_and_writes_only_on_instances(path: Path) -> None:
             for a in statement["Action"]
             if not a.split(":")[1].startswith(("Describe", "List", "Get"))
         ]
-        if writes:
-            assert statement["Resource"] == "arn:aws:ec2:*:*:instance/*", statement["Sid"]
+        if writes and statement["Resource"] != "arn:aws:ec2:*:*:instance/*":
+            # Only the snapshot before terminate writes elsewhere: volumes read into
+            # snapshots, and tags on the snapshots it creates (at creation only).
+            assert path == TERMINATE, statement["Sid"]
+            resources = statement["Resource"]
+            assert set([resources] if isinstance(resources, str) else resources) <= set(
+                SNAPSHOTS
+            ), statement["Sid"]
+            assert set(writes) <= {"ec2:CreateSnapshots", "ec2:CreateTags"}, statement["Sid"]
+            if "ec2:CreateTags" in writes:
+                assert statement["Condition"] == {
+                    "StringEquals": {"ec2:CreateAction": "CreateSnapshots"}
+                }
 
 
 def _gpu_types_in_catalog() -> set[str]:
@@ -138,6 +166,7 @@ def test_stop_terminate_and_tag_writes_are_limited_to_gpu_instance_types() -> No
         for s in _doc(path)["Statement"]
         if {"ec2:StopInstances", "ec2:TerminateInstances", "ec2:CreateTags", "ec2:StartInstances"}
         & set(s["Action"])
+        and s["Resource"] == "arn:aws:ec2:*:*:instance/*"
     ]
     assert len(limited) == 3
     gpu_types = _gpu_types_in_catalog()

@@ -14,7 +14,7 @@ from pathlib import Path
 from gpuplan.core.instances import Action, InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.usecases.cloud_registry import entry_of
-from tests.fakes.azure_arm import ACTIONS
+from tests.fakes.azure_arm import ACTIONS, ALSO_NEEDED
 from tests.fakes.azure_world import SUB, AzureWorld
 from tests.fakes.scenarios import PERIODS, WINDOW
 
@@ -22,8 +22,20 @@ ROLE = Path(__file__).resolve().parents[3] / entry_of(Provider.AZURE).permission
 TERMINATE_ROLE = ROLE.with_name("azure-role-terminate.json")
 
 
+def disks(n: int) -> dict[str, object]:
+    """A VM's storage profile: an OS disk and one data disk, both managed."""
+    base = f"/subscriptions/{SUB}/resourceGroups/rg/providers/Microsoft.Compute/disks/vm{n}"
+    return {
+        "osDisk": {"managedDisk": {"id": f"{base}-os"}},
+        "dataDisks": [{"lun": 0, "managedDisk": {"id": f"{base}-data"}}],
+    }
+
+
 def test_the_role_definition_matches_the_calls_the_adapter_makes(azure: AzureWorld) -> None:
-    ids = [azure.fake.add_vm(SUB, "rg", f"vm{i}", "Standard_NC999_new_v9") for i in range(3)]
+    ids = [
+        azure.fake.add_vm(SUB, "rg", f"vm{i}", "Standard_NC999_new_v9", storageProfile=disks(i))
+        for i in range(3)
+    ]
     azure.fake.skus.append(
         {
             "resourceType": "virtualMachines",
@@ -43,8 +55,12 @@ def test_the_role_definition_matches_the_calls_the_adapter_makes(azure: AzureWor
     assert provider.act(vms[0], Action.START) is InstanceState.RUNNING
     assert azure.fake.power(ids[0]) == "PowerState/running"
     used = {ACTIONS[name] for name in azure.fake.calls}
+    # stopped_for: snapshot the managed disks, find them by label, then delete the VM.
+    made = provider.snapshot(vms[1], "gpuplan-step=abc123")
+    assert provider.snapshots_labelled(vms[1], "gpuplan-step=abc123") == made.split(",")
     assert provider.terminate(vms[1]) is InstanceState.TERMINATED
     terminating = {ACTIONS[name] for name in azure.fake.calls} - used
+    terminating |= {a for name in azure.fake.calls for a in ALSO_NEEDED.get(name, ())}
 
     role = json.loads(ROLE.read_text(encoding="utf-8"))
     assert set(role["Actions"]) == used  # a missing or an extra grant fails
@@ -52,5 +68,14 @@ def test_the_role_definition_matches_the_calls_the_adapter_makes(azure: AzureWor
     assert role["DataActions"] == [] and role["NotActions"] == []
     assert not any(a.endswith("/delete") or "*" in a for a in role["Actions"])
     opt_in = json.loads(TERMINATE_ROLE.read_text(encoding="utf-8"))
-    assert opt_in["Actions"] == sorted(terminating) == ["Microsoft.Compute/virtualMachines/delete"]
+    assert (
+        opt_in["Actions"]
+        == sorted(terminating)
+        == [
+            "Microsoft.Compute/disks/read",
+            "Microsoft.Compute/snapshots/read",
+            "Microsoft.Compute/snapshots/write",
+            "Microsoft.Compute/virtualMachines/delete",
+        ]
+    )
     assert opt_in["DataActions"] == [] and opt_in["NotActions"] == []

@@ -2,3 +2,4 @@
 
 from tests.fakes.fixtures import catalog  # noqa: F401
 from tests.fakes.gcp_world import gcp  # noqa: F401
+from tests.fakes.policy_fixtures import hook_server  # noqa: F401

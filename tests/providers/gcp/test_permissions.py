@@ -15,7 +15,7 @@ import yaml
 from gpuplan.core.instances import InstanceState
 from gpuplan.core.offers import Provider
 from gpuplan.usecases.cloud_registry import entry_of
-from tests.fakes.gcp_compute import PERMISSIONS
+from tests.fakes.gcp_compute import ALSO_NEEDED, PERMISSIONS
 from tests.fakes.gcp_world import PROJECT, GcpWorld
 from tests.fakes.scenarios import PERIODS, WINDOW
 
@@ -39,12 +39,26 @@ def test_the_custom_role_matches_the_calls_the_adapter_makes(gcp: GcpWorld) -> N
     assert gcp.compute.status(PROJECT, "vm0") == "RUNNING"
     used = {PERMISSIONS[name] for name in gcp.compute.calls}
     used |= {GRPC_PERMISSIONS[name] for name in gcp.monitoring.calls}
+    # stopped_for: snapshot the disks, find them by label, then delete the instance.
+    made = provider.snapshot(vms[2], "gpuplan-step=abc123")
+    assert made and provider.snapshots_labelled(vms[2], "gpuplan-step=abc123") == [made]
     assert provider.terminate(vms[2]) is InstanceState.TERMINATED
     terminating = {PERMISSIONS[name] for name in gcp.compute.calls} - used
+    terminating |= {p for name in gcp.compute.calls for p in ALSO_NEEDED.get(name, ())}
 
     role = yaml.safe_load(ROLE.read_text(encoding="utf-8"))
     assert set(role["includedPermissions"]) == used  # a missing or an extra grant fails
     assert len(role["includedPermissions"]) == len(used)
     assert not any("delete" in p for p in role["includedPermissions"])
     opt_in = yaml.safe_load(TERMINATE_ROLE.read_text(encoding="utf-8"))
-    assert opt_in["includedPermissions"] == sorted(terminating) == ["compute.instances.delete"]
+    assert (
+        opt_in["includedPermissions"]
+        == sorted(terminating)
+        == [
+            "compute.disks.createSnapshot",
+            "compute.instances.delete",
+            "compute.snapshots.create",
+            "compute.snapshots.list",
+            "compute.snapshots.setLabels",
+        ]
+    )
