@@ -193,6 +193,43 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE action_steps ADD COLUMN made TEXT NOT NULL DEFAULT '';
         """,
     ),
+    # Placeholder: version 10 belongs to a concurrent branch; the lead drops this entry
+    # when merging that one (nothing was released with it).
+    Migration(10, "reserved for a concurrent branch (no change)", ""),
+    Migration(
+        11,
+        "actual spend: each cloud's daily cost lines, and gpuplan's estimate for the same"
+        " provider, scope and day beside them",
+        """
+        CREATE TABLE bill_lines (
+            policy TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            day TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            instance_type TEXT NOT NULL,
+            team TEXT NOT NULL,
+            item TEXT NOT NULL,
+            usd TEXT NOT NULL,
+            hours TEXT,
+            final INTEGER NOT NULL DEFAULT 1,
+            fetched_at TEXT NOT NULL,
+            PRIMARY KEY (policy, provider, scope, day, kind, instance_type, team, item)
+        );
+        CREATE TABLE bill_estimates (
+            policy TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            day TEXT NOT NULL,
+            instance_type TEXT NOT NULL,
+            team TEXT NOT NULL,
+            usd TEXT NOT NULL,
+            hours TEXT NOT NULL,
+            computed_at TEXT NOT NULL,
+            PRIMARY KEY (policy, provider, scope, day, instance_type, team)
+        );
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -29,6 +29,7 @@ from gpuplan.core.actions import provider_action
 from gpuplan.core.clouds import Feature, catalog_only, scope_section
 from gpuplan.core.instances import Action
 from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.policy.bill_settings import BillSettings
 from gpuplan.core.policy.fields import (
     AlertPercent,
     AwsAccountId,
@@ -371,3 +372,4 @@ class Policy(_Section):
     """Environment variables ``${NAME}`` may expand (in ``notify.webhook_url`` and
     ``idle.metrics.prometheus.url``) besides ``GPUPLAN_*``; any other name is refused."""
     audit: AuditSettings = Field(default_factory=AuditSettings)
+    bill: BillSettings = Field(default_factory=BillSettings)
