@@ -27,23 +27,24 @@ _LINE_COLUMNS = "provider, scope, day, kind, instance_type, team, item, usd, hou
 
 
 def replace_lines(
-    ledger: Ledger, policy: str, provider: str, scope: str, since: date, until: date,
+    ledger: Ledger, policy: str, provider: str, source: str, since: date, until: date,
     lines: Iterable[CostLine], fetched_at: datetime,
 ) -> int:  # fmt: skip
-    """Store ``lines`` as the bill of ``provider``/``scope`` for days in [since, until),
-    replacing what was there; the number of rows written."""
+    """Store ``lines`` as what the cost source ``source`` (of ``provider``) billed for days
+    in [since, until), replacing what it had stored there; the number of rows written. A
+    source may bill several scopes (a GCP billing export: every project)."""
     written = 0
     with ledger.transaction() as db:
         db.execute(
-            "DELETE FROM bill_lines WHERE policy = ? AND provider = ? AND scope = ?"
+            "DELETE FROM bill_lines WHERE policy = ? AND provider = ? AND source = ?"
             " AND day >= ? AND day < ?",
-            (policy, provider, scope, since.isoformat(), until.isoformat()),
+            (policy, provider, source, since.isoformat(), until.isoformat()),
         )
         for line in _merged(lines):
             db.execute(
-                f"INSERT INTO bill_lines (policy, {_LINE_COLUMNS}, fetched_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (policy, line.provider, line.scope, line.day.isoformat(), line.kind.value,
+                f"INSERT INTO bill_lines (policy, source, {_LINE_COLUMNS}, fetched_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (policy, source, line.provider, line.scope, line.day.isoformat(), line.kind.value,
                  line.instance_type, line.team, line.item, str(line.usd),
                  None if line.hours is None else str(line.hours), int(line.final),
                  stamp(fetched_at)),

@@ -204,6 +204,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE TABLE bill_lines (
             policy TEXT NOT NULL,
             provider TEXT NOT NULL,
+            source TEXT NOT NULL,
             scope TEXT NOT NULL,
             day TEXT NOT NULL,
             kind TEXT NOT NULL,
@@ -214,7 +215,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             hours TEXT,
             final INTEGER NOT NULL DEFAULT 1,
             fetched_at TEXT NOT NULL,
-            PRIMARY KEY (policy, provider, scope, day, kind, instance_type, team, item)
+            PRIMARY KEY (policy, provider, source, scope, day, kind, instance_type, team, item)
         );
         CREATE TABLE bill_estimates (
             policy TEXT NOT NULL,

@@ -42,9 +42,7 @@ LAG_NOTE = (
 SourceFactory = Callable[[Policy, Mapping[str, str]], tuple[list[CostSource], list[str]]]
 
 
-def cost_sources(
-    policy: Policy, environ: Mapping[str, str]
-) -> tuple[list[CostSource], list[str]]:
+def cost_sources(policy: Policy, environ: Mapping[str, str]) -> tuple[list[CostSource], list[str]]:
     """The policy's cost sources, and a problem line for each that could not be built."""
     sources: list[CostSource] = []
     problems_: list[str] = []
@@ -65,8 +63,9 @@ def cost_sources(
                 from gpuplan.providers.billing.gcp_bigquery import BillingExportSource
 
                 sources.append(
-                    BillingExportSource(policy.bill.gcp_billing_table,
-                                        endpoint=policy.bill.bigquery_endpoint)  # fmt: skip
+                    BillingExportSource(
+                        policy.bill.gcp_billing_table, endpoint=policy.bill.bigquery_endpoint
+                    )
                 )
         except GpuplanError as exc:
             problems_.append(exc.message)

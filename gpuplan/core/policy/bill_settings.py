@@ -11,19 +11,15 @@ from pydantic import WithJsonSchema
 from gpuplan.core.policy.fields import HttpUrl, Percent, TagName, Usd, _text
 from gpuplan.core.policy.section import Section
 
+_TABLE = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]\.[A-Za-z0-9_]{1,1024}\.[A-Za-z0-9_]{1,1024}$"
 BigQueryTable = Annotated[
     str,
     _text(
-        r"^[a-z][a-z0-9-]{4,28}[a-z0-9]\.[A-Za-z0-9_]{1,1024}\.[A-Za-z0-9_]{1,1024}$",
+        _TABLE,
         "a BigQuery table PROJECT.DATASET.TABLE (the billing export, e.g. "
         "my-billing.billing.gcp_billing_export_v1_012345_6789AB_CDEF01)",
     ),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "pattern": r"^[a-z][a-z0-9-]{4,28}[a-z0-9]\.[A-Za-z0-9_]{1,1024}\.[A-Za-z0-9_]{1,1024}$",
-        }
-    ),
+    WithJsonSchema({"type": "string", "pattern": _TABLE}),
 ]
 
 

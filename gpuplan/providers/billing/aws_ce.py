@@ -60,7 +60,7 @@ class CostExplorerSource:
     the management account), read through Cost Explorer."""
 
     provider = "aws"
-    permissions = PERMISSIONS
+    permissions: tuple[str, ...] = PERMISSIONS
 
     def __init__(self, session: Any, scope: str | None = None) -> None:
         from gpuplan.providers.aws.session import client_config

@@ -11,11 +11,18 @@ from gpuplan.core.bill.lines import CostLine
 class CostSource(Protocol):
     """One cloud's bill for one scope (account / billing table / subscription)."""
 
-    provider: str
-    scope: str
-    """Safe to print and store: an account, project or subscription id, never a URL."""
-    permissions: tuple[str, ...]
-    """The read-only permissions (IAM actions, roles) the calls need."""
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def scope(self) -> str:
+        """Safe to print and store: an account, project or subscription id, never a URL."""
+        ...
+
+    @property
+    def permissions(self) -> tuple[str, ...]:
+        """The read-only permissions (IAM actions, roles) the calls need."""
+        ...
 
     def daily_costs(self, since: date, until: date, team_label: str) -> list[CostLine]:
         """Cost lines for each day in [since, until); raises ProviderError."""

@@ -77,8 +77,17 @@ def test_covered_hours_at_an_effective_rate_are_a_commitment() -> None:
         [est("Standard_NC24ads_A100_v4", "144", "48")],
         [
             line(CostKind.INSTANCE, "72", "Standard_NC24ads_A100_v4", "24"),
-            CostLine("aws", "s", DAY, CostKind.COMMITMENT, D("36"), "Standard_NC24ads_A100_v4",
-                     "", "SavingsPlan", D("24")),  # fmt: skip
+            CostLine(
+                "aws",
+                "s",
+                DAY,
+                CostKind.COMMITMENT,
+                D("36"),
+                "Standard_NC24ads_A100_v4",
+                "",
+                "SavingsPlan",
+                D("24"),
+            ),
         ],
         T,
         through=DAY,

@@ -1,0 +1,83 @@
+"""One month of GPU spend, as each cloud's cost API records it, beside gpuplan's ledger.
+
+The same story on every cloud (2026-12-01, team ``ml``): a GPU type gpuplan watched all
+day, part of it under a Savings Plan / committed-use / reservation; a second type with
+twice the hours gpuplan saw (an instance it never saw); a third type gpuplan never saw
+at all; a disk; a discount or credit. Response shapes follow each API's documented and
+recorded answers (Cost Explorer ``ResultsByTime``/``Groups``; BigQuery ``jobs.query``
+with ``schema`` and ``rows[].f[].v``; Cost Management ``properties.columns``/``rows``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from gpuplan.ledger import DecisionRecord, Ledger
+
+DAY = "2026-12-01"
+NOW = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
+SINCE = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def seed_ledger(ledger: Ledger, policy: str, provider: str, seen: dict[str, Decimal],
+                account: str = "111122223333") -> None:  # fmt: skip
+    """Hourly runs on DAY, each seeing one running instance per type in ``seen`` (its
+    hourly list price): 24 h of each type."""
+    for hour in range(24):
+        at = SINCE + timedelta(hours=hour, minutes=30)
+        run = ledger.start_run("stop-idle", policy, at, window_minutes=60)
+        for n, (itype, price) in enumerate(sorted(seen.items())):
+            ledger.record_decision(
+                run,
+                DecisionRecord(
+                    provider,
+                    "r1",
+                    f"i-{n}",
+                    itype,
+                    "running",
+                    "busy",
+                    "busy",
+                    "none",
+                    at,
+                    account=account,
+                    hourly_usd=price,
+                    labels={"team": "ml"},
+                ),
+            )
+
+
+def _ce_group(keys: list[str], cost: str, quantity: str | None = None) -> dict[str, object]:
+    metrics: dict[str, object] = {"UnblendedCost": {"Amount": cost, "Unit": "USD"}}
+    if quantity is not None:
+        metrics["UsageQuantity"] = {"Amount": quantity, "Unit": "Hrs"}
+    return {"Keys": keys, "Metrics": metrics}
+
+
+def _ce_day(groups: list[dict[str, object]]) -> dict[str, object]:
+    return {"TimePeriod": {"Start": DAY, "End": "2026-12-02"}, "Total": {}, "Groups": groups,
+            "Estimated": False}  # fmt: skip
+
+
+AWS_PRICES = {"p4d.24xlarge": Decimal("32.7726"), "g5.xlarge": Decimal("1.006")}
+CE_USAGE = {
+    "GroupDefinitions": [{"Type": "TAG", "Key": "team"}, {"Type": "DIMENSION", "Key": "USAGE_TYPE"}],
+    "ResultsByTime": [_ce_day([
+        _ce_group(["team$ml", "BoxUsage:p4d.24xlarge"], "786.5424", "24"),
+        _ce_group(["team$ml", "BoxUsage:g5.xlarge"], "48.288", "48"),
+        _ce_group(["team$", "USE1-BoxUsage:g6e.12xlarge"], "104.88", "12"),
+        _ce_group(["team$ml", "EBS:VolumeUsage.gp3"], "12.40", "4000"),
+        _ce_group(["team$ml", "USE1-DataTransfer-Out-Bytes"], "0.90", "10"),
+    ])],
+    "DimensionValueAttributes": [],
+}  # fmt: skip
+CE_OTHER = {
+    "GroupDefinitions": [{"Type": "DIMENSION", "Key": "RECORD_TYPE"},
+                         {"Type": "DIMENSION", "Key": "USAGE_TYPE"}],
+    "ResultsByTime": [_ce_day([
+        _ce_group(["SavingsPlanNegation", "BoxUsage:p4d.24xlarge"], "-300.00"),
+        _ce_group(["SavingsPlanRecurringFee", "ComputeSP:1yrNoUpfront"], "200.00"),
+        _ce_group(["EdpDiscount", "BoxUsage:p4d.24xlarge"], "-45.00"),
+    ])],
+    "DimensionValueAttributes": [],
+}  # fmt: skip
