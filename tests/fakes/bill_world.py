@@ -61,7 +61,8 @@ def _ce_day(groups: list[dict[str, object]]) -> dict[str, object]:
 
 AWS_PRICES = {"p4d.24xlarge": Decimal("32.7726"), "g5.xlarge": Decimal("1.006")}
 CE_USAGE = {
-    "GroupDefinitions": [{"Type": "TAG", "Key": "team"}, {"Type": "DIMENSION", "Key": "USAGE_TYPE"}],
+    "GroupDefinitions": [{"Type": "TAG", "Key": "team"},
+                         {"Type": "DIMENSION", "Key": "USAGE_TYPE"}],
     "ResultsByTime": [_ce_day([
         _ce_group(["team$ml", "BoxUsage:p4d.24xlarge"], "786.5424", "24"),
         _ce_group(["team$ml", "BoxUsage:g5.xlarge"], "48.288", "48"),
@@ -81,3 +82,41 @@ CE_OTHER = {
     ])],
     "DimensionValueAttributes": [],
 }  # fmt: skip
+
+
+GCP_PRICES = {"a2-highgpu-1g": Decimal("3.6729"), "g2-standard-8": Decimal("0.85208")}
+BQ_FIELDS = [("day", "DATE"), ("project", "STRING"), ("team", "STRING"), ("sku", "STRING"),
+             ("machine", "STRING"), ("line", "STRING"), ("usd", "NUMERIC")]  # fmt: skip
+A100 = "Nvidia Tesla A100 GPU running in Americas"
+L4 = "Nvidia L4 GPU running in Americas"
+BQ_ROWS = [
+    [DAY, "ml-proj", "ml", A100, "a2-highgpu-1g", "COST", "70.42"],
+    [DAY, "ml-proj", "ml", "A2 Instance Core running in Americas", "a2-highgpu-1g", "COST",
+     "15.12"],
+    [DAY, "ml-proj", "ml", "A2 Instance Ram running in Americas", "a2-highgpu-1g", "COST", "2.61"],
+    [DAY, "ml-proj", "ml", A100, "a2-highgpu-1g", "COMMITTED_USAGE_DISCOUNT", "-30.00"],
+    [DAY, "ml-proj", "ml", L4, "g2-standard-8", "COST", "20.45"],
+    [DAY, "ml-proj", "ml", L4, "g2-standard-8", "SUSTAINED_USAGE_DISCOUNT", "-3.50"],
+    [DAY, "ml-proj", "", "Nvidia H100 80GB GPU running in Americas", "a3-highgpu-8g", "COST",
+     "88.49"],
+    [DAY, "ml-proj", "ml", "Balanced PD Capacity", "", "COST", "5.00"],
+]  # fmt: skip
+
+
+AZ_SUB = "00000000-0000-0000-0000-0000000000a1"
+AZURE_PRICES = {
+    "Standard_NC24ads_A100_v4": Decimal("3.675"),
+    "Standard_NV36ads_A10_v5": Decimal("3.20"),
+}
+AZ_USAGE = (["Cost", "UsageQuantity", "UsageDate", "TagKey", "TagValue", "Meter", "Currency"], [
+    [44.10, 12, 20261201, "team", "ml", "NC24ads A100 v4", "USD"],
+    [153.60, 48, 20261201, "team", "ml", "NV36ads A10 v5", "USD"],
+    [61.44, 16, 20261201, "team", "", "ND96isr H100 v5 Spot", "USD"],
+    [4.80, 1, 20261201, "team", "ml", "P30 LRS Disk", "USD"],
+])  # fmt: skip
+AZ_COVERED = (["Cost", "UsageQuantity", "UsageDate", "PricingModel", "Meter", "Currency"], [
+    [24.00, 12, 20261201, "SavingsPlan", "NC24ads A100 v4", "USD"],
+])  # fmt: skip
+AZ_OTHER = (["Cost", "UsageQuantity", "UsageDate", "ChargeType", "MeterCategory", "Currency"], [
+    [-12.50, 0, 20261201, "Refund", "Virtual Machines", "USD"],
+])  # fmt: skip

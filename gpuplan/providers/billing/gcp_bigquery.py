@@ -36,10 +36,12 @@ WITH rows AS (
   WHERE usage_start_time >= TIMESTAMP(@since) AND usage_start_time < TIMESTAMP(@until)
     AND _PARTITIONTIME >= TIMESTAMP_SUB(TIMESTAMP(@since), INTERVAL 1 DAY)
 )
-SELECT day, project, team, sku, machine, 'COST' AS line, SUM(cost) AS usd FROM rows
+SELECT day, project, team, sku, machine, 'COST' AS line,
+  CAST(SUM(cost) AS NUMERIC) AS usd FROM rows
 GROUP BY day, project, team, sku, machine
 UNION ALL
-SELECT day, project, team, sku, machine, c.type AS line, SUM(c.amount) AS usd
+SELECT day, project, team, sku, machine, c.type AS line,
+  CAST(SUM(c.amount) AS NUMERIC) AS usd
 FROM rows, UNNEST(credits) AS c
 GROUP BY day, project, team, sku, machine, line
 """
@@ -102,7 +104,8 @@ class BillingExportSource:
             )
             return [self._line(row) for row in rows]
         except (gexc.GoogleAPIError, auth_exc.GoogleAuthError) as exc:
-            reason = getattr(exc, "message", None) or type(exc).__name__
+            # The message's first line: the API's words (no credential travels in a URL).
+            reason = str(getattr(exc, "message", None) or type(exc).__name__).splitlines()[0]
             raise ProviderError(f"gcp: billing export query on {self.table}: {reason}") from None
         except (ValueError, TypeError, KeyError) as exc:
             raise ProviderError(f"gcp: billing export row unreadable: {exc}") from None
