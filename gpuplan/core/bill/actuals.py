@@ -157,3 +157,44 @@ def realised_savings(stops: Mapping[str, date], lines: Iterable[CostLine]) -> li
             Realised(kind, stopped, baseline.quantize(CENT), len(after), saved.quantize(CENT))
         )
     return out
+
+
+@dataclass(frozen=True)
+class BilledPart:
+    """The month so far on actuals: the bill through its last day, then the estimate."""
+
+    billed_usd: Decimal
+    """What the clouds billed this month through ``billed_through``."""
+    billed_through: date
+    unbilled_usd: Decimal
+    """List-price estimate after the bill's last day (and for clouds without a bill)."""
+    providers: tuple[str, ...]
+    """Clouds whose bill is counted; other clouds count at their estimate for the month."""
+
+    @property
+    def month_to_date_usd(self) -> Decimal:
+        return self.billed_usd + self.unbilled_usd
+
+
+def billed_part(
+    lines: Iterable[CostLine],
+    instances: Iterable[GpuInstance],
+    price_of: Callable[[GpuInstance], Decimal | None],
+    month_start: datetime,
+    now: datetime,
+) -> BilledPart | None:
+    """The month to date on actuals, or None when the ledger holds no bill this month.
+    Instances of a billed cloud count from the end of the bill's last day; instances of
+    a cloud without a bill count from the start of the month, as the estimate does."""
+    rows = [line for line in lines if month_start.date() <= line.day < now.date()]
+    if not rows:
+        return None
+    through = max(line.day for line in rows)
+    billed = {line.provider for line in rows}
+    listed = list(instances)
+    after = unbilled_usd([i for i in listed if i.provider.value in billed], price_of,
+                         end_of(through), now)  # fmt: skip
+    others = unbilled_usd([i for i in listed if i.provider.value not in billed], price_of,
+                          month_start, now)  # fmt: skip
+    total = sum((line.usd for line in rows), ZERO).quantize(CENT)
+    return BilledPart(total, through, after + others, tuple(sorted(billed)))
