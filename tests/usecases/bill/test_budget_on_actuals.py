@@ -22,8 +22,9 @@ def store_bill(ledger: Ledger, daily: str, credit: str = "0") -> None:
     lines = []
     for n in range(9):
         day = date(2026, 12, 1) + timedelta(days=n)
+        item = "BoxUsage:p5.48xlarge"
         lines.append(CostLine("aws", "123456789012", day, CostKind.INSTANCE, Decimal(daily),
-                              "p5.48xlarge", "research", "BoxUsage:p5.48xlarge", Decimal(24)))  # fmt: skip
+                              "p5.48xlarge", "research", item, Decimal(24)))  # fmt: skip
         if credit != "0":
             lines.append(CostLine("aws", "123456789012", day, CostKind.DISCOUNT,
                                   Decimal(credit), item="Credit/"))  # fmt: skip
