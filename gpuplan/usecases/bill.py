@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
-from gpuplan.core.bill import lines as bill_lines
-from gpuplan.core.bill.actuals import daily_estimates
+from gpuplan.core.bill.actuals import Realised, daily_estimates, realised_savings
 from gpuplan.core.bill.lines import LAG_DAYS, CostLine, last_final_day
 from gpuplan.core.bill.reconcile import ReconRow, Threshold, problems
 from gpuplan.core.bill.reconcile import reconcile as reconcile_rows
@@ -176,4 +175,19 @@ def month_lines(ledger: Ledger, policy: str, now: datetime) -> tuple[list[CostLi
     return store.lines(ledger, policy, first, utc.date() + timedelta(days=1))
 
 
-__all__ = ["LAG_NOTE", "bill_lines", "cost_sources", "month_lines", "reconcile", "sync"]
+def realised(ledger: Ledger, policy: str, now: datetime) -> tuple[list[Realised], list[str]]:
+    """Billed dollars saved per instance type gpuplan stopped (``savings --policy``):
+    the billed day before the type's first stop minus each billed day after it."""
+    from gpuplan.ledger import queries
+
+    done, damaged = queries.acted(ledger, policy=policy)
+    stops: dict[str, date] = {}
+    for a in done:
+        day = a.run_started_at.astimezone(UTC).date()
+        if a.instance_type and (a.instance_type not in stops or day < stops[a.instance_type]):
+            stops[a.instance_type] = day
+    if not stops:
+        return [], damaged
+    first = min(stops.values()) - timedelta(days=DEFAULT_DAYS)
+    lines, bad = store.lines(ledger, policy, first, now.astimezone(UTC).date() + timedelta(days=1))
+    return realised_savings(stops, lines), [*damaged, *bad]
