@@ -73,10 +73,12 @@ class CostExplorerSource:
     @property
     def scope(self) -> str:
         if self._scope is None:
+            from botocore.exceptions import BotoCoreError, ClientError
+
             try:
                 sts = self._session.client("sts", region_name="us-east-1")
                 self._scope = str(sts.get_caller_identity()["Account"])
-            except Exception as exc:  # botocore's errors: reported, never swallowed
+            except (BotoCoreError, ClientError) as exc:
                 raise ProviderError(f"aws: cannot tell the account: {_reason(exc)}") from None
         return self._scope
 
@@ -113,15 +115,17 @@ class CostExplorerSource:
         return [line for line in lines if line.usd or line.hours]
 
     def _groups(self, **request: Any) -> Iterator[tuple[date, bool, list[str], dict[str, Any]]]:
+        from botocore.exceptions import BotoCoreError, ClientError
+
         token: str | None = None
         for _ in range(MAX_PAGES):
             call = dict(request, NextPageToken=token) if token else request
             try:
                 page = self._ce.get_cost_and_usage(**call)
-            except Exception as exc:  # botocore's errors: reported, never swallowed
+            except (BotoCoreError, ClientError) as exc:
                 raise ProviderError(f"aws: Cost Explorer GetCostAndUsage: {_reason(exc)}") from None
             for result in page.get("ResultsByTime", []):
-                day = date.fromisoformat(str(result["TimePeriod"]["Start"])[:10])
+                day = _day(result)
                 final = not bool(result.get("Estimated", False))
                 for group in result.get("Groups", []):
                     keys = [str(k) for k in group.get("Keys", [])]
@@ -131,6 +135,14 @@ class CostExplorerSource:
             if not token:
                 return
         raise ProviderError(f"aws: Cost Explorer answered more than {MAX_PAGES} pages")
+
+
+def _day(result: dict[str, Any]) -> date:
+    text = str(result.get("TimePeriod", {}).get("Start", ""))[:10]
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ProviderError(f"aws: Cost Explorer TimePeriod {text!r}: not a date") from None
 
 
 def _amount(metrics: dict[str, Any], name: str) -> Any:
