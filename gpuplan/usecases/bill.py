@@ -1,7 +1,8 @@
 """``gpuplan bill``: read each cloud's actual spend, store it beside the estimate, and
 reconcile the two.
 
-- :func:`cost_sources`: the policy's cost sources (AWS Cost Explorer for an AWS scope,
+- :func:`cost_sources`: the policy's cost sources (AWS Cost Explorer for an AWS scope, or
+  its CUR 2.0 export when ``bill.aws_cur_export`` is set,
   the GCP billing export when ``bill.gcp_billing_table`` is set, Azure Cost Management
   for each subscription the Azure scope lists); a source that cannot be built is a
   problem line, and the others still run.
@@ -51,9 +52,13 @@ def cost_sources(policy: Policy, environ: Mapping[str, str]) -> tuple[list[CostS
             with needs_extra("bill (AWS Cost Explorer)"):
                 from gpuplan.providers.aws.session import make_session
                 from gpuplan.providers.billing.aws_ce import CostExplorerSource
+                from gpuplan.providers.billing.aws_cur import CurExportSource
 
                 session = make_session(scope.aws.profile, scope.aws.role_arn)
-                sources.append(CostExplorerSource(session))
+                cur = policy.bill.aws_cur_export
+                sources.append(
+                    CostExplorerSource(session) if cur is None else CurExportSource(session, cur)
+                )
         except GpuplanError as exc:
             problems_.append(exc.message)
     if policy.bill.gcp_billing_table is not None:

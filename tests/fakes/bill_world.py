@@ -120,3 +120,35 @@ AZ_COVERED = (["Cost", "UsageQuantity", "UsageDate", "PricingModel", "Meter", "C
 AZ_OTHER = (["Cost", "UsageQuantity", "UsageDate", "ChargeType", "MeterCategory", "Currency"], [
     [-12.50, 0, 20261201, "Refund", "Virtual Machines", "USD"],
 ])  # fmt: skip
+
+
+CUR_COLUMNS = ["identity_line_item_id", "line_item_usage_start_date",
+               "line_item_usage_account_id", "line_item_line_item_type", "line_item_usage_type",
+               "line_item_resource_id", "line_item_usage_amount", "line_item_unblended_cost",
+               "product_instance_type", "resource_tags"]  # fmt: skip
+_ML = '{"user_team": "ml", "user_owner": "ana"}'
+_T0 = f"{DAY}T00:00:00Z"
+CUR_ROWS = [
+    ["1", _T0, "111122223333", "SavingsPlanCoveredUsage", "BoxUsage:p4d.24xlarge", "i-0p4d",
+     "12", "393.2712", "p4d.24xlarge", _ML],
+    ["2", _T0, "111122223333", "Usage", "BoxUsage:p4d.24xlarge", "i-0p4d", "12", "393.2712",
+     "p4d.24xlarge", _ML],
+    ["3", _T0, "111122223333", "SavingsPlanNegation", "BoxUsage:p4d.24xlarge", "i-0p4d", "12",
+     "-300.00", "p4d.24xlarge", _ML],
+    ["4", _T0, "111122223333", "Usage", "BoxUsage:g5.xlarge", "i-0g5a", "24", "24.144",
+     "g5.xlarge", _ML],
+    ["5", _T0, "111122223333", "Usage", "BoxUsage:g5.xlarge", "i-0g5b", "24", "24.144",
+     "g5.xlarge", _ML],
+    ["6", _T0, "111122223333", "Usage", "USE1-BoxUsage:g6e.12xlarge", "i-0g6e", "12", "104.88",
+     "g6e.12xlarge", "{}"],
+    ["7", _T0, "111122223333", "Usage", "EBS:VolumeUsage.gp3", "vol-1", "4000", "12.40", "",
+     _ML],
+    ["8", _T0, "111122223333", "Usage", "USE1-DataTransfer-Out-Bytes", "i-0p4d", "10", "0.90",
+     "", _ML],
+    ["9", _T0, "111122223333", "SavingsPlanRecurringFee", "ComputeSP:1yrNoUpfront", "arn:sp",
+     "24", "200.00", "", ""],
+    ["10", _T0, "111122223333", "EdpDiscount", "BoxUsage:p4d.24xlarge", "", "0", "-45.00",
+     "p4d.24xlarge", ""],
+    ["11", "2026-11-30T23:00:00Z", "111122223333", "Usage", "BoxUsage:g5.xlarge", "i-0old",
+     "1", "1.006", "g5.xlarge", _ML],
+]  # fmt: skip

@@ -22,6 +22,13 @@ BigQueryTable = Annotated[
     WithJsonSchema({"type": "string", "pattern": _TABLE}),
 ]
 
+_S3 = r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/[A-Za-z0-9!_.*'()/=-]{1,900}$"
+S3Location = Annotated[
+    str,
+    _text(_S3, "an S3 location s3://BUCKET/PREFIX/EXPORT-NAME (a CUR 2.0 Data Export)"),
+    WithJsonSchema({"type": "string", "pattern": _S3}),
+]
+
 
 class BillSettings(Section):
     """``gpuplan bill``: actual spend from each cloud's cost API beside gpuplan's estimate."""
@@ -34,6 +41,10 @@ class BillSettings(Section):
     day is a problem when over this share of the estimate (and over ``gap_min_usd``)."""
     gap_min_usd: Usd = Decimal(25)
     """...and over this many dollars, so that small types do not page anyone."""
+    aws_cur_export: S3Location | None = None
+    """A CUR 2.0 Data Export (CSV, gzip) to read AWS actuals from instead of Cost Explorer:
+    ``s3://BUCKET/PREFIX/EXPORT-NAME`` (the folder holding ``data/``); the scalable path
+    for large organisations. None: Cost Explorer."""
     gcp_billing_table: BigQueryTable | None = None
     """The Cloud Billing export table in BigQuery (standard usage cost export); none: GCP
     actuals are not read."""

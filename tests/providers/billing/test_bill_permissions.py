@@ -40,3 +40,13 @@ def test_azure_role_is_the_query_action() -> None:
 class _NoToken:
     def get_token(self, *scopes: str, **kwargs: object) -> object:
         raise AssertionError("no call is made here")
+
+
+def test_aws_cur_policy_reads_only_the_export() -> None:
+    from gpuplan.providers.billing import aws_cur
+
+    doc = json.loads((DEPLOY / "aws-bill-cur-policy.json").read_text(encoding="utf-8"))
+    granted = {a for s in doc["Statement"] for a in s["Action"]}
+    assert granted == set(aws_cur.PERMISSIONS)
+    assert all(s["Resource"] != "*" for s in doc["Statement"])
+    assert all("/data/" in s["Resource"] for s in doc["Statement"] if "s3:GetObject" in s["Action"])
