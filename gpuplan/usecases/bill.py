@@ -61,6 +61,11 @@ def cost_sources(policy: Policy, environ: Mapping[str, str]) -> tuple[list[CostS
                 )
         except GpuplanError as exc:
             problems_.append(exc.message)
+    if scope.gcp is not None and policy.bill.gcp_billing_table is None:
+        problems_.append(
+            "gcp: set bill.gcp_billing_table (the Cloud Billing export in BigQuery) to read "
+            "GCP actuals"
+        )
     if policy.bill.gcp_billing_table is not None:
         try:
             with needs_extra("bill (GCP billing export in BigQuery)"):
@@ -78,7 +83,7 @@ def cost_sources(policy: Policy, environ: Mapping[str, str]) -> tuple[list[CostS
             with needs_extra("bill (Azure Cost Management)"):
                 from gpuplan.providers.billing.azure_cost import CostManagementSource, credential
 
-                token = credential(scope.azure.arm_endpoint)
+                token = credential(environ)
                 for sub in scope.azure.subscriptions:
                     sources.append(
                         CostManagementSource(sub, token, arm_endpoint=scope.azure.arm_endpoint)

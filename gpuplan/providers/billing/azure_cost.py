@@ -21,7 +21,7 @@ new dependency comes with it. Role: Cost Management Reader on the subscription.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -55,10 +55,12 @@ def is_disk(meter: str) -> bool:
     return meter.endswith(("Disk", "Disks", "Disk Mount")) or " LRS " in f" {meter} "
 
 
-def credential(arm_endpoint: str | None) -> TokenCredential:
+def credential(environ: Mapping[str, str] | None = None) -> TokenCredential:
+    """The lifecycle adapter's credential chain (environment, workload and managed
+    identity, CLI), sovereign authorities included."""
     from gpuplan.providers.azure.provider import default_credential
 
-    return default_credential()
+    return default_credential(environ)
 
 
 class CostManagementSource:
