@@ -126,8 +126,8 @@ def run_budget(
     estimate = estimate_spend(instances, catalog_pricer(catalog), now, policy.budget.monthly_usd)
     outcome = BudgetOutcome(policy.name, estimate, problems, out_of_scope=skipped)
     lines = _month_bill(policy, ledger, estimate)
-    outcome.billed = billed_part(lines, instances, catalog_pricer(catalog), estimate.month_start,
-                                 estimate.now)  # fmt: skip
+    outcome.billed = billed_part(_policy_part(policy, lines), instances, catalog_pricer(catalog),
+                                 estimate.month_start, estimate.now)  # fmt: skip
     if by is not None:
         outcome.chargeback = chargeback(lines, _estimate_by(estimate, by), by)
     if problems:
@@ -158,6 +158,14 @@ def _month_bill(policy: Policy, ledger: Ledger, estimate: SpendEstimate) -> list
     lines, damaged = month_lines(ledger, policy.name, estimate.now)
     ledger.damaged.extend(rows.DamagedRow("bill_lines", "-", d) for d in damaged)
     return lines
+
+
+def _policy_part(policy: Policy, lines: list[CostLine]) -> list[CostLine]:
+    """The lines a budget counts: a policy whose ``scope.match_labels`` names the team
+    label counts that team's lines only (the bill covers whole accounts, the policy one
+    team; discounts and shared fees carry no team and are left out)."""
+    team = policy.scope.match_labels.get(policy.bill.team_label)
+    return lines if team is None else [line for line in lines if line.team == team]
 
 
 def _estimate_by(estimate: SpendEstimate, by: GroupBy) -> dict[str, Decimal]:

@@ -88,3 +88,16 @@ def test_without_a_bill_the_estimate_is_the_basis(tmp_path: Path) -> None:
     with Ledger(tmp_path / "l.db") as ledger:
         out = run(policy(), [inst("a")], ledger, None, datetime(2026, 12, 11, tzinfo=UTC))
     assert out.billed is None and budget_record(out)["basis"] == "estimate"
+
+
+def test_a_team_policy_counts_its_team_only(tmp_path: Path) -> None:
+    pol = policy()  # scope.match_labels: {team: research}
+    with Ledger(tmp_path / "l.db") as ledger:
+        store_bill(ledger, "300.00", credit="-10.00")
+        other = [CostLine("aws", "123456789012", date(2026, 12, 2), CostKind.INSTANCE,
+                          Decimal("5000"), "p5.48xlarge", "vision", "BoxUsage:p5")]  # fmt: skip
+        replace_lines(ledger, "team-a", "aws", "other-source", date(2026, 12, 1),
+                      date(2026, 12, 10), other, NOW)  # fmt: skip
+        out = run(pol, [inst("a")], ledger, None, NOW)
+    assert out.billed is not None
+    assert out.billed.billed_usd == Decimal("2700.00")  # research's lines; not vision's, no credit
