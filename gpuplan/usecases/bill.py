@@ -164,12 +164,15 @@ class ReconcileOutcome:
 def reconcile(
     policy: Policy, ledger: Ledger, *, now: datetime, since: date | None = None
 ) -> ReconcileOutcome:
-    """Estimate vs bill from the ledger (run ``bill sync`` first); no cloud call."""
+    """Estimate vs bill from the ledger (run ``bill sync`` first); no cloud call, no write."""
     today = now.astimezone(UTC).date()
     start, until = window(today, since)
     through = last_final_day(today)
     lines, bad_lines = store.lines(ledger, policy.name, start, until)
-    estimates, bad_estimates = store.estimates(ledger, policy.name, start, until)
+    # The estimate from the sightings as they are now (runs since the last sync count);
+    # `bill sync` stores the same figure beside the bill it fetched.
+    seen, bad_estimates = store.seen(ledger, policy.name, datetime.combine(start, time(), UTC))
+    estimates = daily_estimates(seen, policy.bill.team_label)
     b = policy.bill
     threshold = Threshold(Decimal(str(b.gap_percent)), Decimal(b.gap_min_usd))
     rows = reconcile_rows(estimates, lines, threshold, through=through)

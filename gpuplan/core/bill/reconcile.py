@@ -36,6 +36,8 @@ DAY_ROWS = {
 }
 """Kinds reported per day, not per instance type, and the row each becomes."""
 _HOURS_SLACK = Decimal("0.5")
+_ROUNDING = Decimal("0.02")
+"""Cents lost to rounding each side to the cent: not a gap."""
 """Billed hours within this of the ledger's are the same instances (run spacing)."""
 
 
@@ -186,9 +188,11 @@ def _row(key: tuple[str, date, str], c: _Cell, threshold: Threshold, *, billed: 
     else:
         explained = sum((g.usd for g in gaps), ZERO)
         rest = (c.estimate - c.billed - explained).quantize(CENT)
-        if rest:
+        if abs(rest) > _ROUNDING:
+            side = "less" if rest > 0 else "more"
             gaps.append(Gap(GapKind.UNEXPLAINED, rest,
-                            f"${rest:,.2f} not explained by the bill's lines"))  # fmt: skip
+                            f"${abs(rest):,.2f} {side} billed than estimated, not explained "
+                            "by the bill's lines"))  # fmt: skip
             if not problem and threshold.exceeded(rest, c.estimate or c.billed):
                 problem = (f"{kind}: ${rest:,.2f} between estimate and bill is not explained "
                            f"(over {threshold.percent}% and ${threshold.min_usd})")  # fmt: skip

@@ -18,6 +18,7 @@ import requests
 from gpuplan.core.bill.lines import CostKind
 from gpuplan.core.bill.reconcile import GapKind
 from gpuplan.ledger import Ledger
+from gpuplan.ledger.bill import estimates
 from gpuplan.providers.billing.aws_ce import CostExplorerSource, instance_type_of, kind_of
 from gpuplan.usecases import bill
 from gpuplan.usecases.policy import load_policy
@@ -88,7 +89,13 @@ def test_sync_then_reconcile_names_each_gap(
         assert out.lines == {"aws 123456789012": 8} and not out.problems
         assert out.final_through == date(2026, 12, 1)
         assert ledger.count("bill_estimates") == 2
+        stored, damaged = estimates(ledger, policy.name, date(2026, 12, 1), date(2026, 12, 4))
         result = bill.reconcile(policy, ledger, now=NOW, since=date(2026, 12, 1))
+    # The estimate stored beside the bill is the one the reconciliation shows.
+    assert not damaged
+    assert {(e.instance_type, e.usd) for e in stored} == {
+        (r.instance_type, r.estimate_usd) for r in result.rows if r.estimate_usd
+    }
     rows = {r.instance_type: r for r in result.rows}
     assert [g.kind for g in rows["p4d.24xlarge"].gaps] == [GapKind.COMMITMENT]
     assert rows["p4d.24xlarge"].gaps[0].usd == Decimal("300.00")
