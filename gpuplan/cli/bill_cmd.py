@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -80,7 +80,7 @@ def run_sync(args: argparse.Namespace) -> int:
     record = {
         "policy": outcome.policy,
         "since": outcome.since,
-        "through": outcome.until.fromordinal(outcome.until.toordinal() - 1),
+        "through": outcome.until - timedelta(days=1),
         "final_through": outcome.final_through,
         "lag": LAG_NOTE,
         "sources": [{"source": k, "lines": v} for k, v in outcome.lines.items()],
