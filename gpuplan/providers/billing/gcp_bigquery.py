@@ -26,7 +26,7 @@ PERMISSIONS = ("roles/bigquery.jobUser", "roles/bigquery.dataViewer")
 MAX_ROWS = 200_000
 _MACHINE_SPEC = "compute.googleapis.com/machine_spec"
 _QUERY = """
-WITH rows AS (
+WITH usage_rows AS (
   SELECT DATE(usage_start_time) AS day, project.id AS project,
     IFNULL((SELECT value FROM UNNEST(labels) WHERE key = @team LIMIT 1), '') AS team,
     sku.description AS sku,
@@ -37,12 +37,12 @@ WITH rows AS (
     AND _PARTITIONTIME >= TIMESTAMP_SUB(TIMESTAMP(@since), INTERVAL 1 DAY)
 )
 SELECT day, project, team, sku, machine, 'COST' AS line,
-  CAST(SUM(cost) AS NUMERIC) AS usd FROM rows
+  CAST(SUM(cost) AS NUMERIC) AS usd FROM usage_rows
 GROUP BY day, project, team, sku, machine
 UNION ALL
 SELECT day, project, team, sku, machine, c.type AS line,
   CAST(SUM(c.amount) AS NUMERIC) AS usd
-FROM rows, UNNEST(credits) AS c
+FROM usage_rows, UNNEST(credits) AS c
 GROUP BY day, project, team, sku, machine, line
 """
 COMMITMENT_CREDITS = ("COMMITTED_USAGE_DISCOUNT", "COMMITTED_USAGE_DISCOUNT_DOLLAR_BASE")
@@ -100,9 +100,13 @@ class BillingExportSource:
         )
         try:
             rows = self._bigquery().query_and_wait(
-                _QUERY.format(table=self.table), job_config=config, max_results=MAX_ROWS
+                _QUERY.format(table=self.table), job_config=config, max_results=MAX_ROWS + 1
             )
-            return [self._line(row) for row in rows]
+            lines = [self._line(row) for row in rows]
+            if len(lines) > MAX_ROWS:  # never a silently cut month: refuse, say what to do
+                raise ProviderError(f"gcp: billing export answered over {MAX_ROWS:,} groups; "
+                                    "sync fewer days (--since)")  # fmt: skip
+            return lines
         except (gexc.GoogleAPIError, auth_exc.GoogleAuthError) as exc:
             # The message's first line: the API's words (no credential travels in a URL).
             reason = str(getattr(exc, "message", None) or type(exc).__name__).splitlines()[0]

@@ -103,3 +103,12 @@ def test_azure_nonsense_date_is_refused(az: Any) -> None:
     fake.answers["TagKey"] = (columns, [[1.0, 1, "yesterday", "team", "ml", "NC6", "USD"]])
     with pytest.raises(ProviderError, match="UsageDate 'yesterday' is not a date"):
         source.daily_costs(DAY, NEXT, "team")
+
+
+def test_bigquery_over_the_row_cap_is_refused_not_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuplan.providers.billing import gcp_bigquery
+
+    monkeypatch.setattr(gcp_bigquery, "MAX_ROWS", 3)  # our own cap, not the SDK
+    fake = BigQueryFake(fields=w.BQ_FIELDS, rows=w.BQ_ROWS)
+    with serve(fake) as base, pytest.raises(ProviderError, match="over 3 groups"):
+        _bq(fake, base).daily_costs(DAY, NEXT, "team")
