@@ -108,16 +108,16 @@ AZURE_PRICES = {
     "Standard_NC24ads_A100_v4": Decimal("3.675"),
     "Standard_NV36ads_A10_v5": Decimal("3.20"),
 }
-AZ_USAGE = (["Cost", "UsageQuantity", "UsageDate", "TagKey", "TagValue", "Meter", "Currency"], [
+AZ_USAGE = (["CostUSD", "UsageQuantity", "UsageDate", "TagKey", "TagValue", "Meter", "Currency"], [
     [44.10, 12, 20261201, "team", "ml", "NC24ads A100 v4", "USD"],
     [153.60, 48, 20261201, "team", "ml", "NV36ads A10 v5", "USD"],
     [61.44, 16, 20261201, "team", "", "ND96isr H100 v5 Spot", "USD"],
     [4.80, 1, 20261201, "team", "ml", "P30 LRS Disk", "USD"],
 ])  # fmt: skip
-AZ_COVERED = (["Cost", "UsageQuantity", "UsageDate", "PricingModel", "Meter", "Currency"], [
+AZ_COVERED = (["CostUSD", "UsageQuantity", "UsageDate", "PricingModel", "Meter", "Currency"], [
     [24.00, 12, 20261201, "SavingsPlan", "NC24ads A100 v4", "USD"],
 ])  # fmt: skip
-AZ_OTHER = (["Cost", "UsageQuantity", "UsageDate", "ChargeType", "MeterCategory", "Currency"], [
+AZ_OTHER = (["CostUSD", "UsageQuantity", "UsageDate", "ChargeType", "MeterCategory", "Currency"], [
     [-12.50, 0, 20261201, "Refund", "Virtual Machines", "USD"],
 ])  # fmt: skip
 

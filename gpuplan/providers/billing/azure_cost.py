@@ -1,7 +1,8 @@
 """Azure actual spend through Cost Management Query, over azure-core's HTTP pipeline.
 
 ``POST {scope}/providers/Microsoft.CostManagement/query`` on a subscription, daily,
-``AmortizedCost`` (reservations and savings plans spread over the hours they cover).
+``AmortizedCost`` (reservations and savings plans spread over the hours they cover),
+summed as ``CostUSD`` whatever the billing currency.
 Three queries per range, so that no dollar counts twice (the API takes at most two
 groupings per query):
 
@@ -126,7 +127,7 @@ class CostManagementSource:
     def _line(self, row: dict[str, Any], kind: CostKind, size: str, team: str, item: str,
               hours: Any) -> CostLine:  # fmt: skip
         return CostLine("azure", self.scope, _day(row.get("UsageDate")), kind,
-                        _money(row.get("Cost", 0)), size, team, item[:120], hours)  # fmt: skip
+                        _money(row.get("CostUSD", 0)), size, team, item[:120], hours)  # fmt: skip
 
     def _rows(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """Rows as column-name dicts, following ``nextLink`` (POSTed with the same body)."""
@@ -170,7 +171,7 @@ def _body(period: dict[str, str], groups: list[tuple[str, str]], filt: dict[str,
         "timePeriod": period,
         "dataset": {
             "granularity": "Daily",
-            "aggregation": {"Cost": {"name": "Cost", "function": "Sum"},
+            "aggregation": {"Cost": {"name": "CostUSD", "function": "Sum"},
                             "UsageQuantity": {"name": "UsageQuantity", "function": "Sum"}},
             "grouping": [{"type": t, "name": n} for t, n in groups],
             "filter": filt,

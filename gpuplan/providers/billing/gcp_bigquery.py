@@ -6,9 +6,10 @@ type (``system_labels`` ``compute.googleapis.com/machine_spec``) the cost, and e
 credit type beside it (``credits`` is an array of type and amount). GPU time is its own
 SKU (``Nvidia ... GPU running in ...``) beside the VM's cores and RAM; committed-use
 discounts arrive as credits of type ``COMMITTED_USAGE_DISCOUNT*``, sustained-use and
-negotiated discounts and promotions as other credit types. The export lags a few
-hours to a day. The job runs in the table's project (``roles/bigquery.jobUser`` there,
-``roles/bigquery.dataViewer`` on the dataset).
+negotiated discounts and promotions as other credit types. Amounts are in the billing
+account's currency: divided by ``currency_conversion_rate`` they are US dollars. The
+export lags a few hours to a day. The job runs in the table's project
+(``roles/bigquery.jobUser`` there, ``roles/bigquery.dataViewer`` on the dataset).
 """
 
 from __future__ import annotations
@@ -31,17 +32,17 @@ WITH usage_rows AS (
     IFNULL((SELECT value FROM UNNEST(labels) WHERE key = @team LIMIT 1), '') AS team,
     sku.description AS sku,
     IFNULL((SELECT value FROM UNNEST(system_labels) WHERE key = @spec LIMIT 1), '') AS machine,
-    cost, credits
+    cost, credits, IFNULL(NULLIF(currency_conversion_rate, 0), 1) AS rate
   FROM `{table}`
   WHERE usage_start_time >= TIMESTAMP(@since) AND usage_start_time < TIMESTAMP(@until)
     AND _PARTITIONTIME >= TIMESTAMP_SUB(TIMESTAMP(@since), INTERVAL 1 DAY)
 )
 SELECT day, project, team, sku, machine, 'COST' AS line,
-  CAST(SUM(cost) AS NUMERIC) AS usd FROM usage_rows
+  CAST(SUM(cost / rate) AS NUMERIC) AS usd FROM usage_rows
 GROUP BY day, project, team, sku, machine
 UNION ALL
 SELECT day, project, team, sku, machine, c.type AS line,
-  CAST(SUM(c.amount) AS NUMERIC) AS usd
+  CAST(SUM(c.amount / rate) AS NUMERIC) AS usd
 FROM usage_rows, UNNEST(credits) AS c
 GROUP BY day, project, team, sku, machine, line
 """
