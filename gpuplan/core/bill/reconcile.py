@@ -214,7 +214,8 @@ def _unseen(c: _Cell) -> tuple[Decimal, Decimal] | None:
     """Billed hours beyond the ledger's, and their cost at the billed rate; a type the
     ledger never saw at all is unseen whole (hours or not)."""
     if not c.estimated and c.billed_any:
-        return (c.hours or ZERO), (c.billed - c.commitment).quantize(CENT)
+        paid = (c.billed - c.commitment).quantize(CENT)
+        return ((c.hours or ZERO), paid) if paid > 0 else None
     if c.hours is None or c.hours <= c.estimate_hours + _HOURS_SLACK:
         return None
     extra = c.hours - c.estimate_hours

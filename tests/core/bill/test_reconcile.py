@@ -106,3 +106,8 @@ def test_an_estimate_without_a_bill_says_why() -> None:
     (row,) = reconcile([est("g5.xlarge", "24", "24")], [], T, through=DAY)
     assert row.gaps[0].kind is GapKind.NOT_BILLED
     assert "no bill for that day yet" in row.gaps[0].detail
+
+
+def test_a_commitment_alone_on_an_unseen_type_is_not_unseen_usage() -> None:
+    (row,) = reconcile([], [line(CostKind.COMMITMENT, "-50", "p5.48xlarge")], T, through=DAY)
+    assert [g.kind for g in row.gaps] == [GapKind.COMMITMENT] and not row.problem
