@@ -65,10 +65,10 @@ class CurExportSource:
         from botocore.exceptions import BotoCoreError, ClientError
 
         sums: dict[tuple[Any, ...], list[Decimal | None]] = defaultdict(lambda: [Decimal(0), None])
-        tag = f"user_{team_label}"
+        mapper = _Mapper(f"user_{team_label}", self.scope)
         try:
             for row in self._rows(since, until):
-                self._add(sums, row, tag, since, until)
+                mapper.add(sums, row, since, until)
         except (BotoCoreError, ClientError) as exc:
             code = getattr(exc, "response", {}).get("Error", {}).get("Code", type(exc).__name__)
             raise ProviderError(
@@ -79,44 +79,24 @@ class CurExportSource:
             for (scope, day, kind, itype, team, item), (usd, hours) in sorted(sums.items())
         ]
 
-    def _add(self, sums: dict[tuple[Any, ...], list[Decimal | None]], row: dict[str, str],
-             tag: str, since: date, until: date) -> None:  # fmt: skip
-        try:
-            day = date.fromisoformat(row["line_item_usage_start_date"][:10])
-        except (KeyError, ValueError):
-            raise ProviderError("aws: CUR export row without a usage start date") from None
-        if not since <= day < until:
-            return
-        record = row.get("line_item_line_item_type", "")
-        usage_type = row.get("line_item_usage_type", "")[:120]
-        kind = kind_of(record, usage_type)
-        usage_like = record in USAGE_RECORDS
-        itype = row.get("product_instance_type") or instance_type_of(usage_type)
-        itype = itype if kind in (CostKind.INSTANCE, CostKind.COMMITMENT) else ""
-        team = _tags(row.get("resource_tags", "")).get(tag, "") if usage_like else ""
-        item = usage_type if usage_like else f"{record}/{usage_type}"[:120]
-        key = (row.get("line_item_usage_account_id", self.scope) or self.scope, day, kind,
-               itype, team, item)  # fmt: skip
-        cell = sums[key]
-        cell[0] = (cell[0] or Decimal(0)) + checked_usd(
-            row.get("line_item_unblended_cost") or "0", "aws: CUR line_item_unblended_cost"
-        )
-        if kind is CostKind.INSTANCE:
-            amount = checked_usd(row.get("line_item_usage_amount") or "0", "aws: CUR usage")
-            cell[1] = (cell[1] or Decimal(0)) + amount
-
-    def _rows(self, since: date, until: date) -> Iterator[dict[str, str]]:
+    def _rows(self, since: date, until: date) -> Iterator[list[str]]:
+        """Each line item's :data:`COLUMNS`, in that order ("" where a file lacks one)."""
         read = rows = 0
         for key in self._objects(since, until):
             body = self._s3.get_object(Bucket=self.bucket, Key=key)["Body"]
             raw: Any = gzip.GzipFile(fileobj=body) if key.endswith(".gz") else body
             text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
-            for row in csv.DictReader(_capped(text)):
+            reader = csv.reader(_capped(text))
+            header = next(reader, [])
+            where = [header.index(c) if c in header else -1 for c in COLUMNS]
+            if where[0] < 0:
+                raise ProviderError(f"aws: CUR export file {key[-80:]} has no {COLUMNS[0]}")
+            for row in reader:
                 rows += 1
-                read += sum(len(v or "") for v in row.values())
+                read += sum(map(len, row))
                 if rows > MAX_ROWS or read > MAX_BYTES:
                     raise ProviderError(TOO_BIG)
-                yield row
+                yield [row[i] if 0 <= i < len(row) else "" for i in where]
 
     def _objects(self, since: date, until: date) -> Iterator[str]:
         found = 0
@@ -135,6 +115,60 @@ class CurExportSource:
                     if found > MAX_OBJECTS:
                         raise ProviderError(f"aws: CUR export has over {MAX_OBJECTS} files")
                     yield key
+
+
+COLUMNS = ("line_item_usage_start_date", "line_item_usage_account_id",
+           "line_item_line_item_type", "line_item_usage_type", "product_instance_type",
+           "resource_tags", "line_item_unblended_cost", "line_item_usage_amount")  # fmt: skip
+"""The CUR 2.0 columns read, in the order :meth:`CurExportSource._rows` yields them."""
+
+
+class _Mapper:
+    """Line items to sums per (account, day, kind, type, team, item). What a line item
+    maps to depends on a few repeating texts: mapped once per distinct text."""
+
+    def __init__(self, tag: str, scope: str) -> None:
+        self.tag, self.scope = tag, scope
+        self._days: dict[str, date] = {}
+        self._kinds: dict[tuple[str, str, str, str], tuple[CostKind, str, str, str]] = {}
+
+    def add(self, sums: dict[tuple[Any, ...], list[Decimal | None]], row: list[str],
+            since: date, until: date) -> None:  # fmt: skip
+        start, account, record, usage_type, product_type, tags, cost, amount = row
+        day = self._day(start[:10])
+        if not since <= day < until:
+            return
+        kind, itype, team, item = self._kind(record, usage_type[:120], product_type, tags)
+        cell = sums[(account or self.scope, day, kind, itype, team, item)]
+        cell[0] = (cell[0] or Decimal(0)) + checked_usd(cost or "0", "aws: CUR unblended cost")
+        if kind is CostKind.INSTANCE:
+            used = checked_usd(amount or "0", "aws: CUR usage amount")
+            cell[1] = (cell[1] or Decimal(0)) + used
+
+    def _day(self, text: str) -> date:
+        day = self._days.get(text)
+        if day is None:
+            try:
+                day = self._days[text] = date.fromisoformat(text)
+            except ValueError:
+                raise ProviderError(f"aws: CUR usage start date {text!r}: not a date") from None
+        return day
+
+    def _kind(self, record: str, usage_type: str, product_type: str,
+              tags: str) -> tuple[CostKind, str, str, str]:  # fmt: skip
+        key = (record, usage_type, product_type, tags)
+        found = self._kinds.get(key)
+        if found is None:
+            kind = kind_of(record, usage_type)
+            usage_like = record in USAGE_RECORDS
+            itype = product_type or instance_type_of(usage_type)
+            itype = itype if kind in (CostKind.INSTANCE, CostKind.COMMITMENT) else ""
+            team = _tags(tags).get(self.tag, "") if usage_like else ""
+            item = usage_type if usage_like else f"{record}/{usage_type}"[:120]
+            found = (kind, itype[:64], team, item)
+            if len(self._kinds) < 100_000:  # bounded: a hostile file cannot grow it forever
+                self._kinds[key] = found
+        return found
 
 
 def _capped(text: io.TextIOWrapper) -> Iterator[str]:
