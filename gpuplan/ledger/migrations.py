@@ -199,8 +199,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         11,
         "actual spend: each cloud's daily cost lines, and gpuplan's estimate for the same"
-        " provider, scope and day beside them",
+        " provider, scope and day beside them; budget alerts are claimed before they are"
+        " sent (the claim's state, holder and expiry), as audit alerts are",
         """
+        ALTER TABLE alerts_sent ADD COLUMN state TEXT NOT NULL DEFAULT 'sent';
+        ALTER TABLE alerts_sent ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';
+        ALTER TABLE alerts_sent ADD COLUMN expires_at TEXT NOT NULL DEFAULT '';
         CREATE TABLE bill_lines (
             policy TEXT NOT NULL,
             provider TEXT NOT NULL,

@@ -9,13 +9,14 @@ alert that fails is reported and the run goes on.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.core.alerts import AlertStatus
+from gpuplan.core.alerts import AlertClaim, AlertStatus
 from gpuplan.core.bill.actuals import BilledPart, ChargebackRow, billed_part, chargeback
 from gpuplan.core.bill.lines import CostLine
 from gpuplan.core.budget import BLIND_SPOTS, SpendEstimate, estimate_spend, thresholds_crossed
@@ -31,12 +32,15 @@ from gpuplan.usecases.adapters import ProviderRegistry, build_adapters
 from gpuplan.usecases.concurrency import SERIAL, Concurrency, Service
 from gpuplan.usecases.survey import listing_failed
 
+ALERT_CLAIM_MINUTES = 15
+"""How long a budget alert's claim keeps other budget runs from sending it."""
+
 
 @dataclass(frozen=True)
 class AlertOutcome:
     threshold_percent: float
     status: AlertStatus
-    """Never ``claimed``: budget alerts are marked once delivered, not claimed before."""
+    """``claimed`` when another budget run holds the alert's claim and is sending it."""
     detail: str = ""
 
 
@@ -187,21 +191,31 @@ def send_alerts(
 ) -> list[AlertOutcome]:
     """One message per newly crossed threshold; remembered only once delivered. With
     actuals (``billed``) the thresholds are judged on them, not on list prices."""
+    from gpuplan.ledger import budget_alerts as claims
+
     spent = estimate.month_to_date_usd if billed is None else billed.month_to_date_usd
     crossed = thresholds_crossed(spent, estimate.monthly_usd, policy.budget.alert_at_percent)
+    token, until = secrets.token_hex(6), now + timedelta(minutes=ALERT_CLAIM_MINUTES)
+    key = (policy.name, estimate.month)
     outcomes: list[AlertOutcome] = []
     for percent in crossed:
-        if ledger.alert_sent(policy.name, estimate.month, percent):
+        if ledger.alert_sent(*key, percent):
             outcomes.append(AlertOutcome(percent, AlertStatus.ALREADY_SENT))
             continue
         if notifier is None:
             outcomes.append(AlertOutcome(percent, AlertStatus.NO_WEBHOOK, "set notify.webhook_url"))
             continue
+        holder = claims.claim_budget_alert(ledger, *key, percent, token=token, at=now, until=until)
+        if holder is not None:  # sent meanwhile, or another budget run is sending it now
+            status = AlertStatus.ALREADY_SENT if holder is AlertClaim.SENT else AlertStatus.CLAIMED
+            outcomes.append(AlertOutcome(percent, status))
+            continue
         delivery = notifier.send(alert_text(policy, estimate, percent, billed))
         if delivery.ok:
-            ledger.mark_alert(policy.name, estimate.month, percent, now)
+            claims.confirm_budget_alert(ledger, *key, percent, token=token, at=now)
             outcomes.append(AlertOutcome(percent, AlertStatus.SENT))
         else:
+            claims.release_budget_alert(ledger, *key, percent, token=token)
             outcomes.append(
                 AlertOutcome(percent, AlertStatus.FAILED, delivery.error or "not delivered")
             )
