@@ -26,6 +26,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--by",
+        metavar="account|label:KEY",
+        help="also a chargeback table per group: actual (from `gpuplan bill sync`), "
+        "estimate and the difference",
+    )
     add_wide(p)
     add_concurrency(p)
     add_db(p)
@@ -34,6 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import concurrency_for, load_catalog_for
+    from gpuplan.core.grouping import parse_group_by
     from gpuplan.ledger import Ledger
     from gpuplan.providers.webhook import notifier_for
     from gpuplan.usecases.adapters import default_registry
@@ -41,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.usecases.policy import load_policy
 
     concurrency = concurrency_for(args)
+    by = None if args.by is None else parse_group_by(args.by)
     policy = load_policy(args.policy)
     catalog = load_catalog_for(args)
     with Ledger.open(args.db) as ledger:
@@ -53,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
             notifier=notifier_for(policy.notify),
             catalog=catalog,
             concurrency=concurrency,
+            by=by,
         )
         print_notices(str(row) for row in ledger.damaged)
     record = budget_record(outcome)
@@ -74,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
 HEADERS = ("provider", "region", "instance", "type", "state", "pricing", "hours", "$/h",
            "cost $", "note")  # fmt: skip
 COLUMNS = ("provider", "region", "instance_id", "instance_type", "state", "pricing")
+MONEY = ("actual_usd", "estimate_usd", "difference_usd")
 
 
 def _print_table(record: dict[str, Any]) -> None:
@@ -93,6 +103,15 @@ def _print_table(record: dict[str, Any]) -> None:
     print("\n" + shown_line(f"Policy {record['policy']}, {record['month']} (estimate):"))
     for line in _summary(record):
         print(wrap(f"  {line}", indent="    "))
+    if record["chargeback"]:
+        print()
+        cells = [[c["group"], *(format_cell(c[k], money=True) for k in MONEY)]
+                 for c in record["chargeback"]]  # fmt: skip
+        print(render_table(("group", "actual $", "estimate $", "difference $"), cells,
+                           align_right=[False, True, True, True]))  # fmt: skip
+        print(wrap("Actual: the bill this month (`gpuplan bill sync`); estimate: list price "
+                   "x hours seen. Lines without the label (discounts, shared commitments) "
+                   "form their own group."))  # fmt: skip
     print(wrap("Cannot see: " + "; ".join(record["cannot_see"]) + "."))
 
 
@@ -105,7 +124,18 @@ def _summary(record: dict[str, Any]) -> list[str]:
     else:
         spent += f" of ${format_cell(budget, money=True)} ({record['percent_used']}%)"
         forecast += f" ({record['percent_forecast']}% of budget)"
-    lines = [spent, f"burn now        ${format_cell(record['burn_hourly_usd'], money=True)}/h"]
+    lines = [spent]
+    actual = record["actual"]
+    if actual is not None:
+        of = "" if actual["percent_used"] is None else f" ({actual['percent_used']}% of budget)"
+        usd = {k: format_cell(actual[k], money=True)
+               for k in ("month_to_date_usd", "billed_usd", "unbilled_estimate_usd")}  # fmt: skip
+        lines.append(
+            f"on actuals      ${usd['month_to_date_usd']}{of} = ${usd['billed_usd']} billed "
+            f"through {actual['billed_through']} + ${usd['unbilled_estimate_usd']} estimated "
+            "since; alerts use this"
+        )
+    lines.append(f"burn now        ${format_cell(record['burn_hourly_usd'], money=True)}/h")
     lines.append(forecast)
     for alert in record["alerts"]:
         detail = f" ({alert['detail']})" if alert["detail"] else ""

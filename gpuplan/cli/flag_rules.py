@@ -90,6 +90,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
         _wide("--json", "--csv"),
     ),
     "budget": (_wide("--json"),),
+    "bill reconcile": (_wide("--json"),),
     "simulate": (
         Useless("--seed", ("--traces",), _GENERATED),
         Useless("--instances", ("--traces",), _GENERATED),
@@ -149,7 +150,9 @@ ALWAYS: dict[str, frozenset[str]] = {
     ),
     "policy check": _words("--db --json"),
     "policy show": _words("--json"),
-    "budget": _words("--concurrency --db --json --policy"),
+    "budget": _words("--by --concurrency --db --json --policy"),
+    "bill sync": _words("--db --json --policy --since"),
+    "bill reconcile": _words("--db --json --policy --since"),
     "simulate": _words("--catalog-dir --json --policy --sweep --traces --write-traces"),
     "tui": _words("--catalog-dir --concurrency --db --policies --policy"),
     "fleet": _words("--json --report"),

@@ -25,6 +25,7 @@ COMMANDS = {
     "estimate": "estimate_cmd",
     "policy": "policy_cmd",
     "budget": "budget_cmd",
+    "bill": "bill_cmd",
     "simulate": "simulate_cmd",
     "tui": "tui_cmd",
     "fleet": "fleet_cmd",

@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     by = parse_group_by(args.by)
     name, reserved, problems = None, set[tuple[str, str]](), list[str]()
+    billed: list[dict[str, Any]] = []
     if args.policy:
         from gpuplan.usecases.adapters import build_adapters
         from gpuplan.usecases.policy import load_policy
@@ -62,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
         problems = [*fleet.problems, *problems]
     with Ledger.open(args.db) as ledger:
         lines, damaged = savings(ledger, datetime.now(UTC), by, reserved, policy=name)
+        if name is not None:
+            billed, bad = _realised(ledger, name)
+            damaged = [*damaged, *bad]
     for line in damaged:
         say("notice", line)
     key = by.column
@@ -73,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         whole = {k: v for k, v in overall.items() if k != key}
         print_json({"by": key, "savings": records, "totals": sums, "total": whole,
-                    "note": COMPUTE_ONLY, "problems": problems})  # fmt: skip
+                    "note": COMPUTE_ONLY, "realised": billed, "realised_note": REALISED,
+                    "problems": problems})  # fmt: skip
         return 1 if problems else 0
     headers = ("hours", "saved $", "of which doubtful $", "instances")
     right = [True, True, True, True]
@@ -82,10 +87,39 @@ def run(args: argparse.Namespace) -> int:
     print()
     rows = [_cells(r, key) for r in [*sums, overall]]
     print(render_table((key, *headers), rows, align_right=[False, *right]))
+    _print_realised(billed)
     print("\n" + wrap(f"Estimated savings, {COMPUTE_ONLY}. Doubtful: the type has active "
           "reserved instances in that region (checked only with --policy). Totals per group "
           "over every month, dollars descending."))  # fmt: skip
     return 1 if problems else 0
+
+
+REALISED = (
+    "Realised: from the bill (`gpuplan bill sync`), per instance type gpuplan stopped, the "
+    "billed cost the day before its first stop minus each billed day after (with --policy)."
+)
+
+
+def _realised(ledger: Any, policy: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Realised dollars per stopped type from the stored bill, as JSON records."""
+    from gpuplan.usecases.bill import realised
+
+    found, damaged = realised(ledger, policy, datetime.now(UTC))
+    return [{"instance_type": r.instance_type, "first_stop": r.stopped_on,
+             "baseline_daily_usd": r.baseline_usd, "billed_days_after": r.days,
+             "realised_usd": r.usd} for r in found], damaged  # fmt: skip
+
+
+def _print_realised(billed: list[dict[str, Any]]) -> None:
+    if not billed:
+        return
+    print()
+    cells = [[r["instance_type"], str(r["first_stop"]),
+              format_cell(r["baseline_daily_usd"], money=True), str(r["billed_days_after"]),
+              format_cell(r["realised_usd"], money=True)] for r in billed]  # fmt: skip
+    print(render_table(("type", "first stop", "billed/day before $", "days after", "realised $"),
+                       cells, align_right=[False, False, True, True, True]))  # fmt: skip
+    print(wrap(REALISED))
 
 
 def _record(x: Line, key: str) -> dict[str, Any]:

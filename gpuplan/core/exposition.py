@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from enum import StrEnum
 
@@ -99,6 +99,19 @@ class Spend:
 
 
 @dataclass(frozen=True)
+class Billed:
+    """This month's stored bill of one policy, provider and kind (``gpuplan bill sync``)."""
+
+    policy: str
+    provider: str
+    kind: str
+    """A closed set: instance, disk, commitment, discount, other."""
+    usd: Decimal
+    through: date
+    """The bill's last day."""
+
+
+@dataclass(frozen=True)
 class PriceAge:
     """The oldest and newest ``as of`` among one provider's catalog rows."""
 
@@ -119,6 +132,7 @@ class LedgerFacts:
     """Applied action rows by (policy, provider, action, outcome)."""
     spend: Sequence[Spend] = ()
     prices: Sequence[PriceAge] = ()
+    billed: Sequence[Billed] = ()
 
 
 def label_value(text: str) -> str:
@@ -134,8 +148,29 @@ def families(facts: LedgerFacts, *, now: datetime, team_label: str) -> list[Fami
         _coverage(facts.seen),
         *_runs(facts, now),
         *_budget(facts.spend),
+        *_billed(facts.billed),
         _price_age(facts.prices, now),
     ]
+
+
+def _billed(billed: Iterable[Billed]) -> list[Family]:
+    amounts: list[Sample] = []
+    through: dict[tuple[str, ...], float] = {}
+    for b in billed:
+        key = (label_value(b.policy), label_value(b.provider))
+        amounts.append(Sample((*key, label_value(b.kind)), float(b.usd)))
+        day = datetime(b.through.year, b.through.month, b.through.day, tzinfo=UTC)
+        through[key] = max(through.get(key, 0.0), day.timestamp())
+    g = MetricKind.GAUGE
+    return [
+        Family("gpuplan_bill_month_to_date_dollars",
+               "This month's actual spend from the clouds' cost APIs (bill sync), by kind.",
+               g, ("policy", "provider", "kind"), amounts),
+        Family("gpuplan_bill_billed_through_timestamp_seconds",
+               "Start of the last day the stored bill covers (cost data lags about a day).",
+               g, ("policy", "provider"),
+               [Sample(k, v) for k, v in sorted(through.items())]),
+    ]  # fmt: skip
 
 
 def _teams(seen: Sequence[SeenInstance], team_label: str) -> dict[str, str]:

@@ -157,6 +157,8 @@ class LedgerHandle:
             "spend_snapshots",
             "alerts_sent",
             "instance_claims",
+            "bill_lines",
+            "bill_estimates",
         }:
             raise ValueError(f"not a ledger table: {table}")
         return int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])

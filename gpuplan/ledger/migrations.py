@@ -193,6 +193,45 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE action_steps ADD COLUMN made TEXT NOT NULL DEFAULT '';
         """,
     ),
+    Migration(
+        10,
+        "actual spend: each cloud's daily cost lines, and gpuplan's estimate for the same"
+        " provider, scope and day beside them; budget alerts are claimed before they are"
+        " sent (the claim's state, holder and expiry), as audit alerts are",
+        """
+        ALTER TABLE alerts_sent ADD COLUMN state TEXT NOT NULL DEFAULT 'sent';
+        ALTER TABLE alerts_sent ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';
+        ALTER TABLE alerts_sent ADD COLUMN expires_at TEXT NOT NULL DEFAULT '';
+        CREATE TABLE bill_lines (
+            policy TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            source TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            day TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            instance_type TEXT NOT NULL,
+            team TEXT NOT NULL,
+            item TEXT NOT NULL,
+            usd TEXT NOT NULL,
+            hours TEXT,
+            final INTEGER NOT NULL DEFAULT 1,
+            fetched_at TEXT NOT NULL,
+            PRIMARY KEY (policy, provider, source, scope, day, kind, instance_type, team, item)
+        );
+        CREATE TABLE bill_estimates (
+            policy TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            day TEXT NOT NULL,
+            instance_type TEXT NOT NULL,
+            team TEXT NOT NULL,
+            usd TEXT NOT NULL,
+            hours TEXT NOT NULL,
+            computed_at TEXT NOT NULL,
+            PRIMARY KEY (policy, provider, scope, day, instance_type, team)
+        );
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -252,7 +252,8 @@ class Ledger(LedgerHandle):
 
     def alert_sent(self, policy: str, month: str, threshold_percent: float) -> bool:
         row = self._conn.execute(
-            "SELECT 1 FROM alerts_sent WHERE policy = ? AND month = ? AND threshold_percent = ?",
+            "SELECT 1 FROM alerts_sent WHERE policy = ? AND month = ? AND threshold_percent = ?"
+            " AND state = 'sent'",  # a live claim (gpuplan.ledger.budget_alerts) is not a send
             (policy, month, float(threshold_percent)),
         ).fetchone()
         return row is not None

@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.exposition import (
+    Billed,
     Family,
     LastRun,
     LedgerFacts,
@@ -66,7 +67,31 @@ def read_facts(ledger: Ledger, now: datetime) -> LedgerFacts:
             )
         },
         spend=_spend(ledger, now),
+        billed=_billed(ledger, now),
     )
+
+
+def _billed(ledger: Ledger, now: datetime) -> list[Billed]:
+    """This month's stored bill per policy, provider and kind (migration 10's table)."""
+    first = f"{now:%Y-%m}-01"
+    out = []
+    for policy, provider, kind, usd, through in ledger.select(
+        "SELECT policy, provider, kind, usd, day FROM bill_lines WHERE day >= ?", (first,)
+    ):
+        try:
+            out.append(Billed(str(policy), str(provider), str(kind), Decimal(usd),
+                              date.fromisoformat(through)))  # fmt: skip
+        except (ArithmeticError, ValueError, TypeError):
+            continue  # a damaged row: `gpuplan bill reconcile` names it
+    return _summed(out)
+
+
+def _summed(rows: list[Billed]) -> list[Billed]:
+    sums: dict[tuple[str, str, str], tuple[Decimal, date]] = {}
+    for b in rows:
+        usd, day = sums.get((b.policy, b.provider, b.kind), (Decimal(0), b.through))
+        sums[(b.policy, b.provider, b.kind)] = (usd + b.usd, max(day, b.through))
+    return [Billed(p, c, k, usd, day) for (p, c, k), (usd, day) in sorted(sums.items())]
 
 
 def _latest_stop_idle_runs(ledger: Ledger) -> list[int]:
@@ -193,7 +218,8 @@ def collect(
                 facts = read_facts(ledger, now)
     except LedgerError:
         up = 0.0
-    facts = LedgerFacts(facts.seen, facts.last_runs, facts.runs, facts.actions, facts.spend, prices)
+    facts = LedgerFacts(facts.seen, facts.last_runs, facts.runs, facts.actions, facts.spend, prices,
+                        facts.billed)  # fmt: skip
     ledger_up = Family(
         "gpuplan_ledger_up",
         "1 when the exporter could read the ledger (or there is none yet), 0 when it could not.",

@@ -49,6 +49,7 @@ BASE = {
     "gpus": ["gpus"],
     "estimate": ["estimate", "--params", "7B", "--tokens", "20B"],
     "budget": ["budget", "--policy", "p.yaml"],
+    "bill reconcile": ["bill", "reconcile", "--policy", "p.yaml"],
     "simulate": ["simulate"],
     "fleet": ["fleet"],
     "stop-idle": ["stop-idle", "--policy", "p.yaml"],

@@ -49,6 +49,11 @@ NOT_RUN: dict[str, str] = {
     # Every provider's price API with real credentials (AWS, GCP); each refresh is tested
     # on its wire fake in tests/providers/pricing/, and the Azure one here below.
     "gpuplan catalog refresh": "needs AWS and GCP credentials; tests/providers/pricing/",
+    # Each cloud's cost API with real credentials; tested on moto's Cost Explorer and the
+    # BigQuery and Cost Management wire fakes in tests/usecases/bill/.
+    "gpuplan bill sync --policy policies/research-spot.yaml": (
+        "needs cost API credentials; tests/usecases/bill/"
+    ),
 }
 
 DOC_ENV: dict[str, dict[str, str]] = {

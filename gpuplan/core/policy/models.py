@@ -30,6 +30,7 @@ from gpuplan.core.actions import provider_action
 from gpuplan.core.clouds import Feature, catalog_only, registered, scope_section
 from gpuplan.core.instances import Action
 from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.policy.bill_settings import BillSettings
 from gpuplan.core.policy.fields import (
     AlertPercent,
     EnvName,
@@ -272,3 +273,4 @@ class Policy(_Section):
     lifetimes: Lifetimes = Field(default_factory=Lifetimes)
     exemptions: Exemptions = Field(default_factory=Exemptions)
     owners: Owners = Field(default_factory=Owners)
+    bill: BillSettings = Field(default_factory=BillSettings)
