@@ -106,6 +106,8 @@ class SkipReason(StrEnum):
     ROOT_INSTANCE_STORE = "instance-store root"
     DATA_LOSS = "data loss"
     UNSUPPORTED = "not supported"
+    REFUSED = "refused"
+    """The unit may never be touched (:attr:`RiskFacts.refused` says why)."""
 
 
 @dataclass(frozen=True)
@@ -306,6 +308,8 @@ def _act(
     if skip is not None:
         return PlannedAction(inst, decision, planned, Step.SKIP, note=skip[1], skip=skip[0])
     tags = {STOPPED_AT_TAG: format_tag_time(now), REASON_TAG: rule.reason_code}
+    if inst.risk.undo:
+        note = "; ".join(filter(None, (note, f"undo: {inst.risk.undo}")))
     untag = (STOP_AFTER_TAG,) if STOP_AFTER_TAG in inst.labels else ()
     return PlannedAction(
         inst,
@@ -324,6 +328,8 @@ def _skip_reason(
     inst: GpuInstance, do: Action, rule: ActionRule, capabilities: frozenset[Capability]
 ) -> tuple[SkipReason, str] | None:
     risk = inst.risk
+    if risk.refused:
+        return SkipReason.REFUSED, f"refused: {risk.refused}"
     if risk.spot_one_time and do is not Action.TERMINATE:
         return SkipReason.SPOT_ONE_TIME, (
             "one-time spot instance: it cannot be stopped (only action: terminate ends it)"

@@ -20,6 +20,7 @@ from gpuplan.core import actions, clouds
 from gpuplan.core.offers import Provider
 from gpuplan.usecases.cloud_adapters import ENTRIES
 from gpuplan.usecases.cloud_entry import CloudEntry, Discoverer, Fetcher
+from gpuplan.usecases.kube_entry import ENTRY as KUBERNETES
 
 _ENTRIES: dict[Provider, CloudEntry] = {}
 
@@ -35,7 +36,7 @@ def register(entry: CloudEntry) -> None:
 
 def unregister(provider: Provider) -> None:
     """Drop a cloud registered at run time (a cloud a test registered); built-ins stay."""
-    if any(e.provider == provider for e in ENTRIES):
+    if any(e.provider == provider for e in (*ENTRIES, KUBERNETES)):
         raise ValueError(f"{provider.value} is built in")
     _ENTRIES.pop(provider, None)
     clouds.unregister(provider)
@@ -75,5 +76,5 @@ def discoverers(environ: Mapping[str, str]) -> dict[Provider, Discoverer]:
 
 # Every entry in ENTRIES is registered on import: its policy section, facts and action
 # row (for the built-in clouds this repeats what their constants already hold).
-for _entry in ENTRIES:
+for _entry in (*ENTRIES, KUBERNETES):
     register(_entry)
