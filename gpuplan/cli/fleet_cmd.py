@@ -21,6 +21,7 @@ from gpuplan.cli.common import (
 )
 from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, format_count, print_json, render_table, wrap
+from gpuplan.cli.workload_table import print_workloads
 from gpuplan.core.wording import plural
 
 
@@ -91,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         _print(records)
+        print_workloads(records)
     for line in seen.notices:
         say("notice", line)
     for line in problems:

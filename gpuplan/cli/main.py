@@ -30,6 +30,7 @@ COMMANDS = {
     "fleet": "fleet_cmd",
     "stop-idle": "stop_idle_cmd",
     "snooze": "snooze_cmd",
+    "restore": "restore_cmd",
     "history": "history_cmd",
     "savings": "savings_cmd",
     "waste": "waste_cmd",

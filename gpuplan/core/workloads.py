@@ -214,3 +214,17 @@ def erases(workload: Workload) -> str:
     if any(p.empty_dir for p in workload.pods):
         return "the pod's emptyDir data (a bare pod: nothing brings it back)"
     return "the pod itself (a bare pod: nothing brings it back)"
+
+
+def unit_fields(attributes: Mapping[str, str]) -> dict[str, object]:
+    """A Kubernetes unit's workload fields for ``--json`` (namespace, owner, nodes, pods);
+    empty for a cloud instance, whose records keep their shape."""
+    if "owner_kind" not in attributes:
+        return {}
+    return {
+        "namespace": attributes.get("namespace", ""),
+        "owner_kind": attributes["owner_kind"],
+        "owner_name": attributes.get("owner_name", ""),
+        "nodes": [n for n in attributes.get("nodes", "").split(",") if n],
+        "pods": [p for p in attributes.get("pods", "").split(",") if p],
+    }

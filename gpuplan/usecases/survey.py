@@ -30,6 +30,7 @@ from gpuplan.core.instances import GpuInstance, HostSamples
 from gpuplan.core.lifecycle import ActionRule, Step, plan_one
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
+from gpuplan.core.workloads import unit_fields
 from gpuplan.providers.base import CloudAdapter, ProviderError
 from gpuplan.usecases.concurrency import SERIAL, Concurrency, Service
 
@@ -264,6 +265,7 @@ def fleet_records(
                 "skip": skip,
                 "month_to_date_usd": month_to_date_usd(inst, inst.hourly_usd, now),
                 "labels": dict(inst.labels),
+                **unit_fields(inst.attributes),
             }
         )
     return out

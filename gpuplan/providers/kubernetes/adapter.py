@@ -41,6 +41,9 @@ from gpuplan.providers.kubernetes import reclaim
 from gpuplan.providers.kubernetes.discovery import Reader, Snapshot, owner_state
 from gpuplan.providers.kubernetes.pod_metrics import PodMetrics, PodRef
 
+NAMESPACE_LABEL = "gpuplan.io/namespace"
+OWNER_LABEL = "gpuplan.io/owner"
+"""Labels every unit carries, so reports group by namespace and owner (``--by owner``)."""
 KEPT_PREFIX = "gpuplan-"
 """Owner and pod annotations with this prefix are the unit's tags (notice, snooze, lease)."""
 
@@ -57,7 +60,7 @@ def undo_of(workload: Workload, replicas: int | None) -> str:
     return ""
 
 
-@dataclass
+@dataclass(eq=False)  # identity: the executor groups units by their adapter
 class KubeAdapter:
     """GPU workloads of one cluster context."""
 
@@ -120,6 +123,8 @@ class KubeAdapter:
         labels = dict(first.labels)
         kept = {**first.annotations, **(owner.annotations if owner else {})}
         labels.update({k: v for k, v in kept.items() if k.startswith(KEPT_PREFIX)})
+        labels.update({NAMESPACE_LABEL: workload.namespace,
+                       OWNER_LABEL: f"{workload.owner.kind}/{workload.owner.name}"})  # fmt: skip
         types = sorted({n.instance_type for n in nodes}) or ["unknown"]
         starts = [p.started_at for p in workload.pods if p.started_at is not None]
         why = refusal(

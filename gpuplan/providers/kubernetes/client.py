@@ -36,14 +36,23 @@ def make_client(kubeconfig: str | None, context: str | None, *, in_cluster: bool
                 raise ProviderError(f"{path}: kubeconfig larger than 4 MiB")
             config = KubeConfig.from_file(path)  # type: ignore[no-untyped-call]
             config.get(context)  # an unknown context fails here, with its name
+        single = config.get(None if in_cluster else context)
         return Client(
-            config.get(context) if not in_cluster else config,
-            trust_env=False,
-            field_manager="gpuplan",
+            single, trust_env=False, field_manager="gpuplan", transport=_transport(single)
         )
     except (ConfigError, OSError, ValueError) as exc:
         where = "in-cluster service account" if in_cluster else f"context {context or '(current)'}"
         raise ProviderError(f"kubernetes {where}: {str(exc)[:200]}") from None
+
+
+def _transport(single: Any) -> Any:
+    """The cluster's TLS (its CA, a client certificate) without keep-alive: a run makes a
+    few dozen calls, and no connection outlives its answer (none is left open at exit)."""
+    import httpx
+    from lightkube.config.client_adapter import verify_cluster
+
+    verify = verify_cluster(single.cluster, single.user, single.abs_file, trust_env=False)
+    return httpx.HTTPTransport(verify=verify, limits=httpx.Limits(max_keepalive_connections=0))
 
 
 def _default_path() -> Path:

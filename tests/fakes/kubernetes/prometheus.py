@@ -9,6 +9,7 @@ Prometheus 3). Anything else answers 400, so a query the fake does not know fail
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -40,12 +41,15 @@ class PodPrometheus(FakeApi):
     def error_body(self, status: int, message: str) -> Any:
         return {"status": "error", "errorType": "internal", "error": message}
 
+    index: dict[tuple[tuple[str, str], ...], dict[float, float]] = field(default_factory=dict)
+
     def publish(self, labels: dict[str, str], at: datetime, value: float) -> None:
-        for known, points in self.series:
-            if known == labels:
-                points[at.timestamp()] = value
-                return
-        self.series.append((dict(labels), {at.timestamp(): value}))
+        key = tuple(sorted(labels.items()))
+        points = self.index.get(key)
+        if points is None:
+            points = self.index[key] = {}
+            self.series.append((dict(labels), points))
+        points[at.timestamp()] = value
 
     def _query_range(self, request: Request) -> Reply:
         if self.down:
@@ -66,9 +70,11 @@ class PodPrometheus(FakeApi):
             if labels.get("__name__") != found["metric"] or not _matches(labels, matchers):
                 continue
             key = tuple((g, labels[g]) for g in group if labels.get(g))
+            times = sorted(points)
             t = start
             while t <= end:
-                inside = sorted((s, v) for s, v in points.items() if t - width < s <= t)
+                lo, hi = bisect_right(times, t - width), bisect_right(times, t)
+                inside = [(s, points[s]) for s in times[lo:hi]]
                 value = _rate(inside) if cpu else (max(v for _, v in inside) if inside else None)
                 if value is not None:
                     bucket = groups.setdefault(key, {})

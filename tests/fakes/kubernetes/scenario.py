@@ -197,7 +197,7 @@ def publish(
     gpus: int,
     signals: Signals,
     now: datetime,
-    minutes: int = 240,
+    minutes: int = 300,
     node_name: str = "n",
 ) -> None:
     """Samples every minute for the last ``minutes``, one series per GPU."""
