@@ -5,23 +5,37 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, WithJsonSchema, model_validator
 
+from gpuplan.core.policy.fields import _text
 from gpuplan.core.policy.section import Section
 
-K8sName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")]
+_NAME = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$"
+_KEY = r"^([a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$"
+_VALUE = r"^([A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?)?$"
+_CONTEXT = r"^\S{1,253}$"
+
+K8sName = Annotated[
+    str,
+    _text(_NAME, "a namespace name (lowercase letters, digits and '-', at most 63)"),
+    WithJsonSchema({"type": "string", "pattern": _NAME}),
+]
 """A Kubernetes namespace name (DNS label)."""
 LabelKey = Annotated[
     str,
-    StringConstraints(
-        pattern=r"^([a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$"
-    ),
+    _text(_KEY, "a label or annotation key (team, gpuplan.io/opt-out)"),
+    WithJsonSchema({"type": "string", "pattern": _KEY}),
 ]
-"""A label or annotation key (``team``, ``gpuplan.io/opt-out``)."""
 LabelValue = Annotated[
-    str, StringConstraints(pattern=r"^([A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?)?$")
+    str,
+    _text(_VALUE, "a label value (letters, digits, '-', '_' and '.', at most 63)"),
+    WithJsonSchema({"type": "string", "pattern": _VALUE}),
 ]
-ContextName = Annotated[str, StringConstraints(min_length=1, max_length=253, pattern=r"^[^\s]+$")]
+ContextName = Annotated[
+    str,
+    _text(_CONTEXT, "a kubeconfig context name (no spaces)"),
+    WithJsonSchema({"type": "string", "pattern": _CONTEXT}),
+]
 PROTECTED = ("kube-system",)
 
 

@@ -79,6 +79,9 @@ class KubeApi(FakeApi):
     """(verb, plural) pairs RBAC refuses (403)."""
     throttle: list[int] = field(default_factory=list)
     """Retry-After seconds of the next requests to answer 429, in order."""
+    after_read: dict[str, Any] = field(default_factory=dict)
+    """Path -> a function called once after a GET of that path is answered (a concurrent
+    writer changing the object between a client's read and its write)."""
     token: str = "fake-token-for-tests"
     version: int = 1000
     mutex: threading.Lock = field(default_factory=threading.Lock)
@@ -111,6 +114,10 @@ class KubeApi(FakeApi):
 
     def snapshot(self) -> dict[tuple[str, str, str, str], dict[str, Any]]:
         return copy.deepcopy(self.objects)
+
+    def touch(self, prefix: str, plural: str, ns: str, name: str) -> None:
+        """Another writer changed the object: a new resourceVersion."""
+        self._bump(self.get(prefix, plural, ns, name))
 
     def _bump(self, obj: dict[str, Any]) -> None:
         self.version += 1
@@ -176,7 +183,11 @@ class KubeApi(FakeApi):
             return _status(404, "NotFound", f"{plural} has no scale subresource")
         dry = request.query.get("dryRun") == "All"
         if request.method == "GET":
-            return 200, {}, _scale(obj) if sub == "scale" else obj
+            answer = copy.deepcopy(_scale(obj) if sub == "scale" else obj)
+            hook = self.after_read.pop(request.path, None)
+            if hook is not None:
+                hook()
+            return 200, {}, answer
         if request.method == "DELETE":
             if not dry:
                 del self.objects[key]
