@@ -156,6 +156,7 @@ ALWAYS: dict[str, frozenset[str]] = {
         "--apply --catalog-dir --concurrency --db --json --lock-wait --policy --shard --shards"
     ),
     "snooze": _words("--clear --concurrency --for --json --policy"),
+    "restore": _words("--apply --db --json --policy --scope"),
     "history": _words("--db --json --limit --policy"),
     "savings": _words("--by --db --json --policy"),
     "waste": _words("--by --db --json --since"),

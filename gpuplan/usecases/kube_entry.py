@@ -89,7 +89,8 @@ ENTRY = CloudEntry(
         Action.HIBERNATE: Refusal(NOT_A_NODE_ACTION),
         Action.SUSPEND: Refusal("use stop: a Job or CronJob is suspended by stop"),
         Action.DEALLOCATE: Refusal(NOT_A_NODE_ACTION),
-        Action.TERMINATE: Refusal("gpuplan never deletes a workload's owner; stop reclaims it"),
+        # A workload's owner is never deleted: terminate reclaims the GPUs as stop does.
+        Action.TERMINATE: one(Call.STOP, "as stop (gpuplan never deletes a workload's owner)"),
     },
     catalog_file="",
     permission_file="deploy/kubernetes-gpuplan-clusterrole.yaml",

@@ -82,7 +82,8 @@ class KubeAdapter:
 
     @property
     def capabilities(self) -> frozenset[Capability]:
-        caps = {Capability.LIST, Capability.STOP, Capability.TAG}
+        # terminate reclaims as stop does (the entry's row): a workload's owner is kept
+        caps = {Capability.LIST, Capability.STOP, Capability.TERMINATE, Capability.TAG}
         if self.metrics is not None:
             caps.add(Capability.METRICS)
         return frozenset(caps)
@@ -228,7 +229,7 @@ class KubeAdapter:
         return instance.model_copy(update={"labels": labels, "state": state})
 
     def act(self, instance: GpuInstance, action: Action) -> InstanceState:
-        if action is not Action.STOP:
+        if action not in (Action.STOP, Action.TERMINATE):
             raise unsupported(self.scope, action)
         if instance.risk.refused:
             raise ProviderError(f"{instance.instance_id}: refused: {instance.risk.refused}")
@@ -238,7 +239,7 @@ class KubeAdapter:
 
     def preview(self, instance: GpuInstance, action: Action) -> str:
         """The action sent with ``dryRun=All``: what the API server would do."""
-        if action is not Action.STOP:
+        if action not in (Action.STOP, Action.TERMINATE):
             raise unsupported(self.scope, action)
         ns, kind, name = self._where(instance)
         done = reclaim.reclaim(self.client, ns, kind, name, self._now(), dry_run=True)

@@ -82,9 +82,14 @@ def used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[set[tuple[
         assert main(["stop-idle", "--policy", str(policy), "--apply", "--json"]) == 0
         deleted = [r for r in api.writes() if r.method == "DELETE"]
         assert [r.path for r in deleted] == ["/api/v1/namespaces/research/pods/scratch"]
-        for key in ("research/Notebook/idle-nb", "ml-eval/Deployment/eval-server",
-                    "batch/CronJob/nightly", "ml-eval/StatefulSet/cache",
-                    "ml-eval/ReplicaSet/orphan-rs", "batch/Job/sweep"):  # fmt: skip
+        for key in (
+            "research/Notebook/idle-nb",
+            "ml-eval/Deployment/eval-server",
+            "batch/CronJob/nightly",
+            "ml-eval/StatefulSet/cache",
+            "ml-eval/ReplicaSet/orphan-rs",
+            "batch/Job/sweep",
+        ):
             assert main(["restore", key, "--policy", str(policy), "--apply"]) == 0, key
         yield {verb_of(r) for r in api.requests}
 

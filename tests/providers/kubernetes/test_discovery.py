@@ -42,38 +42,57 @@ def adapter(c: Cluster, **reader: object) -> KubeAdapter:
     client = make_client(str(c.kubeconfig), c.context, in_cluster=False)
     provider = cloud_registry.entry_of(Provider("kubernetes")).provider
     return KubeAdapter(
-        provider, c.context, client, Reader(client, **reader),  # type: ignore[arg-type]
+        provider,
+        c.context,
+        client,
+        Reader(client, **reader),  # type: ignore[arg-type]
         catalog=load_catalog(),
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize(
     ("labels", "kind", "region", "pricing"),
     [
         ({"karpenter.sh/capacity-type": "spot"}, "g5.xlarge", "us-east-1", PricingModel.SPOT),
-        ({"karpenter.sh/capacity-type": "on-demand"}, "g5.xlarge", "us-east-1",
-         PricingModel.ON_DEMAND),
+        (
+            {"karpenter.sh/capacity-type": "on-demand"},
+            "g5.xlarge",
+            "us-east-1",
+            PricingModel.ON_DEMAND,
+        ),
         ({"eks.amazonaws.com/capacityType": "SPOT"}, "g5.xlarge", "us-east-1", PricingModel.SPOT),
-        ({"cloud.google.com/gke-spot": "true"}, "a2-highgpu-1g", "us-central1",
-         PricingModel.SPOT),
-        ({"cloud.google.com/gke-preemptible": "true"}, "a2-highgpu-1g", "us-central1",
-         PricingModel.SPOT),
-        ({"kubernetes.azure.com/scalesetpriority": "spot"}, "Standard_NC24ads_A100_v4",
-         "eastus", PricingModel.SPOT),
+        ({"cloud.google.com/gke-spot": "true"}, "a2-highgpu-1g", "us-central1", PricingModel.SPOT),
+        (
+            {"cloud.google.com/gke-preemptible": "true"},
+            "a2-highgpu-1g",
+            "us-central1",
+            PricingModel.SPOT,
+        ),
+        (
+            {"kubernetes.azure.com/scalesetpriority": "spot"},
+            "Standard_NC24ads_A100_v4",
+            "eastus",
+            PricingModel.SPOT,
+        ),
         ({}, "Standard_NC24ads_A100_v4", "eastus", PricingModel.ON_DEMAND),
     ],
-)  # fmt: skip
+)
 def test_capacity_type_labels_choose_the_catalog_price(
-    api: KubeApi, served: Cluster, labels: dict[str, str], kind: str, region: str,
+    api: KubeApi,
+    served: Cluster,
+    labels: dict[str, str],
+    kind: str,
+    region: str,
     pricing: PricingModel,
-) -> None:  # fmt: skip
+) -> None:
     s.node(api, "n", kind, region, 1, spot=labels)
     s.pod(api, "ml", "p", "n", 1)
     (unit,) = adapter(served).list_instances()
     offer = next(
-        o for o in load_catalog().offers
+        o
+        for o in load_catalog().offers
         if o.instance_type.lower() == kind.lower() and o.region == region
-    )  # fmt: skip
+    )
     assert unit.pricing is pricing
     assert unit.hourly_usd == offer.price(pricing) and unit.hourly_usd is not None
     assert unit.instance_type == kind and unit.region == region
@@ -130,8 +149,9 @@ def test_excluded_and_selected_namespaces_and_labels(api: KubeApi, served: Clust
     for ns in ("a", "b", "c"):
         s.pod(api, ns, "p", "n", 1, labels={"team": ns})
     assert [u.instance_id for u in adapter(served, exclude=("b",)).list_instances()] == [
-        "a/Pod/p", "c/Pod/p",
-    ]  # fmt: skip
+        "a/Pod/p",
+        "c/Pod/p",
+    ]
     only = adapter(served, namespaces=("c",)).list_instances()
     assert [u.instance_id for u in only] == ["c/Pod/p"]
     assert any(r.path == "/api/v1/namespaces/c/pods" for r in api.requests)
@@ -167,8 +187,11 @@ def test_metrics_join_by_namespace_and_pod_in_both_layouts(api: KubeApi, served:
     s.publish(prom, "b", "same-name", 1, Signals(util=2.0, exported=True), NOW, minutes=30)
     # c publishes the profiling metric (0.5 = 50%) and a util that disagrees: profiling wins
     s.publish(prom, "c", "same-name", 1, Signals(util=50.0, profiling=True), NOW, minutes=30)
-    prom.publish({"__name__": "DCGM_FI_DEV_GPU_UTIL", "namespace": "c", "pod": "same-name",
-                  "gpu": "0"}, NOW, 99.0)  # fmt: skip
+    prom.publish(
+        {"__name__": "DCGM_FI_DEV_GPU_UTIL", "namespace": "c", "pod": "same-name", "gpu": "0"},
+        NOW,
+        99.0,
+    )
     with serve(prom) as url:
         a = adapter(served)
         a.metrics = PodMetrics(url, attempts=1)

@@ -102,9 +102,12 @@ def test_scale_uses_the_subresource_with_a_merge_patch(cluster: Cluster) -> None
     writes = [(r.method, r.path, r.content_type) for r in api.writes()]
     assert writes == [
         ("PATCH", "/apis/apps/v1/namespaces/ml/deployments/web", "application/merge-patch+json"),
-        ("PATCH", "/apis/apps/v1/namespaces/ml/deployments/web/scale",
-         "application/merge-patch+json"),
-    ]  # fmt: skip
+        (
+            "PATCH",
+            "/apis/apps/v1/namespaces/ml/deployments/web/scale",
+            "application/merge-patch+json",
+        ),
+    ]
     web = api.get(APPS, "deployments", "ml", "web")
     assert web["spec"]["replicas"] == 0
     assert reclaim.restore(client, "ml", "Deployment", "web") == (
@@ -123,8 +126,12 @@ def test_a_custom_resource_refuses_a_strategic_merge_patch(cluster: Cluster) -> 
 
     body = {"metadata": {"annotations": {"x": "y"}}}
     with pytest.raises(ProviderError, match="HTTP 415"):
-        call("patch", lambda: client.patch(notebook_resource(), "nb", body, namespace="ml",
-                                           patch_type=PatchType.STRATEGIC))  # fmt: skip
+        call(
+            "patch",
+            lambda: client.patch(
+                notebook_resource(), "nb", body, namespace="ml", patch_type=PatchType.STRATEGIC
+            ),
+        )
     # the notebook's stop goes out as a merge patch, which the server takes
     assert "kubeflow-resource-stopped" in reclaim.reclaim(client, "ml", "Notebook", "nb", NOW)
 
