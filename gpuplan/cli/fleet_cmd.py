@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.usecases.adapters import build_adapters
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
-    from gpuplan.usecases.survey import fleet_records, idle_rule, survey
+    from gpuplan.usecases.survey import fleet_records, idle_rule, stranded_gpus, survey
 
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
@@ -87,9 +87,11 @@ def run(args: argparse.Namespace) -> int:
     records = fleet_records(seen, now, policy)
     if args.json:
         shown = shard.label if shard else None
-        print_json(
-            {"policy": policy.name, "shard": shown, "instances": records, "problems": problems}
-        )
+        record = {"policy": policy.name, "shard": shown, "instances": records, "problems": problems}
+        spare = stranded_gpus(fleet.adapters)
+        if spare:  # Kubernetes nodes' GPUs no pod requests; other clouds' JSON is unchanged
+            record["stranded"] = spare
+        print_json(record)
     else:
         _print(records)
         print_workloads(records)
@@ -100,9 +102,23 @@ def run(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-HEADERS = ("provider", "region", "instance", "type", "state", "GPUs", "$/h", "max %",
-           "mean %", "GPU mem %", "CPU %", "idle min", "verdict", "MTD $",
-           "reason")  # fmt: skip
+HEADERS = (
+    "provider",
+    "region",
+    "instance",
+    "type",
+    "state",
+    "GPUs",
+    "$/h",
+    "max %",
+    "mean %",
+    "GPU mem %",
+    "CPU %",
+    "idle min",
+    "verdict",
+    "MTD $",
+    "reason",
+)
 
 
 DROP_ORDER = (10, 9, 8, 0, 3, 13, 4, 1)
@@ -141,8 +157,13 @@ def _print(records: list[dict[str, Any]]) -> None:
     print(render_table(HEADERS, rows, align_right=right, drop=DROP_ORDER, wrap_last=True))
     skipped = sum(1 for r in records if r.get("skip"))
     if skipped:
-        print("\n" + wrap(f"{plural(skipped, 'running instance')} would be skipped by "
-                          "stop-idle once idle (reason at the end of the row)."))  # fmt: skip
+        print(
+            "\n"
+            + wrap(
+                f"{plural(skipped, 'running instance')} would be skipped by "
+                "stop-idle once idle (reason at the end of the row)."
+            )
+        )
     print(
         "\n"
         + wrap(

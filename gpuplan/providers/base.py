@@ -143,3 +143,11 @@ class Previewer(Protocol):
     def preview(self, instance: GpuInstance, action: Action) -> str:
         """What the platform says the action would do; ProviderError when it refuses."""
         ...
+
+
+@runtime_checkable
+class StrandedReporter(Protocol):
+    """An adapter whose units share machines (Kubernetes pods on nodes): after a listing,
+    the GPUs its machines offer that no unit holds, one record per machine."""
+
+    def stranded_records(self) -> list[dict[str, object]]: ...

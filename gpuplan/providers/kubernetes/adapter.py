@@ -116,6 +116,22 @@ class KubeAdapter:
     def stranded(self) -> list[Stranded]:
         return stranded(self.last.nodes.values(), self.last.pods)
 
+    def stranded_records(self) -> list[dict[str, object]]:
+        """The last listing's stranded GPUs, one record per node (``fleet --json``)."""
+        return [
+            {
+                "scope": self.scope,
+                "node": x.node.name,
+                "instance_type": x.node.instance_type,
+                "region": x.node.region,
+                "pricing": x.node.pricing.value,
+                "gpus": x.gpus,
+                "node_gpus": x.node.gpus,
+                "hourly_usd": x.hourly_usd,
+            }
+            for x in self.stranded()
+        ]
+
     def _unit(self, workload: Workload) -> GpuInstance:
         snap = self.last
         owner = snap.owners.get(workload.key)
@@ -124,8 +140,12 @@ class KubeAdapter:
         labels = dict(first.labels)
         kept = {**first.annotations, **(owner.annotations if owner else {})}
         labels.update({k: v for k, v in kept.items() if k.startswith(KEPT_PREFIX)})
-        labels.update({NAMESPACE_LABEL: workload.namespace,
-                       OWNER_LABEL: f"{workload.owner.kind}/{workload.owner.name}"})  # fmt: skip
+        labels.update(
+            {
+                NAMESPACE_LABEL: workload.namespace,
+                OWNER_LABEL: f"{workload.owner.kind}/{workload.owner.name}",
+            }
+        )
         types = sorted({n.instance_type for n in nodes}) or ["unknown"]
         starts = [p.started_at for p in workload.pods if p.started_at is not None]
         why = refusal(

@@ -109,8 +109,10 @@ def test_apply_acts_on_exactly_the_idle_workloads_by_owner_kind(
         "/apis/batch/v1/namespaces/batch/cronjobs/nightly",
     }
     assert not any(r.method == "DELETE" for r in api.requests)
-    assert ("/apis/apps/v1/namespaces/ml-eval/deployments/eval-server/scale",
-            "application/merge-patch+json") in written  # fmt: skip
+    assert (
+        "/apis/apps/v1/namespaces/ml-eval/deployments/eval-server/scale",
+        "application/merge-patch+json",
+    ) in written
     notebook_types = {t for p, t in written if "notebooks" in p}
     assert notebook_types == {"application/merge-patch+json"}  # a CRD: never strategic
     after = api.snapshot()
@@ -209,3 +211,36 @@ def test_a_metrics_outage_gives_unknown_and_no_action(
     assert {d["action"] for d in done["decisions"]} == {"none"}
     assert api.writes() == [] and api.snapshot() == before
     assert code == 1  # the outage is a problem of the run
+
+
+def test_waste_and_audit_group_by_namespace_and_owner(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["stop-idle", "--policy", str(setup.policy), "--json"], capsys)[0] == 0
+    code, waste = run(["waste", "--by", "namespace", "--json"], capsys)
+    assert code == 0 and waste["by"] == "namespace"
+    idle_namespaces = {k.split("/")[0] for k, v in world.EXPECTED.items() if v[0] == "idle"}
+    assert {g["namespace"] for g in waste["totals"]} == idle_namespaces
+    eval_group = next(g for g in waste["totals"] if g["namespace"] == "ml-eval")
+    assert eval_group["idle_gpu_hours"] == 2.0  # two replicas, one GPU each
+    code, by_owner = run(["waste", "--by", "owner", "--json"], capsys)
+    owners = {g["owner"] for g in by_owner["totals"]}
+    assert "Deployment/eval-server" in owners and "Notebook/busy-nb" not in owners
+    code, audit = run(
+        ["audit", "--policy", str(setup.policy), "--by", "namespace", "--since", "24h", "--json"],
+        capsys,
+    )
+    assert code in (0, 1)
+    text = json.dumps(audit)
+    assert "ml-eval" in text and "kube-system" in text
+
+
+def test_fleet_json_lists_stranded_gpus_per_node(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, fleet = run(["fleet", "--policy", str(setup.policy), "--json"], capsys)
+    assert code == 0
+    spare = {r["node"]: (r["gpus"], r["hourly_usd"]) for r in fleet["stranded"]}
+    assert set(spare) == {"p4d-a", "p4d-spot", "g5-idle-node"}
+    assert spare["p4d-spot"][0] == 5 and spare["p4d-a"][0] == 1
+    assert Decimal(str(spare["g5-idle-node"][1])) == Decimal("1.006")
