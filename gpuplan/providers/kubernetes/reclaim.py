@@ -2,9 +2,9 @@
 
 - Deployment, StatefulSet (and a bare ReplicaSet): the replica count is written on the
   object (annotation :data:`REPLICAS_ANNOTATION`, a merge patch carrying the
-  ``resourceVersion`` just read, so a change in between answers 409 and nothing is
-  done), then the ``scale`` subresource is patched to 0. Restore scales back to the
-  recorded count and removes the annotation.
+  ``resourceVersion`` of the object just read, so a change in between answers 409 and
+  nothing is done), then the ``scale`` subresource is patched to 0 (merge patch).
+  Restore scales back to the recorded count and removes the annotation.
 - Job, CronJob: ``spec.suspend: true`` (strategic merge); restore sets it false.
 - Kubeflow Notebook: the annotation its controller obeys, ``kubeflow-resource-stopped``
   = the time (merge patch: a custom resource takes no strategic merge); restore removes it.
@@ -84,13 +84,12 @@ def reclaim(
     where = f"{kind} {namespace}/{name}"
     res = resource_of(kind)
     if kind in SCALED:
-        scale = call(
-            f"read {where} scale", lambda: client.get(res.Scale, name, namespace=namespace)
-        )
-        replicas = int(scale.spec.replicas or 0)
+        obj = call(f"read {where}", lambda: client.get(res, name, namespace=namespace))
+        spec = obj.spec
+        replicas = int(spec.replicas if spec is not None and spec.replicas is not None else 1)
         body = {
             "metadata": {
-                "resourceVersion": scale.metadata.resourceVersion,
+                "resourceVersion": obj.metadata.resourceVersion,
                 "annotations": {REPLICAS_ANNOTATION: str(replicas)},
             }
         }

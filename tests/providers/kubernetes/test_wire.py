@@ -64,8 +64,8 @@ def test_rbac_refusal_is_one_line_naming_the_role(cluster: Cluster) -> None:
 def test_a_stale_resource_version_is_a_conflict_and_nothing_is_scaled(cluster: Cluster) -> None:
     api = cluster.api
     client = make_client(str(cluster.kubeconfig), cluster.context, in_cluster=False)
-    # another writer changes the Deployment right after gpuplan reads its scale
-    api.after_read["/apis/apps/v1/namespaces/ml/deployments/web/scale"] = lambda: api.touch(
+    # another writer changes the Deployment right after gpuplan reads it
+    api.after_read["/apis/apps/v1/namespaces/ml/deployments/web"] = lambda: api.touch(
         APPS, "deployments", "ml", "web"
     )
     with pytest.raises(ProviderError) as err:
