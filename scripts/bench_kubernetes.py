@@ -169,7 +169,9 @@ def run(runs: int, page_size: int) -> str:
             f"{NODES} nodes x {GPUS_PER_NODE} GPUs, {all_pods} pods ({gpu_pods} with one GPU, "
             f"{all_pods - gpu_pods} CPU pods), {len(api.objects)} objects in all; the real "
             "lightkube client over TLS on loopback; Prometheus canned (half the GPU pods "
-            "idle). Median of the runs, in-process through `main()`:",
+            "idle). Median of the runs, in-process through `main()`; CPU is the whole "
+            "process's, so it includes the two fake servers' threads (building and "
+            "serving the JSON), not only gpuplan:",
             "",
             "| command | workloads | wall | CPU | API requests | exit |",
             "|---|---|---|---|---|---|",
