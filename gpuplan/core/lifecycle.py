@@ -259,6 +259,11 @@ def plan_one(
         return PlannedAction(inst, decision, Action.NONE, Step.NONE)
     if rule.action is Action.NOTIFY:
         return PlannedAction(inst, decision, Action.NOTIFY, Step.NOTIFY, note="notify only")
+    if inst.risk.refused:  # before any notice: a refused unit gets no tag either
+        why = f"refused: {inst.risk.refused}"
+        return PlannedAction(
+            inst, decision, rule.action, Step.SKIP, note=why, skip=SkipReason.REFUSED
+        )
     notice = _notice(inst, decision, rule, now)
     if notice is not None:
         return notice

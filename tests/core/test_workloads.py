@@ -149,3 +149,7 @@ def test_the_planner_skips_a_refused_unit_with_its_reason_and_records_the_undo()
     assert undo.step is Step.ACT and undo.note == "undo: gpuplan restore ml/Job/j"
     lost = plan_one(_unit(RiskFacts(erases="the pod's emptyDir")), idle, ActionRule(), now, caps)
     assert lost.skip is SkipReason.DATA_LOSS and "emptyDir" in lost.note
+    noticed = plan_one(
+        _unit(RiskFacts(refused="kube-system")), idle, ActionRule(notice_minutes=30), now, caps
+    )
+    assert noticed.skip is SkipReason.REFUSED and noticed.tags == {}  # no notice tag written

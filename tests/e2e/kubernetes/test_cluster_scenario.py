@@ -244,3 +244,26 @@ def test_fleet_json_lists_stranded_gpus_per_node(
     assert set(spare) == {"p4d-a", "p4d-spot", "g5-idle-node"}
     assert spare["p4d-spot"][0] == 5 and spare["p4d-a"][0] == 1
     assert Decimal(str(spare["g5-idle-node"][1])) == Decimal("1.006")
+
+
+def test_a_notice_is_an_annotation_on_the_owner_and_nothing_is_scaled(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = setup.policy.read_text(encoding="utf-8")
+    setup.policy.write_text(text.replace("idle:\n", "idle:\n  notice_minutes: 30\n", 1))
+    code, done = run(["stop-idle", "--policy", str(setup.policy), "--apply", "--json"], capsys)
+    assert code == 0, done["problems"]
+    found = by_id(done["decisions"])
+    notified = {k for k, d in found.items() if d["action"] == "notified"}
+    # the bare pod gets its notice too: the data-loss skip comes when the notice is due
+    api = setup.cluster.api
+    assert notified == {*world.ACTED, "research/Pod/scratch"}
+    assert {k for k, d in found.items() if d["skip"] == "refused"} == {
+        k for k, v in world.EXPECTED.items() if v[2] == "refused"
+    }
+    refused_paths = ("kube-system", "gpu-agent", "api-gpu", "keep-me")
+    assert not [r for r in api.writes() if any(p in r.path for p in refused_paths)]
+    assert not [r for r in api.writes() if r.path.endswith("/scale") or r.method == "DELETE"]
+    deployment = api.get("apis/apps/v1", "deployments", "ml-eval", "eval-server")
+    assert "gpuplan-stop-after" in deployment["metadata"]["annotations"]
+    assert deployment["spec"]["replicas"] == 2
