@@ -193,8 +193,9 @@ def refusal(
     if workload.namespace in protected:
         return f"namespace {workload.namespace} is never touched"
     for pod in workload.pods:
-        if opt_out in pod.labels or opt_out in pod.annotations:
-            return f"opted out: pod {pod.name} carries {opt_out}"
+        found = opted_out([*pod.labels, *pod.annotations], opt_out)
+        if found:
+            return f"opted out: pod {pod.name} carries {found}"
     for budget in budgets:
         if budget.namespace != workload.namespace:
             continue
@@ -204,6 +205,21 @@ def refusal(
                 f"PodDisruptionBudget {budget.name} allows {budget.disruptions_allowed} "
                 f"disruption(s); stopping takes down {len(held)} pod(s)"
             )
+    return ""
+
+
+OPT_OUT_NAMES = frozenset({"opt-out", "optout", "keep", "exempt", "skip", "ignore"})
+"""Key names that opt a pod out under a gpuplan prefix (``gpuplan.io/opt-out``,
+``gpuplan/keep``), besides the policy's own key: an opt-out is never missed for its
+spelling."""
+
+
+def opted_out(keys: Iterable[str], opt_out: str) -> str:
+    """The label or annotation key that opts a pod out; empty when none does."""
+    for key in keys:
+        prefix, _, name = key.rpartition("/")
+        if key == opt_out or (prefix.startswith("gpuplan") and name.lower() in OPT_OUT_NAMES):
+            return key
     return ""
 
 

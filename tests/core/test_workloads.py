@@ -153,3 +153,20 @@ def test_the_planner_skips_a_refused_unit_with_its_reason_and_records_the_undo()
         _unit(RiskFacts(refused="kube-system")), idle, ActionRule(notice_minutes=30), now, caps
     )
     assert noticed.skip is SkipReason.REFUSED and noticed.tags == {}  # no notice tag written
+
+
+@pytest.mark.parametrize(
+    ("keys", "found"),
+    [
+        (["team", "gpuplan.io/opt-out"], "gpuplan.io/opt-out"),
+        (["my.org/no-reclaim"], "my.org/no-reclaim"),
+        (["gpuplan/keep"], "gpuplan/keep"),
+        (["gpuplan.io/Exempt"], "gpuplan.io/Exempt"),
+        (["team", "app.kubernetes.io/name", "keep"], ""),
+        (["other.io/opt-out"], ""),
+    ],
+)
+def test_opt_out_keys(keys: list[str], found: str) -> None:
+    from gpuplan.core.workloads import opted_out
+
+    assert opted_out(keys, "my.org/no-reclaim") == found
