@@ -32,6 +32,7 @@ from gpuplan.core.workloads import (
     Workload,
     erases,
     group,
+    opted_out,
     refusal,
     stranded,
     workload_hourly,
@@ -151,6 +152,9 @@ class KubeAdapter:
         why = refusal(
             workload, protected=self.protected, opt_out=self.opt_out, budgets=snap.budgets
         )
+        marked = opted_out([*owner.labels, *owner.annotations], self.opt_out) if owner else ""
+        if not why and marked:
+            why = f"opted out: {workload.owner.kind} {workload.owner.name} carries {marked}"
         if not why and workload.owner.kind not in (
             *reclaim.SCALED,
             *reclaim.SUSPENDED,

@@ -203,3 +203,12 @@ def test_metrics_join_by_namespace_and_pod_in_both_layouts(api: KubeApi, served:
     assert peak == {"a/Pod/same-name": 80.0, "b/Pod/same-name": 2.0, "c/Pod/same-name": 50.0}
     assert set(got["b/Pod/same-name"].utilisation) == {"same-name/0"}
     assert all(v.cpu for v in got.values())
+
+
+def test_an_owner_can_opt_out_too(api: KubeApi, served: Cluster) -> None:
+    s.node(api, "n", "p4d.24xlarge", "us-east-1", 8)
+    s.owner(api, "Deployment", "ml", "web", replicas=1, annotations={"gpuplan.io/opt-out": "y"})
+    s.owner(api, "ReplicaSet", "ml", "web-1", replicas=1, parent=("Deployment", "web"))
+    s.pod(api, "ml", "web-1-a", "n", 1, owner=("ReplicaSet", "web-1"))
+    (unit,) = adapter(served).list_instances()
+    assert unit.risk.refused == "opted out: Deployment web carries gpuplan.io/opt-out"
