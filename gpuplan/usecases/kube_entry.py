@@ -11,17 +11,36 @@ or deleting a bare pod when data loss is allowed). lightkube loads only in the b
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gpuplan.core.actions import Call, Refusal, one
 from gpuplan.core.errors import GpuplanError, InputError
 from gpuplan.core.instances import Action
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy.kubernetes_scope import KubernetesScope
-from gpuplan.core.region_naming import MARKETPLACE_NAMING
+from gpuplan.core.region_naming import AWS_NAMING, AZURE_NAMING, GCP_NAMING, RegionGroup
 from gpuplan.providers.base import CloudAdapter
 from gpuplan.usecases.cloud_entry import BuildContext, CloudEntry, ScopeAdapters, Service
 from gpuplan.usecases.extras import needs_extra
 
 KUBERNETES = Provider.named("kubernetes")
+
+
+@dataclass(frozen=True)
+class NodeRegions:
+    """A node's region is its cloud's (``topology.kubernetes.io/region``): the big three's
+    names, grouped as each cloud groups them."""
+
+    known: frozenset[str] = AWS_NAMING.known | GCP_NAMING.known | AZURE_NAMING.known
+
+    def group(self, region: str) -> RegionGroup | None:
+        for naming in (AWS_NAMING, GCP_NAMING, AZURE_NAMING):
+            found = naming.group(region)
+            if found is not None:
+                return found
+        return None
+
+
 NOT_A_NODE_ACTION = (
     "Kubernetes workloads are stopped through their owner; nodes are the autoscaler's"
 )
@@ -94,7 +113,7 @@ ENTRY = CloudEntry(
     },
     catalog_file="",
     permission_file="deploy/kubernetes-gpuplan-clusterrole.yaml",
-    regions=MARKETPLACE_NAMING,
+    regions=NodeRegions(),
     services={Service.LISTING: "apiserver", Service.METRICS: "prometheus"},
     nothing_found="scope.kubernetes found no context: nothing was surveyed",
     local_storage="a bare pod's emptyDir volumes",
