@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     records = fleet_records(seen, now, policy)
     if args.json:
         shown = shard.label if shard else None
-        record = {"policy": policy.name, "shard": shown, "instances": records, "problems": problems}
+        record = {"policy": policy.name, "shard": shown, "instances": records,
+                  "problems": problems}  # fmt: skip
         spare = stranded_gpus(fleet.adapters)
         if spare:  # Kubernetes nodes' GPUs no pod requests; other clouds' JSON is unchanged
             record["stranded"] = spare
@@ -102,23 +103,9 @@ def run(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-HEADERS = (
-    "provider",
-    "region",
-    "instance",
-    "type",
-    "state",
-    "GPUs",
-    "$/h",
-    "max %",
-    "mean %",
-    "GPU mem %",
-    "CPU %",
-    "idle min",
-    "verdict",
-    "MTD $",
-    "reason",
-)
+HEADERS = ("provider", "region", "instance", "type", "state", "GPUs", "$/h", "max %",
+           "mean %", "GPU mem %", "CPU %", "idle min", "verdict", "MTD $",
+           "reason")  # fmt: skip
 
 
 DROP_ORDER = (10, 9, 8, 0, 3, 13, 4, 1)
@@ -157,13 +144,8 @@ def _print(records: list[dict[str, Any]]) -> None:
     print(render_table(HEADERS, rows, align_right=right, drop=DROP_ORDER, wrap_last=True))
     skipped = sum(1 for r in records if r.get("skip"))
     if skipped:
-        print(
-            "\n"
-            + wrap(
-                f"{plural(skipped, 'running instance')} would be skipped by "
-                "stop-idle once idle (reason at the end of the row)."
-            )
-        )
+        print("\n" + wrap(f"{plural(skipped, 'running instance')} would be skipped by "
+                          "stop-idle once idle (reason at the end of the row)."))  # fmt: skip
     print(
         "\n"
         + wrap(
