@@ -28,10 +28,11 @@ KUBERNETES = Provider.named("kubernetes")
 
 @dataclass(frozen=True)
 class NodeRegions:
-    """A node's region is its cloud's (``topology.kubernetes.io/region``): the big three's
-    names, grouped as each cloud groups them."""
+    """A node's region is its cloud's (``topology.kubernetes.io/region``), grouped as that
+    cloud groups it. Kubernetes documents no region of its own (``known`` is empty), so a
+    region name is never said to be Kubernetes' rather than its cloud's."""
 
-    known: frozenset[str] = AWS_NAMING.known | GCP_NAMING.known | AZURE_NAMING.known
+    known: frozenset[str] = frozenset()
 
     def group(self, region: str) -> RegionGroup | None:
         for naming in (AWS_NAMING, GCP_NAMING, AZURE_NAMING):
