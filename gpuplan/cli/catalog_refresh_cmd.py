@@ -142,11 +142,17 @@ def _add_target_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def _clouds(values: list[str] | None) -> list[object]:
+    from gpuplan.core.clouds import facts_of
     from gpuplan.core.offers import Provider
     from gpuplan.usecases.catalog import parse_provider
 
     names = split_list(values)
-    return [parse_provider(n) for n in names] if names else list(Provider)
+    # Every cloud with a catalog file (Kubernetes nodes are priced from the clouds' files).
+    return (
+        [parse_provider(n) for n in names]
+        if names
+        else [p for p in Provider if facts_of(p).catalog_file]
+    )
 
 
 def _progress(line: str) -> None:

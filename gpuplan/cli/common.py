@@ -137,9 +137,9 @@ def add_group_by(parser: argparse.ArgumentParser, default: str = "label:team") -
     parser.add_argument(
         "--by",
         default=default,
-        metavar="account|label:KEY",
-        help=f"group by account (AWS account, GCP project, Azure subscription) or by a "
-        f"label's value ({default})",
+        metavar="account|label:KEY|namespace|owner",
+        help=f"group by account (AWS account, GCP project, Azure subscription), by a "
+        f"label's value, or a Kubernetes workload's namespace or owner ({default})",
     )
 
 

@@ -21,6 +21,7 @@ from gpuplan.cli.common import (
 )
 from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, format_count, print_json, render_table, wrap
+from gpuplan.cli.workload_table import print_workloads
 from gpuplan.core.wording import plural
 
 
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.usecases.exempt_report import exempt_line, exempt_summary
     from gpuplan.usecases.policy import load_policy
     from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
-    from gpuplan.usecases.survey import fleet_records, idle_rule, survey
+    from gpuplan.usecases.survey import fleet_records, idle_rule, stranded_gpus, survey
 
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
@@ -88,12 +89,15 @@ def run(args: argparse.Namespace) -> int:
     exempt = exempt_summary([s.instance for s in seen.seen], policy, now)
     if args.json:
         shown = shard.label if shard else None
-        print_json(
-            {"policy": policy.name, "shard": shown, "instances": records, "problems": problems,
-             "exempt": exempt}
-        )  # fmt: skip
+        record = {"policy": policy.name, "shard": shown, "instances": records,
+                  "problems": problems, "exempt": exempt}  # fmt: skip
+        spare = stranded_gpus(fleet.adapters)
+        if spare:  # Kubernetes nodes' GPUs no pod requests; other clouds' JSON is unchanged
+            record["stranded"] = spare
+        print_json(record)
     else:
         _print(records)
+        print_workloads(records)
         if line := exempt_line(exempt):
             print(wrap(line))
     for line in seen.notices:

@@ -32,6 +32,7 @@ COMMANDS = {
     "stop-idle": "stop_idle_cmd",
     "schedule": "schedule_cmd",
     "snooze": "snooze_cmd",
+    "restore": "restore_cmd",
     "history": "history_cmd",
     "savings": "savings_cmd",
     "waste": "waste_cmd",

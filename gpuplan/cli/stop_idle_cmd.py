@@ -36,6 +36,7 @@ from gpuplan.cli.common import (
 )
 from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
+from gpuplan.cli.workload_table import print_workloads
 from gpuplan.core.wording import plural
 
 
@@ -168,6 +169,7 @@ def print_plan(record: dict[str, Any]) -> None:
     right = [False] * 4 + [True] + [False] * 4
     # Left out first to fit the terminal: type, state, region; the reason wraps.
     print(render_table(HEADERS, rows, align_right=right, drop=(2, 3, 0), wrap_last=True))
+    print_workloads(record["decisions"])
     mode = "dry run: nothing was changed (use --apply to act)" if record["dry_run"] else "applied"
     print("\n" + wrap(f"Policy {record['policy']}, {mode}. {_counts(record) or 'No instances'}."))
     for n in record.get("owner_notices", []):

@@ -19,6 +19,12 @@ NO_ACCOUNT = "(no account)"
 NO_CLASS = "(no class)"
 
 
+WORKLOAD_LABELS = {"namespace": "gpuplan.io/namespace", "owner": "gpuplan.io/owner"}
+"""``--by namespace`` and ``--by owner``: labels every Kubernetes workload carries (its
+namespace, its owner as ``Kind/name``); other units go to the "(no label)" group."""
+_ALIAS_OF = {v: k for k, v in WORKLOAD_LABELS.items()}
+
+
 class GroupKind(StrEnum):
     ACCOUNT = "account"
     """The instance's account, project or subscription."""
@@ -38,7 +44,9 @@ class GroupBy:
     @property
     def column(self) -> str:
         """The group's column header and JSON key: ``account``, the label key, ``class``."""
-        return self.label if self.kind is GroupKind.LABEL else self.kind.value
+        if self.kind is GroupKind.LABEL:
+            return _ALIAS_OF.get(self.label, self.label)
+        return self.kind.value
 
     def name(self, *, account: str = "", labels: Mapping[str, str] | None = None,
              trace_class: str = "") -> str:  # fmt: skip
@@ -50,6 +58,8 @@ class GroupBy:
         return (labels or {}).get(self.label) or NO_LABEL
 
     def __str__(self) -> str:
+        if self.label in _ALIAS_OF:
+            return _ALIAS_OF[self.label]
         return f"label:{self.label}" if self.kind is GroupKind.LABEL else self.kind.value
 
 
@@ -63,6 +73,8 @@ def parse_group_by(
 ) -> GroupBy:
     """``account``, ``label:team`` or ``class`` (where ``kinds`` allows it); else one line."""
     raw = text.strip()
+    if raw in WORKLOAD_LABELS and GroupKind.LABEL in kinds:
+        return GroupBy(GroupKind.LABEL, WORKLOAD_LABELS[raw])
     if raw.startswith("label:") and raw[6:].strip() and GroupKind.LABEL in kinds:
         return GroupBy(GroupKind.LABEL, raw[6:].strip())
     for kind in kinds:

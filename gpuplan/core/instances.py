@@ -129,6 +129,14 @@ class RiskFacts(BaseModel):
     temp_disk_gb: int | None = Field(default=0, ge=0)
     """Azure temporary (resource) disk of the VM size: erased by deallocate, hibernate
     and delete. None when the size's disk could not be read (treated as present)."""
+    erases: str = ""
+    """What every acting action erases here, in words, where the fields above do not say
+    it (a Kubernetes bare pod's emptyDir); empty when nothing."""
+    refused: str = ""
+    """Why no action may touch this unit, whatever the policy (a DaemonSet, a protected
+    namespace, an opt-out, a disruption budget); empty when actions are allowed."""
+    undo: str = ""
+    """How an acting action is undone (recorded with the intent); empty when not said."""
 
     def erased_by(self, action: Action) -> str:
         """What ``action`` would erase on this instance, or "" when nothing local."""
@@ -144,7 +152,7 @@ class RiskFacts(BaseModel):
             return "the temporary disk (its size could not be read)"
         if self.temp_disk_gb:
             return f"the {self.temp_disk_gb} GB temporary disk"
-        return ""
+        return self.erases
 
 
 class GpuInstance(BaseModel):

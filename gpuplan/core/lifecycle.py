@@ -109,6 +109,8 @@ class SkipReason(StrEnum):
     ROOT_INSTANCE_STORE = "instance-store root"
     DATA_LOSS = "data loss"
     UNSUPPORTED = "not supported"
+    REFUSED = "refused"
+    """The unit may never be touched (:attr:`RiskFacts.refused` says why)."""
 
 
 @dataclass(frozen=True)
@@ -268,6 +270,11 @@ def plan_one(
         return PlannedAction(inst, decision, Action.NONE, Step.NONE)
     if rule.action is Action.NOTIFY:
         return PlannedAction(inst, decision, Action.NOTIFY, Step.NOTIFY, note="notify only")
+    if inst.risk.refused:  # before any notice: a refused unit gets no tag either
+        why = f"refused: {inst.risk.refused}"
+        return PlannedAction(
+            inst, decision, rule.action, Step.SKIP, note=why, skip=SkipReason.REFUSED
+        )
     notice = _notice(inst, decision, rule, now)
     if notice is not None:
         return notice
@@ -317,6 +324,8 @@ def _act(
     if skip is not None:
         return PlannedAction(inst, decision, planned, Step.SKIP, note=skip[1], skip=skip[0])
     tags = {STOPPED_AT_TAG: format_tag_time(now), REASON_TAG: rule.reason_code}
+    if inst.risk.undo:
+        note = "; ".join(filter(None, (note, f"undo: {inst.risk.undo}")))
     untag = (STOP_AFTER_TAG,) if STOP_AFTER_TAG in inst.labels else ()
     return PlannedAction(
         inst,
@@ -343,6 +352,8 @@ def _skip_reason(
     inst: GpuInstance, do: Action, rule: ActionRule, capabilities: frozenset[Capability]
 ) -> tuple[SkipReason, str] | None:
     risk = inst.risk
+    if risk.refused:
+        return SkipReason.REFUSED, f"refused: {risk.refused}"
     if risk.spot_one_time and do is not Action.TERMINATE:
         return SkipReason.SPOT_ONE_TIME, (
             "one-time spot instance: it cannot be stopped (only action: terminate ends it)"

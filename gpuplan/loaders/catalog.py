@@ -114,6 +114,8 @@ def load_catalog(
     offers: list[Offer] = []
     notices: list[str] = []
     for provider in registered() if providers is None else providers:
+        if not facts_of(provider).catalog_file:
+            continue  # a platform priced from the clouds' catalogs (Kubernetes nodes)
         path, origin = catalog_file(facts_of(provider).catalog_file, root, bundled)
         if not path.exists():
             notices.append(f"{path}: missing; no {provider.value} offers")

@@ -133,3 +133,21 @@ class ReservationAware(Protocol):
 def unsupported(scope: str, action: Action) -> ProviderError:
     """The error ``act`` raises for an action this adapter does not handle."""
     return ProviderError(f"{scope}: cannot {action.value} instances")
+
+
+@runtime_checkable
+class Previewer(Protocol):
+    """An adapter whose platform has its own dry run (Kubernetes ``dryRun=All``): a dry
+    run of ``stop-idle`` sends each would-be action through it, and nothing changes."""
+
+    def preview(self, instance: GpuInstance, action: Action) -> str:
+        """What the platform says the action would do; ProviderError when it refuses."""
+        ...
+
+
+@runtime_checkable
+class StrandedReporter(Protocol):
+    """An adapter whose units share machines (Kubernetes pods on nodes): after a listing,
+    the GPUs its machines offer that no unit holds, one record per machine."""
+
+    def stranded_records(self) -> list[dict[str, object]]: ...

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from gpuplan.core.idle import IdleVerdict
-from gpuplan.core.instances import InstanceState
+from gpuplan.core.instances import GpuInstance, InstanceState
 from gpuplan.core.lifecycle import Outcome
 from gpuplan.tui import format as fmt
 from gpuplan.tui.bars import sparkline
@@ -76,6 +76,14 @@ def cut(cell: str | Text, width: int | None) -> str | Text:
     return fit_text(cell, width)
 
 
+def unit_name(inst: GpuInstance) -> str:
+    """The row's name: a Kubernetes workload by ``namespace/Kind/name`` (its name alone
+    repeats across namespaces and kinds), an instance by its name, else its id."""
+    if "owner_kind" in inst.attributes:
+        return inst.instance_id
+    return inst.name or inst.instance_id
+
+
 def row_text(seen: Seen) -> str:
     """What ``/`` searches: name, id, type, region, verdict, state (lower case)."""
     inst = seen.instance
@@ -89,7 +97,7 @@ def sort_rows(rows: list[Seen], key: str, descending: bool) -> list[Seen]:
     def value(s: Seen) -> float | str | None:
         inst, d = s.instance, s.decision
         values: dict[str, float | str | None] = {
-            "instance": inst.name or inst.instance_id,
+            "instance": unit_name(inst),
             "verdict": d.verdict.value,
             "idle": d.idle_minutes,
             "util": None,
@@ -119,7 +127,7 @@ def instance_row(
     elif inst.state is not InstanceState.RUNNING:
         verdict = Text(inst.state.value, style="dim")
     return [
-        inst.name or inst.instance_id,
+        unit_name(inst),
         verdict,
         fmt.minutes(d.idle_minutes),
         sparkline(series, width=SPARK_WIDTH),

@@ -51,6 +51,7 @@ from gpuplan.providers.gcp import actions as gcp_actions
 from gpuplan.providers.gcp import prices as gcp_prices
 from gpuplan.providers.gcp.scope import GcpScope
 from gpuplan.usecases import cloud_prices
+from gpuplan.usecases.kube_entry import ENTRY as KUBERNETES
 
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy
@@ -312,9 +313,11 @@ ENTRIES = (
         prices=cloud_prices.vast_prices,
         price_source="Vast.ai offer search (median of verified offers)",
     ),
+    KUBERNETES,
 )
 """The built-in clouds: the big three, then the GPU clouds priced and planned but not
-managed (:func:`~gpuplan.providers.cloud_entry.catalog_entry`);
+managed (:func:`~gpuplan.providers.cloud_entry.catalog_entry`), then Kubernetes (GPU
+workloads priced from their nodes' clouds);
 :mod:`gpuplan.usecases.cloud_registry` adds any registered later."""
 
 FAKE_ENTRY = CloudEntry(

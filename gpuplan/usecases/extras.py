@@ -26,6 +26,7 @@ EXTRA_OF_MODULE = {
     "msal": "azure",
     "textual": "tui",
     "rich": "tui",
+    "lightkube": "kubernetes",
 }
 """Top-level module -> the extra that installs it."""
 

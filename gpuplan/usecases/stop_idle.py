@@ -10,18 +10,20 @@ recorded; one webhook message per applied run lists actions and unknowns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from gpuplan.core.actions import ACTIONS, ActionTable
+from gpuplan.core.errors import GpuplanError
 from gpuplan.core.idle import STOPPED_AT_TAG, IdleVerdict
 from gpuplan.core.instances import GpuInstance
 from gpuplan.core.lifecycle import Outcome, Plan, SkipReason, Step, plan_one
 from gpuplan.core.policy import Policy
+from gpuplan.core.workloads import unit_fields
 from gpuplan.ledger import Ledger
-from gpuplan.providers.base import CloudAdapter
+from gpuplan.providers.base import CloudAdapter, Previewer
 from gpuplan.providers.webhook import Notifier
 from gpuplan.usecases.concurrency import SERIAL, Concurrency
 from gpuplan.usecases.executor import Executor, InstanceResult
@@ -121,9 +123,24 @@ def run_stop_idle(
             result.problems.extend([*owners.drain(), *problems_of(result.owner_notices)])
             result.notices.extend(notices_of(result.owner_notices))
     else:
+        if planned.aborted is None:
+            _preview(result.outcomes, by_id)
         _not_acted(result, journal, apply, now)
     _finish(result, ledger, notifier if apply else None, now)
     return result
+
+
+def _preview(outcomes: Sequence[InstanceResult], by_id: Mapping[str, CloudAdapter]) -> None:
+    """A dry run's would-be actions sent through the platform's own dry run, where it has
+    one (Kubernetes ``dryRun=All``): its answer, or why it refused, is the detail."""
+    for o in outcomes:
+        adapter = by_id.get(o.item.instance.instance_id)
+        if o.item.step is not Step.ACT or not isinstance(adapter, Previewer):
+            continue
+        try:
+            o.detail = adapter.preview(o.item.instance, o.item.do)
+        except GpuplanError as exc:
+            o.detail = f"dry run refused by the platform: {exc.message}"
 
 
 def _finish(
@@ -282,6 +299,7 @@ def decision_record(o: InstanceResult) -> dict[str, Any]:
         "mean_percent": d.mean_percent,
         "coverage_percent": d.coverage_percent,
         "idle_minutes": d.idle_minutes,
+        **unit_fields(inst.attributes),
     }
 
 

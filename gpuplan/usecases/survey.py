@@ -30,7 +30,8 @@ from gpuplan.core.instances import GpuInstance, HostSamples
 from gpuplan.core.lifecycle import ActionRule, Step, plan_one
 from gpuplan.core.offers import Provider
 from gpuplan.core.policy import Policy
-from gpuplan.providers.base import CloudAdapter, ProviderError
+from gpuplan.core.workloads import unit_fields
+from gpuplan.providers.base import CloudAdapter, ProviderError, StrandedReporter
 from gpuplan.usecases.concurrency import SERIAL, Concurrency, Service
 from gpuplan.usecases.exempt_report import exemption_record
 
@@ -267,6 +268,7 @@ def fleet_records(
                 "month_to_date_usd": month_to_date_usd(inst, inst.hourly_usd, now),
                 "labels": dict(inst.labels),
                 "exemption": exemption_record(inst, policy, now) if policy else None,
+                **unit_fields(inst.attributes),
             }
         )
     return out
@@ -314,3 +316,13 @@ def snooze(
         raise ProviderError(f"{instance_id}: not found; " + "; ".join(trouble))
     scopes = ", ".join(p.scope for p in providers) or "no scope"
     raise InputError(f"{instance_id}: not a GPU instance in the policy's scope ({scopes})")
+
+
+def stranded_gpus(adapters: Sequence[CloudAdapter]) -> list[dict[str, object]]:
+    """GPUs allocatable and requested by no workload, per node, from adapters that say so
+    (Kubernetes); read after the survey listed them."""
+    out: list[dict[str, object]] = []
+    for adapter in adapters:
+        if isinstance(adapter, StrandedReporter):
+            out.extend(adapter.stranded_records())
+    return out

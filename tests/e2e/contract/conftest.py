@@ -27,6 +27,7 @@ from gpuplan.providers.fake import FakeAdapter
 from gpuplan.usecases import cloud_registry
 from gpuplan.usecases.adapters import CloudEntry
 from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
+from tests.e2e.contract.kube_backend import kube
 from tests.fakes.aws_world import World
 from tests.fakes.azure_world import SUB, AzureWorld, azure  # noqa: F401
 from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
@@ -163,6 +164,7 @@ WIRE_FAKES: dict[Provider, Callable[[pytest.FixtureRequest], Iterator[Backend]]]
     Provider.AWS: _aws,
     Provider.GCP: _gcp,
     Provider.AZURE: _azure,
+    cloud_registry.entries_by_provider()[Provider("kubernetes")].provider: kube,
 }
 """Each registry entry's wire fake: the suite fails for an entry that has none."""
 

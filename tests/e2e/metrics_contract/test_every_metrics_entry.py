@@ -17,6 +17,7 @@ import pytest
 
 from gpuplan.core.instances import HostSamples
 from gpuplan.core.policy.models import MetricsSettings
+from gpuplan.providers.cloud_entry import Service
 from gpuplan.usecases.cloud_adapters import ENTRIES
 from gpuplan.usecases.metrics_sources import (
     METRICS_ENTRIES,
@@ -49,8 +50,12 @@ def test_every_policy_section_is_an_entry() -> None:
     assert sorted(MetricsSettings.model_fields) == sorted(NAMES)
 
 
+# A platform whose metrics service is Prometheus (Kubernetes: dcgm-exporter) reads them
+# through the Prometheus source, not a monitoring service of its own.
 @pytest.mark.parametrize(
-    "cloud", [e for e in ENTRIES if not e.catalog_only], ids=lambda e: e.provider.value
+    "cloud",
+    [e for e in ENTRIES if not e.catalog_only and e.services.get(Service.METRICS) != "prometheus"],
+    ids=lambda e: e.provider.value,
 )
 def test_every_cloud_has_its_own_monitoring_registered(cloud: typing.Any) -> None:
     assert native_entry(cloud.provider).kind is SourceKind.NATIVE
