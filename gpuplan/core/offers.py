@@ -96,7 +96,14 @@ class Offer:
     """Where this row was read from: "bundled", or the path of a user catalog file."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "gpu_count", whole_count(self.gpu_count))
+        # As the validated reader gives them: a whole GPU count an int, sizes floats
+        # (``80``, from a cloud API or a test, is written and shown as ``80.0``).
+        set_field = object.__setattr__
+        set_field(self, "gpu_count", whole_count(self.gpu_count))
+        set_field(self, "gpu_memory_gb", float(self.gpu_memory_gb))
+        set_field(self, "memory_gb", float(self.memory_gb))
+        if self.network_gbps is not None:
+            set_field(self, "network_gbps", float(self.network_gbps))
 
     @property
     def key(self) -> tuple[str, str, str]:

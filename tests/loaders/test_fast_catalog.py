@@ -145,3 +145,23 @@ def test_unusual_but_valid_cells_fall_back_and_agree(tmp_path: Path) -> None:
     rows = [_aws_row(on_demand_hourly=" 55.040 ", network_gbps="3.2e3"), "", SMALL_AWS[1]]
     root = write_catalog(tmp_path, aws=rows)
     assert_same(load_catalog(root, now=NOW, fast=True), load_catalog(root, now=NOW))
+
+
+def test_a_row_built_in_code_has_the_readers_types() -> None:
+    """A cloud API or a test may pass ``80`` or ``8.0``: the row holds what both readers
+    give (a whole GPU count an int, sizes floats), so files and JSON read the same."""
+    from datetime import date
+
+    from gpuplan.core.offers import Provider
+
+    offer = Offer(
+        provider=Provider.AWS, instance_type="p5.48xlarge", region="us-east-1", gpu="H100",
+        gpu_count=8.0, gpu_memory_gb=80, vcpus=192, memory_gb=2048, network_gbps=3200,
+        as_of=date(2026, 12, 1), source="test",
+    )  # fmt: skip
+    assert _typed(offer.gpu_count) == ("int", "8", 8)
+    assert [_typed(v) for v in (offer.gpu_memory_gb, offer.memory_gb, offer.network_gbps)] == [
+        ("float", "80.0", 80.0),
+        ("float", "2048.0", 2048.0),
+        ("float", "3200.0", 3200.0),
+    ]
