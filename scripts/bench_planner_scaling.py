@@ -30,7 +30,7 @@ import statistics
 import sys
 import time
 import tracemalloc
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,7 +69,7 @@ class Size:
 def replicate(base: Catalog, factor: int) -> Catalog:
     """``factor`` copies of every offer; copy k > 0 sits in region ``<region>-syn<k>``."""
     offers = [
-        o if k == 0 else o.model_copy(update={"region": f"{o.region}-syn{k}"})
+        o if k == 0 else replace(o, **{"region": f"{o.region}-syn{k}"})
         for k in range(factor)
         for o in base.offers
     ]

@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     )
     max_age = timedelta(hours=parse_duration(args.max_age, "--max-age")) if args.max_age else None
     today = date.today()
-    catalog = load_catalog_for(args)
+    catalog = load_catalog_for(args, fast=True)
     offers = _matching(args, catalog, _Limits(pricing, max_hourly, max_age), today)
     matched = len(offers)
     if args.top is not None:

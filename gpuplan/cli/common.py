@@ -196,7 +196,8 @@ def add_wide(parser: argparse.ArgumentParser) -> None:
 def load_catalog_for(args: argparse.Namespace, *, fast: bool = False) -> Catalog:
     """The catalog named by ``--catalog-dir`` (or the bundle), notices printed to stderr.
 
-    ``fast``: plain rows without pydantic, for read-only planning (``estimate``)."""
+    ``fast``: the same rows read without pydantic, for read-only commands (``estimate``,
+    ``catalog``); an unusual or bad file still goes through the validated reader."""
     from gpuplan.loaders.catalog import load_catalog
 
     check_catalog_env()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 
 from gpuplan.cli.common import add_catalog_dir, add_output_format, split_list
 from gpuplan.cli.render import format_cell, print_csv, print_json, render_table
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     table = load_gpus(args.catalog_dir)
     names = table.resolve_many(split_list(args.gpu)) if args.gpu else table.names
     specs = [table.get(n) for n in names]
-    records = [s.model_dump(mode="python") for s in specs]
+    records = [asdict(s) for s in specs]
     if args.json:
         print_json(records)
         return 0

@@ -3,8 +3,7 @@
 A :class:`GpuTable` maps every spelling people use (``h100-sxm``, ``nvidia-h100-80gb``,
 GCP's ``nvidia-tesla-a100``) to exactly one canonical name. ``H100`` is the SXM 80 GB
 part and never silently includes the PCIe or NVL parts. It holds
-:class:`~gpuplan.core.gpus.GpuSpec` values (or the plain rows the fast catalog reader
-builds with the same fields); it needs only their ``name`` and ``aliases``.
+:class:`~gpuplan.core.gpus.GpuSpec` values; it needs only their ``name`` and ``aliases``.
 """
 
 from __future__ import annotations

@@ -4,12 +4,15 @@ A :class:`GpuTable` maps every spelling people use (``h100-sxm``, ``nvidia-h100-
 GCP's ``nvidia-tesla-a100``) to exactly one canonical name. ``H100`` is the SXM 80 GB
 part and never silently includes the PCIe or NVL parts. The table and the
 :class:`Precision` enum live in pydantic-free modules (:mod:`gpuplan.core.gpu_names`,
-:mod:`gpuplan.core.kinds`) and are re-exported here.
+:mod:`gpuplan.core.kinds`) and are re-exported here. :class:`GpuSpec` is a plain frozen
+dataclass: the fast reader builds it directly, the validated reader through a pydantic
+``TypeAdapter`` (see :mod:`gpuplan.core.offers`).
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass
+from typing import ClassVar
 
 from gpuplan.core.gpu_names import AMBIGUOUS, GpuTable, normalize_gpu_name
 from gpuplan.core.kinds import Precision
@@ -17,10 +20,11 @@ from gpuplan.core.kinds import Precision
 __all__ = ["AMBIGUOUS", "GpuSpec", "GpuTable", "Precision", "normalize_gpu_name"]
 
 
-class GpuSpec(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuSpec:
     """One GPU model. TFLOP/s figures are dense peaks; None where the GPU has no such path."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    __pydantic_config__: ClassVar[dict[str, str]] = {"extra": "forbid"}
 
     name: str
     """Canonical name, e.g. ``H100`` (SXM 80 GB)."""

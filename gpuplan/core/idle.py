@@ -25,11 +25,12 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
-from gpuplan.core.idle_signals import Grid, Thresholds, build_grid, judge, quiet_minutes
+from gpuplan.core.idle_signals import Grid, build_grid, judge, quiet_minutes
+from gpuplan.core.idle_signals import IdleRule as IdleRule
 from gpuplan.core.instances import HostSamples, InstanceState, label_mismatch
 
 SNOOZE_TAG = "gpuplan-snooze-until"
@@ -47,62 +48,6 @@ class IdleVerdict(StrEnum):
     EXEMPT = "exempt"
     MANAGED = "managed"
     OUT_OF_SCOPE = "out_of_scope"
-
-
-@dataclass(frozen=True)
-class IdleRule:
-    """The ``idle:`` settings the decision needs (built from the policy by the use case)."""
-
-    threshold_percent: float = 5
-    window_minutes: int = 60
-    period_minutes: int = 5
-    min_coverage_percent: float = 80
-    grace_minutes: int = 20
-    exempt_tag: str = "gpuplan-keep"
-    match_labels: Mapping[str, str] = field(default_factory=dict)
-    live_process_window_minutes: int = 180
-    """GPUs quiet this long count as idle even while a process holds GPU memory or the
-    CPU is busy (a hung loop, a notebook kernel left overnight)."""
-    gpu_memory_floor_percent: float = 1.0
-    """GPU memory in use at or above this (percent of total) means a live process."""
-    cpu_busy_percent: float = 10.0
-    """Instance CPU at or above this means work is going on (a CPU phase)."""
-    exempt_max_days: int | None = None
-    """The longest exemption allowed (``exemptions.max_days``); None: a value that is no
-    date keeps exempting for good (:mod:`gpuplan.core.exemptions`)."""
-    fault_hold_minutes: int = 60
-    """After suspect zeros end (:mod:`gpuplan.core.faults`), the verdict stays unknown
-    this long (the recovery hold)."""
-
-    @property
-    def lookback_minutes(self) -> int:
-        """How far back the decision reads: the longer of the two windows."""
-        return max(self.window_minutes, self.live_process_window_minutes)
-
-    @property
-    def fault_lookback_minutes(self) -> int:
-        """How far back the fault detection reads: twice the decision's lookback (or the
-        lookback plus the hold when longer), so the step into an outage stays in view for
-        as long again as the decision reads, and the step out of it through the hold."""
-        return self.lookback_minutes + max(self.lookback_minutes, self.fault_hold_minutes)
-
-    @property
-    def thresholds(self) -> Thresholds:
-        return Thresholds(
-            threshold_percent=self.threshold_percent,
-            window_minutes=self.window_minutes,
-            live_process_window_minutes=self.live_process_window_minutes,
-            period_minutes=self.period_minutes,
-            min_coverage_percent=self.min_coverage_percent,
-            gpu_memory_floor_percent=self.gpu_memory_floor_percent,
-            cpu_busy_percent=self.cpu_busy_percent,
-        )
-
-    @property
-    def code(self) -> str:
-        """Short reason code for tags: ``idle-60m-lt5pct``."""
-        threshold = f"{self.threshold_percent:g}".replace(".", "p")
-        return f"idle-{self.window_minutes}m-lt{threshold}pct"
 
 
 @dataclass(frozen=True)
@@ -283,7 +228,7 @@ def _from_samples(
         coverage_percent=window.coverage,
         max_percent=peak,
         mean_percent=sum(known) / len(known),
-        idle_minutes=quiet_minutes(full, rule.thresholds),
+        idle_minutes=quiet_minutes(full, rule),
     )
     if peak >= rule.threshold_percent:
         when = window.starts[window.busiest.index(peak)]
@@ -295,7 +240,7 @@ def _from_samples(
         return replace(
             stats, verdict=IdleVerdict.UNKNOWN, reason=_thin_reason(window, samples, rule)
         )
-    verdict = judge(window, full, rule.thresholds)
+    verdict = judge(window, full, rule)
     return replace(
         stats,
         verdict=IdleVerdict.IDLE if verdict.idle else IdleVerdict.BUSY,

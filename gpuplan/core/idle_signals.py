@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
@@ -107,16 +107,51 @@ def _fold(
 
 
 @dataclass(frozen=True)
-class Thresholds:
-    """The numbers :func:`judge` needs (from :class:`~gpuplan.core.idle.IdleRule`)."""
+class IdleRule:
+    """The idle thresholds: the one type ``decide``, :func:`judge`, the audit split, the
+    fault detection and the simulator read. The policy's ``idle:`` section
+    (:class:`~gpuplan.core.policy.models.IdleSettings`) takes its defaults from here and
+    produces it (``IdleSettings.rule``)."""
 
-    threshold_percent: float
-    window_minutes: int
-    live_process_window_minutes: int
-    period_minutes: int
-    min_coverage_percent: float
-    gpu_memory_floor_percent: float
-    cpu_busy_percent: float
+    threshold_percent: float = 5.0
+    """GPU utilisation; per period, the busiest GPU of the instance counts."""
+    window_minutes: int = 60
+    period_minutes: int = 5
+    min_coverage_percent: float = 80.0
+    grace_minutes: int = 20
+    exempt_tag: str = "gpuplan-keep"
+    match_labels: Mapping[str, str] = field(default_factory=dict)
+    live_process_window_minutes: int = 180
+    """GPUs quiet this long count as idle even while a process holds GPU memory or the
+    CPU is busy (a hung loop, a notebook kernel left overnight)."""
+    gpu_memory_floor_percent: float = 1.0
+    """GPU memory in use at or above this (percent of total) means a live process."""
+    cpu_busy_percent: float = 10.0
+    """Instance CPU at or above this means work is going on (a CPU phase)."""
+    exempt_max_days: int | None = None
+    """The longest exemption allowed (``exemptions.max_days``); None: a value that is no
+    date keeps exempting for good (:mod:`gpuplan.core.exemptions`)."""
+    fault_hold_minutes: int = 60
+    """After suspect zeros end (:mod:`gpuplan.core.faults`), the verdict stays unknown
+    this long (the recovery hold)."""
+
+    @property
+    def lookback_minutes(self) -> int:
+        """How far back the decision reads: the longer of the two windows."""
+        return max(self.window_minutes, self.live_process_window_minutes)
+
+    @property
+    def fault_lookback_minutes(self) -> int:
+        """How far back the fault detection reads: twice the decision's lookback (or the
+        lookback plus the hold when longer), so the step into an outage stays in view for
+        as long again as the decision reads, and the step out of it through the hold."""
+        return self.lookback_minutes + max(self.lookback_minutes, self.fault_hold_minutes)
+
+    @property
+    def code(self) -> str:
+        """Short reason code for tags: ``idle-60m-lt5pct``."""
+        threshold = f"{self.threshold_percent:g}".replace(".", "p")
+        return f"idle-{self.window_minutes}m-lt{threshold}pct"
 
 
 class PeriodClass(StrEnum):
@@ -141,16 +176,16 @@ class PeriodClass(StrEnum):
         return self in (PeriodClass.BUSY, PeriodClass.LIVE_PROCESS, PeriodClass.CPU_PHASE)
 
 
-def holds_memory(memory: float | None, t: Thresholds) -> bool:
+def holds_memory(memory: float | None, t: IdleRule) -> bool:
     return memory is not None and memory >= t.gpu_memory_floor_percent
 
 
-def cpu_working(cpu: float | None, t: Thresholds) -> bool:
+def cpu_working(cpu: float | None, t: IdleRule) -> bool:
     return cpu is not None and cpu >= t.cpu_busy_percent
 
 
 def classify_period(
-    busiest: float | None, memory: float | None, cpu: float | None, t: Thresholds
+    busiest: float | None, memory: float | None, cpu: float | None, t: IdleRule
 ) -> PeriodClass:
     """One period: the busiest GPU, the fullest GPU's memory (percent) and the CPU."""
     if busiest is None:
@@ -177,7 +212,7 @@ class Judgement:
     """Idle with GPU memory and CPU both reported and quiet (not utilisation alone)."""
 
 
-def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
+def judge(window: Grid, full: Grid, t: IdleRule) -> Judgement:
     """``window``: the last ``window_minutes`` (already quiet and covered); ``full``: the
     whole grid, as long as the live-process window when that is longer."""
     memory = _max(window.memory)
@@ -211,7 +246,7 @@ def judge(window: Grid, full: Grid, t: Thresholds) -> Judgement:
 
 
 def _quiet_reason(
-    busiest: float, memory: float | None, cpu: float | None, minutes: int, t: Thresholds
+    busiest: float, memory: float | None, cpu: float | None, minutes: int, t: IdleRule
 ) -> str:
     parts = [f"GPUs {busiest:g}%"]
     parts.append("no GPU memory data" if memory is None else f"no process (memory {memory:.0f}%)")
@@ -233,7 +268,7 @@ def _signs(memory: float | None, cpu: float | None, held: bool, cpu_busy: bool) 
     return f"{mem}, {cpu_text}"
 
 
-def quiet_minutes(grid: Grid, t: Thresholds) -> int:
+def quiet_minutes(grid: Grid, t: IdleRule) -> int:
     """Trailing minutes with no period at or above the threshold, from the first period
     that reported (gaps inside do not break it; no data before it does not count)."""
     reported = 0
@@ -245,7 +280,7 @@ def quiet_minutes(grid: Grid, t: Thresholds) -> int:
     return reported * t.period_minutes
 
 
-def _periods(minutes: int, t: Thresholds) -> int:
+def _periods(minutes: int, t: IdleRule) -> int:
     return max(1, math.ceil(minutes / t.period_minutes))
 
 

@@ -3,14 +3,19 @@
 An :class:`Offer` is one instance type in one region of one provider, with its GPUs
 and its hourly USD price under each pricing model the provider sells there. Money is
 ``Decimal`` so that sums people compare to invoices carry no float drift.
+
+The types are plain frozen dataclasses (no pydantic), so that the fast catalog reader of
+``gpuplan estimate`` (:mod:`gpuplan.loaders.fast_catalog`) builds the very same rows; the
+validated reader (:mod:`gpuplan.loaders.catalog_files`) checks them with a pydantic
+``TypeAdapter`` over these definitions (``__pydantic_config__`` forbids unknown fields).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-
-from pydantic import BaseModel, ConfigDict, field_validator
+from typing import ClassVar
 
 from gpuplan.core.kinds import (
     BASE_MODELS,
@@ -32,19 +37,25 @@ __all__ = [
 ]
 
 
-class PriceParts(BaseModel):
+_FORBID_EXTRA = {"extra": "forbid"}
+"""pydantic's config for the validated reader (a plain dict: no pydantic import here)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PriceParts:
     """A configuration price built from separately billed parts (GCP: host VM + GPUs)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    __pydantic_config__: ClassVar[dict[str, str]] = _FORBID_EXTRA
 
     host: Decimal
     accelerators: Decimal
 
 
-class Offer(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Offer:
     """One GPU instance type in one region, with hourly USD prices per pricing model."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    __pydantic_config__: ClassVar[dict[str, str]] = _FORBID_EXTRA
 
     provider: Provider
     instance_type: str
@@ -84,10 +95,15 @@ class Offer(BaseModel):
     origin: str = ""
     """Where this row was read from: "bundled", or the path of a user catalog file."""
 
-    @field_validator("gpu_count", mode="after")
-    @classmethod
-    def _whole_count(cls, value: float) -> int | float:
-        return whole_count(value)
+    def __post_init__(self) -> None:
+        # As the validated reader gives them: a whole GPU count an int, sizes floats
+        # (``80``, from a cloud API or a test, is written and shown as ``80.0``).
+        set_field = object.__setattr__
+        set_field(self, "gpu_count", whole_count(self.gpu_count))
+        set_field(self, "gpu_memory_gb", float(self.gpu_memory_gb))
+        set_field(self, "memory_gb", float(self.memory_gb))
+        if self.network_gbps is not None:
+            set_field(self, "network_gbps", float(self.network_gbps))
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 from enum import StrEnum
 from statistics import median
+from typing import Any
 
 from gpuplan.core.offers import BASE_MODELS, Offer, PriceParts, PricingModel, Provider
 from gpuplan.core.provider_values import price_per_gpu_problem
@@ -204,7 +205,7 @@ def _build_region(
         if all(update[f"{m.value}_hourly"] is None for m in PricingModel):
             continue
         update.update(region=region, as_of=stamp[0], source=stamp[1], origin="")
-        offer = shapes[instance_type].model_copy(update=update)
+        offer = replace(shapes[instance_type], **update)
         built.offers.append(offer)
         od, spot = offer.on_demand_hourly, offer.spot_hourly
         if od is not None and spot is not None and spot >= od:
@@ -215,9 +216,9 @@ def _build_region(
 
 def _price_update(
     quotes: Iterable[Quote], gpu_count: float
-) -> tuple[dict[str, object], list[tuple[Quote, str]]]:
+) -> tuple[dict[str, Any], list[tuple[Quote, str]]]:
     """Offer fields set from plausible quotes, and the quotes rejected with the reason."""
-    update: dict[str, object] = {f"{m.value}_hourly": None for m in PricingModel}
+    update: dict[str, Any] = {f"{m.value}_hourly": None for m in PricingModel}
     update["spot_zone"] = None
     parts: dict[PricingModel, PriceParts] = {}
     rejected: list[tuple[Quote, str]] = []
@@ -330,11 +331,11 @@ def carry_unread(
         names = ", ".join(m.value for m in unread)
         source = f"{offers[index].source}; {names} carried from as_of {offer.as_of.isoformat()}"
         dates = {**(offers[index].dates or {}), **{m: offer.price_as_of(m) for m in unread}}
-        update = {f"{m.value}_hourly": v for m, v in unread.items()} | {
+        update: dict[str, Any] = {f"{m.value}_hourly": v for m, v in unread.items()} | {
             "source": source,
             "dates": dates,
         }
-        offers[index] = offers[index].model_copy(update=update)
+        offers[index] = replace(offers[index], **update)
     return out
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import os
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,7 +74,7 @@ def load_gpus(directory: str | os.PathLike[str] | None = None, *, fast: bool = F
     """The GPU table under the same overlay rule (``gpus.toml`` from the catalog dir or the
     bundle): what ``gpuplan gpus`` and policy checks should read.
 
-    ``fast`` reads it without pydantic into plain rows (see :mod:`gpuplan.loaders.fast_catalog`),
+    ``fast`` reads it without pydantic (see :mod:`gpuplan.loaders.fast_catalog`),
     falling back to the validated reader for anything unusual.
     """
     root = user_catalog_dir(directory)
@@ -147,7 +148,7 @@ def _read_offers(
     from gpuplan.loaders.catalog_files import load_provider_file
 
     loaded = load_provider_file(path, provider, gpus)
-    return [o.model_copy(update={"origin": origin}) for o in loaded.offers], loaded.notices
+    return [replace(o, origin=origin) for o in loaded.offers], loaded.notices
 
 
 def _older_than_bundle(path: Path, as_of: date | None, bundled: Path) -> list[str]:

@@ -26,7 +26,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpus import GpuTable
@@ -42,6 +42,10 @@ from gpuplan.loaders.catalog_columns import (
     price_columns,
 )
 from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_bytes
+
+_OFFER = TypeAdapter(Offer)
+"""Validates a row's cells into the one :class:`Offer` type (the fast reader builds it
+directly)."""
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,7 @@ def _offer(name: str, line: int, row: dict[str, str], provider: Provider, gpus: 
     if dates:
         values["dates"] = dates
     try:
-        offer = Offer.model_validate(values)
+        offer = _OFFER.validate_python(values)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or None

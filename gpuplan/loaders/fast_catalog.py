@@ -1,11 +1,10 @@
 """A fast reader of the catalog files for ``gpuplan estimate``: no pydantic on the way.
 
 The validated reader (:mod:`gpuplan.loaders.catalog_files`, :mod:`gpuplan.loaders.gpu_specs`)
-builds pydantic models; importing pydantic and building those models costs more than
-the whole estimate. This reader parses the same files with the standard library into
-plain rows that carry the same fields and methods (:class:`OfferRow` for
-:class:`~gpuplan.core.offers.Offer`, :class:`GpuRow` for
-:class:`~gpuplan.core.gpus.GpuSpec`).
+validates through pydantic; importing pydantic and validating costs more than the whole
+estimate. This reader parses the same files with the standard library and builds the
+same rows directly (:class:`~gpuplan.core.offers.Offer`,
+:class:`~gpuplan.core.gpus.GpuSpec`: plain frozen dataclasses, one definition).
 
 It accepts only the plainly well-formed: plain decimal numbers, ISO dates, known
 columns, no duplicates, prices inside the validated bounds. Anything else raises
@@ -20,15 +19,15 @@ import csv
 import io
 import re
 import tomllib
-from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from gpuplan.core.errors import DataError
-from gpuplan.core.gpu_names import GpuTable
-from gpuplan.core.kinds import Precision, PricingModel, Provider, whole_count
+from gpuplan.core.gpus import GpuSpec, GpuTable
+from gpuplan.core.kinds import PricingModel, Provider, whole_count
+from gpuplan.core.offers import Offer, PriceParts
 from gpuplan.core.provider_values import OFFER_SHAPE, gpu_spec_problem, offer_problem
 from gpuplan.core.wording import plural
 from gpuplan.loaders.catalog_columns import (
@@ -41,10 +40,6 @@ from gpuplan.loaders.catalog_columns import (
 )
 from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_bytes
 
-if TYPE_CHECKING:
-    from gpuplan.core.gpus import GpuSpec
-    from gpuplan.core.offers import Offer
-
 MODELS = tuple(PricingModel)
 COLUMNS = {m: price_columns(m) for m in MODELS}
 _INT = re.compile(r"[0-9]{1,9}")
@@ -55,88 +50,6 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 class NotFast(Exception):
     """The file needs the validated reader (it may be bad, or merely unusual)."""
-
-
-@dataclass(frozen=True, slots=True)
-class PartsRow:
-    """Host and accelerator parts of a price (as :class:`~gpuplan.core.offers.PriceParts`)."""
-
-    host: Decimal
-    accelerators: Decimal
-
-
-@dataclass(frozen=True, slots=True)
-class OfferRow:
-    """One offer with :class:`~gpuplan.core.offers.Offer`'s fields and read methods."""
-
-    provider: Provider
-    instance_type: str
-    region: str
-    gpu: str
-    gpu_count: int | float
-    gpu_memory_gb: float
-    vcpus: int
-    memory_gb: float
-    interconnect: str
-    network_gbps: float | None
-    on_demand_hourly: Decimal | None
-    spot_hourly: Decimal | None
-    spot_zone: str | None
-    reserved_1y_hourly: Decimal | None
-    reserved_3y_hourly: Decimal | None
-    capacity_block_hourly: Decimal | None
-    flex_start_hourly: Decimal | None
-    dws_calendar_hourly: Decimal | None
-    parts: dict[PricingModel, PartsRow] | None
-    as_of: date
-    dates: dict[PricingModel, date] | None
-    source: str
-    origin: str
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.provider.value, self.instance_type, self.region)
-
-    def price_as_of(self, pricing: PricingModel) -> date:
-        return (self.dates or {}).get(pricing, self.as_of)
-
-    def price(self, pricing: PricingModel) -> Decimal | None:
-        value: Decimal | None = getattr(self, f"{pricing.value}_hourly")
-        return value
-
-    def price_per_gpu_hour(self, pricing: PricingModel) -> Decimal | None:
-        hourly = self.price(pricing)
-        if hourly is None or self.gpu_count <= 0:
-            return None
-        return hourly / Decimal(str(self.gpu_count))
-
-
-@dataclass(frozen=True, slots=True)
-class GpuRow:
-    """One GPU with :class:`~gpuplan.core.gpus.GpuSpec`'s fields and ``peak_tflops``."""
-
-    name: str
-    vendor: str
-    architecture: str
-    launch_year: int
-    form_factor: str
-    memory_gb: float
-    memory_bandwidth_tbs: float
-    fp32_tflops: float | None
-    tf32_tflops: float | None
-    bf16_tflops: float | None
-    fp16_tflops: float | None
-    fp8_tflops: float | None
-    fp4_tflops: float | None
-    bf16_matmul_tflops: float | None
-    interconnect: str
-    interconnect_gbs: float | None
-    aliases: tuple[str, ...]
-    source: str
-
-    def peak_tflops(self, precision: Precision) -> float | None:
-        value: float | None = getattr(self, f"{precision.value}_tflops")
-        return value
 
 
 _GPU_STR = ("name", "vendor", "architecture", "form_factor", "interconnect", "source")
@@ -160,12 +73,12 @@ def read_gpus(path: Path) -> GpuTable:
         raise NotFast(str(path))
     rows = [_gpu_row(entry) for entry in entries]
     try:
-        return GpuTable(cast("list[GpuSpec]", rows))
+        return GpuTable(rows)
     except ValueError:
         raise NotFast(str(path)) from None
 
 
-def _gpu_row(entry: Any) -> GpuRow:
+def _gpu_row(entry: Any) -> GpuSpec:
     if not isinstance(entry, dict) or not set(entry) <= _GPU_KEYS | {"aliases"}:
         raise NotFast("unusual [[gpu]] entry")
     if gpu_spec_problem(entry) is not None:
@@ -189,7 +102,7 @@ def _gpu_row(entry: Any) -> GpuRow:
         raise NotFast("launch_year/aliases")
     if not all(isinstance(a, str) for a in aliases):
         raise NotFast("aliases")
-    return GpuRow(launch_year=year, aliases=tuple(aliases), **values)
+    return GpuSpec(launch_year=year, aliases=tuple(aliases), **values)
 
 
 def read_offers(
@@ -210,7 +123,7 @@ def read_offers(
         raise NotFast(str(path))
     header = table[0]
     _check_header(header)
-    offers: list[OfferRow] = []
+    offers: list[Offer] = []
     seen: set[tuple[str, str, str]] = set()
     spot_lines: list[int] = []
     known = set(gpus.names)
@@ -225,7 +138,7 @@ def read_offers(
         if spot is not None and od is not None and spot >= od:
             spot_lines.append(line)
         offers.append(offer)
-    return cast("list[Offer]", offers), _spot_notice(str(path), spot_lines)
+    return offers, _spot_notice(str(path), spot_lines)
 
 
 def _check_header(header: list[str]) -> None:
@@ -235,7 +148,7 @@ def _check_header(header: list[str]) -> None:
         raise NotFast("header")
 
 
-def _offer(row: dict[str, str], provider: Provider, known: set[str], origin: str) -> OfferRow:
+def _offer(row: dict[str, str], provider: Provider, known: set[str], origin: str) -> Offer:
     cell = {k: v.strip() for k, v in row.items()}
     if cell["gpu"] not in known or not cell["instance_type"] or not cell["region"]:
         raise NotFast("gpu/instance_type/region")
@@ -251,7 +164,7 @@ def _offer(row: dict[str, str], provider: Provider, known: set[str], origin: str
         raise NotFast("range")  # the validated reader names file, line, field and range
     as_of = _date(cell["as_of"])
     dates = {m: _date(cell[c]) for m, c in _DATE_COLUMNS if cell.get(c)}
-    return OfferRow(
+    return Offer(
         provider=provider,
         instance_type=cell["instance_type"],
         region=cell["region"],
@@ -287,9 +200,9 @@ def _date(text: str) -> date:
 
 def _prices(
     row: dict[str, str], cell: dict[str, str]
-) -> tuple[dict[PricingModel, Decimal | None], dict[PricingModel, PartsRow]]:
+) -> tuple[dict[PricingModel, Decimal | None], dict[PricingModel, PriceParts]]:
     prices: dict[PricingModel, Decimal | None] = {}
-    parts: dict[PricingModel, PartsRow] = {}
+    parts: dict[PricingModel, PriceParts] = {}
     for model, (total_col, host_col, gpu_col) in COLUMNS.items():
         text, host_text, gpu_text = cell.get(total_col), cell.get(host_col), cell.get(gpu_col)
         total = _price(text) if text else None
@@ -303,7 +216,7 @@ def _prices(
         if (host is None) != (gpu is None):
             raise NotFast(host_col)
         if host is not None and gpu is not None:
-            parts[model] = PartsRow(host=host, accelerators=gpu)
+            parts[model] = PriceParts(host=host, accelerators=gpu)
             total = host + gpu
         prices[model] = total
     return prices, parts

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpus import GpuSpec, GpuTable
@@ -13,6 +13,7 @@ from gpuplan.core.provider_values import gpu_spec_problem
 from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_text
 
 GPU_FILE = "gpus.toml"
+_SPEC = TypeAdapter(GpuSpec)
 
 
 def load_gpu_table(directory: Path) -> GpuTable:
@@ -33,7 +34,7 @@ def load_gpu_table(directory: Path) -> GpuTable:
     for index, entry in enumerate(entries):
         label = entry.get("name", f"#{index + 1}") if isinstance(entry, dict) else f"#{index + 1}"
         try:
-            specs.append(GpuSpec.model_validate(entry))
+            specs.append(_SPEC.validate_python(entry))
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])

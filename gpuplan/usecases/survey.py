@@ -57,21 +57,7 @@ class Survey:
 
 
 def idle_rule(policy: Policy) -> IdleRule:
-    idle = policy.idle
-    return IdleRule(
-        threshold_percent=idle.threshold_percent,
-        window_minutes=idle.window_minutes,
-        period_minutes=idle.period_minutes,
-        min_coverage_percent=idle.min_coverage_percent,
-        grace_minutes=idle.grace_minutes,
-        exempt_tag=idle.exempt_tag,
-        live_process_window_minutes=idle.live_process_window_minutes,
-        gpu_memory_floor_percent=idle.gpu_memory_floor_percent,
-        cpu_busy_percent=idle.cpu_busy_percent,
-        fault_hold_minutes=idle.fault_hold_minutes,
-        match_labels=dict(policy.scope.match_labels),
-        exempt_max_days=policy.exemptions.max_days,
-    )
+    return policy.idle.rule(policy.scope.match_labels, exempt_max_days=policy.exemptions.max_days)
 
 
 def action_rule(policy: Policy, provider: Provider) -> ActionRule:

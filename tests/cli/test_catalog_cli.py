@@ -170,7 +170,8 @@ def test_catalog_loads_no_cloud_sdk_or_tui(small_catalog: Path) -> None:
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    rc = main(['catalog', '--json', '--catalog-dir', {str(small_catalog)!r}])\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
-        "('boto3', 'botocore', 'azure', 'textual', 'rich') or m.startswith('google.cloud')]\n"
+        "('boto3', 'botocore', 'azure', 'textual', 'rich', 'pydantic') "
+        "or m.startswith('google.cloud')]\n"
         "print(rc, sorted(heavy))\n"
     )
     result = subprocess.run(

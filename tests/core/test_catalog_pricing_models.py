@@ -8,6 +8,7 @@ whole block a job has to buy.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -109,8 +110,9 @@ def test_estimate_charges_whole_capacity_blocks(
 def test_writer_mixes_gcp_parts_and_totals(catalog_dir: Path, tmp_path: Path) -> None:
     gpus = load_catalog(catalog_dir).gpus
     offers = load_provider_file(catalog_dir / "gcp.csv", Provider.GCP, gpus).offers
-    a4 = offers[0].model_copy(
-        update={
+    a4 = replace(
+        offers[0],
+        **{
             "instance_type": "a4-highgpu-8g",
             "gpu": "B200",
             "gpu_count": 8,
@@ -119,7 +121,7 @@ def test_writer_mixes_gcp_parts_and_totals(catalog_dir: Path, tmp_path: Path) ->
             "parts": None,
             "reserved_1y_hourly": Decimal("88.9272"),
             "dws_calendar_hourly": Decimal("90.22"),
-        }
+        },
     )
     text = provider_csv([*offers, a4])
     header = text.splitlines()[0].split(",")

@@ -11,6 +11,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def azure_retail_prices(scratch: Path) -> Iterator[dict[str, str]]:
     answering the bundled Azure offers with one price moved."""
     offers = [o for o in load_catalog(bundled_pricing_dir()).offers if o.provider is Provider.AZURE]
     upstream = [
-        o.model_copy(update={"on_demand_hourly": o.on_demand_hourly * Decimal("1.1")})
+        replace(o, **{"on_demand_hourly": o.on_demand_hourly * Decimal("1.1")})
         if o.instance_type == MOVED and o.on_demand_hourly is not None
         else o
         for o in offers

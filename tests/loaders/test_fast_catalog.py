@@ -3,6 +3,7 @@ GPUs, same notices, and the validated reader's exact error for every bad file.""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,8 @@ from gpuplan.core.catalog import Catalog
 from gpuplan.core.errors import DataError
 from gpuplan.core.gpus import GpuSpec
 from gpuplan.core.offers import Offer
+from gpuplan.loaders import catalog_files, gpu_specs
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.loaders.fast_catalog import GpuRow, OfferRow
 from tests.conftest import SMALL_AWS, SMALL_GCP, write_catalog
 from tests.loaders.test_catalog_loader import _aws_row
 
@@ -31,8 +32,12 @@ def _typed(value: Any) -> Any:
     return (type(value).__name__, str(value), value)
 
 
+def _names(kind: type[Any]) -> list[str]:
+    return [f.name for f in fields(kind)]
+
+
 def _offer_fields(offer: Any) -> dict[str, Any]:
-    return {name: _typed(getattr(offer, name)) for name in Offer.model_fields}
+    return {name: _typed(getattr(offer, name)) for name in _names(Offer)}
 
 
 def assert_same(fast: Catalog, slow: Catalog) -> None:
@@ -42,21 +47,33 @@ def assert_same(fast: Catalog, slow: Catalog) -> None:
     assert fast.gpus.names == slow.gpus.names
     for spec in slow.gpus:
         row = fast.gpus.get(spec.name)
-        for name in GpuSpec.model_fields:
+        for name in _names(GpuSpec):
             assert _typed(getattr(row, name)) == _typed(getattr(spec, name)), (spec.name, name)
     for spelling in ("h100-sxm", "nvidia-tesla-a100", "A100-80GB", "a100", "nvidia h100_80gb"):
         found, expected = fast.gpus.lookup(spelling), slow.gpus.lookup(spelling)
         assert (found and found.name) == (expected and expected.name)
 
 
-def test_bundled_catalog_fast_and_validated_agree() -> None:
-    fast = load_catalog(now=NOW, fast=True)
+def _no_validated_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the validated readers fail, so that a silent fall-back to them shows."""
+
+    def refuse(*args: object, **kwargs: object) -> Any:
+        raise AssertionError("the fast reader fell back to the validated one")
+
+    monkeypatch.setattr(catalog_files, "load_provider_file", refuse)
+    monkeypatch.setattr(gpu_specs, "load_gpu_table", refuse)
+
+
+def test_bundled_catalog_fast_and_validated_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     slow = load_catalog(now=NOW)
+    with monkeypatch.context() as patch:
+        # The fast reader really reads every file (no silent fall-back to the validated one).
+        _no_validated_reader(patch)
+        fast = load_catalog(now=NOW, fast=True)
     assert len(fast.offers) > 500
-    # The fast reader really read every file (no silent fall-back to the validated one).
-    assert all(isinstance(o, OfferRow) for o in fast.offers)
-    assert all(isinstance(spec, GpuRow) for spec in fast.gpus)
-    assert all(isinstance(o, Offer) for o in slow.offers)
+    # One row type for both readers.
+    assert all(type(o) is Offer for o in (*fast.offers, *slow.offers))
+    assert all(type(spec) is GpuSpec for spec in (*fast.gpus, *slow.gpus))
     assert_same(fast, slow)
 
 
@@ -128,3 +145,23 @@ def test_unusual_but_valid_cells_fall_back_and_agree(tmp_path: Path) -> None:
     rows = [_aws_row(on_demand_hourly=" 55.040 ", network_gbps="3.2e3"), "", SMALL_AWS[1]]
     root = write_catalog(tmp_path, aws=rows)
     assert_same(load_catalog(root, now=NOW, fast=True), load_catalog(root, now=NOW))
+
+
+def test_a_row_built_in_code_has_the_readers_types() -> None:
+    """A cloud API or a test may pass ``80`` or ``8.0``: the row holds what both readers
+    give (a whole GPU count an int, sizes floats), so files and JSON read the same."""
+    from datetime import date
+
+    from gpuplan.core.offers import Provider
+
+    offer = Offer(
+        provider=Provider.AWS, instance_type="p5.48xlarge", region="us-east-1", gpu="H100",
+        gpu_count=8.0, gpu_memory_gb=80, vcpus=192, memory_gb=2048, network_gbps=3200,
+        as_of=date(2026, 12, 1), source="test",
+    )  # fmt: skip
+    assert _typed(offer.gpu_count) == ("int", "8", 8)
+    assert [_typed(v) for v in (offer.gpu_memory_gb, offer.memory_gb, offer.network_gbps)] == [
+        ("float", "80.0", 80.0),
+        ("float", "2048.0", 2048.0),
+        ("float", "3200.0", 3200.0),
+    ]

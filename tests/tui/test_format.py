@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 
 from gpuplan.tui import format as fmt
@@ -20,23 +21,21 @@ def test_counts_durations_and_money() -> None:
 
 
 def test_network_bandwidth_said_once() -> None:
-    from gpuplan.core.offers import Offer
+    from gpuplan.core.offers import Offer, Provider
 
-    offer = Offer.model_validate(
-        {
-            "provider": "aws",
-            "instance_type": "p5.48xlarge",
-            "region": "us-east-1",
-            "gpu": "H100",
-            "gpu_count": 8,
-            "gpu_memory_gb": 80,
-            "vcpus": 192,
-            "memory_gb": 2048,
-            "interconnect": "NVSwitch; EFA 3200 Gbps",
-            "network_gbps": 3200,
-            "as_of": "2026-12-01",
-            "source": "test",
-        }
+    offer = Offer(
+        provider=Provider.AWS,
+        instance_type="p5.48xlarge",
+        region="us-east-1",
+        gpu="H100",
+        gpu_count=8,
+        gpu_memory_gb=80,
+        vcpus=192,
+        memory_gb=2048,
+        interconnect="NVSwitch; EFA 3200 Gbps",
+        network_gbps=3200,
+        as_of=date(2026, 12, 1),
+        source="test",
     )
     assert network_text(offer) == "NVSwitch; EFA 3,200 Gbit/s"
 

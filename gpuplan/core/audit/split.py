@@ -24,8 +24,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
 
-from gpuplan.core.idle import IdleRule
-from gpuplan.core.idle_signals import PeriodClass, Thresholds, classify_period
+from gpuplan.core.idle_signals import IdleRule, PeriodClass, classify_period
 from gpuplan.core.offers import PricingModel, Provider
 
 HOURS_PER_MONTH = Decimal(730)
@@ -60,13 +59,14 @@ class AuditRule:
         )
 
     @property
-    def thresholds(self) -> Thresholds:
+    def idle_rule(self) -> IdleRule:
+        """The idle thresholds this audit classifies periods with."""
         return replace(
             _IDLE_DEFAULTS,
             threshold_percent=self.quiet_percent,
             gpu_memory_floor_percent=self.memory_floor_percent,
             cpu_busy_percent=self.cpu_quiet_percent,
-        ).thresholds
+        )
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ def period_class(rule: AuditRule, gpus: Sequence[float | None], mem: float | Non
                  cpu: float | None) -> Bucket:  # fmt: skip
     """The audit's bucket of one period, from the shared :func:`classify_period`."""
     known = [g for g in gpus if g is not None]
-    kind = classify_period(max(known) if known else None, mem, cpu, rule.thresholds)
+    kind = classify_period(max(known) if known else None, mem, cpu, rule.idle_rule)
     if kind is PeriodClass.UNKNOWN:
         return Bucket.UNKNOWN
     return Bucket.BUSY if kind.running else Bucket.IDLE

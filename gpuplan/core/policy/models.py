@@ -8,6 +8,7 @@ generated JSON Schema (``policies/policy.schema.json``) and of ``docs/policy.md`
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
@@ -28,6 +29,7 @@ from pydantic import (
 
 from gpuplan.core.actions import provider_action
 from gpuplan.core.clouds import Feature, catalog_only, registered, scope_section
+from gpuplan.core.idle_signals import IdleRule
 from gpuplan.core.instances import Action
 from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.core.policy.bill_settings import BillSettings
@@ -177,29 +179,36 @@ class Planning(_Section):
     """Regions of any provider, e.g. ``us-east-1``, ``us-central1``, ``eastus``."""
 
 
+_RULE = IdleRule()
+"""The idle thresholds' defaults (one definition, in the pure core)."""
+
+
 class IdleSettings(_Section):
     """When an instance counts as idle and what then happens to it."""
 
-    threshold_percent: Percent = 5.0
+    # The thresholds' defaults are IdleRule's (core.idle_signals), and ``rule()`` gives
+    # that one type to the decision; this model only reads the policy file's keys.
+
+    threshold_percent: Percent = _RULE.threshold_percent
     """GPU utilisation; per period, the busiest GPU of the instance counts."""
-    window_minutes: Minutes = 60
+    window_minutes: Minutes = _RULE.window_minutes
     """Idle only if below the threshold for the whole window (``60``, ``90m``, ``2h``)."""
-    period_minutes: Minutes = 5
+    period_minutes: Minutes = _RULE.period_minutes
     """Length of one sample period; the window must be a whole number of periods."""
-    min_coverage_percent: Percent = 80.0
+    min_coverage_percent: Percent = _RULE.min_coverage_percent
     """Share of the window's periods in which every GPU reported; less: unknown, never idle."""
-    live_process_window_minutes: Minutes = 180
+    live_process_window_minutes: Minutes = _RULE.live_process_window_minutes
     """GPUs quiet this long count as idle even while a process holds GPU memory or the CPU
     is busy; with neither, ``window_minutes`` applies (docs/lifecycle.md, idle decision)."""
-    gpu_memory_floor_percent: Percent = 1.0
+    gpu_memory_floor_percent: Percent = _RULE.gpu_memory_floor_percent
     """GPU memory in use at or above this share of a GPU's total means a live process."""
-    cpu_busy_percent: Percent = 10.0
+    cpu_busy_percent: Percent = _RULE.cpu_busy_percent
     """Instance CPU at or above this means work goes on with idle GPUs (a CPU phase)."""
-    fault_hold_minutes: Minutes = 60
+    fault_hold_minutes: Minutes = _RULE.fault_hold_minutes
     """Suspect metrics (zeros several instances step into or out of at once while a
     process holds GPU memory or the CPU works; every signal dropping to exactly 0) make
     the verdict unknown while they last and this long after (docs/simulation.md)."""
-    grace_minutes: Minutes = 20
+    grace_minutes: Minutes = _RULE.grace_minutes
     """Never idle this soon after launch or start."""
     notice_minutes: Minutes = 0
     """Above 0: the first run tags and notifies; a later run acts only if still idle then."""
@@ -210,7 +219,7 @@ class IdleSettings(_Section):
     device, GCP local SSD, Azure temporary disk) are skipped unless true; ``terminate``
     is refused unless true. ``policy check`` requires it written (true or false) when the
     action stops, hibernates or suspends instances of a cloud in scope."""
-    exempt_tag: TagName = "gpuplan-keep"
+    exempt_tag: TagName = _RULE.exempt_tag
     """Any value exempts an instance; ``gpuplan-snooze-until`` is honoured too."""
     max_actions_per_run: PositiveInt = 10
     """Act on at most this many instances per run, most dollars at stake first; the rest
@@ -224,6 +233,26 @@ class IdleSettings(_Section):
     small fleet going idle in the same run are not an anomaly)."""
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     """Where GPU utilisation is read from."""
+
+    def rule(
+        self, match_labels: Mapping[str, str] | None = None, *, exempt_max_days: int | None = None
+    ) -> IdleRule:
+        """The thresholds the idle decision reads, with the scope's ``match_labels`` and the
+        longest exemption allowed (``exemptions.max_days``)."""
+        return IdleRule(
+            threshold_percent=self.threshold_percent,
+            window_minutes=self.window_minutes,
+            period_minutes=self.period_minutes,
+            min_coverage_percent=self.min_coverage_percent,
+            grace_minutes=self.grace_minutes,
+            exempt_tag=self.exempt_tag,
+            match_labels=dict(match_labels or {}),
+            live_process_window_minutes=self.live_process_window_minutes,
+            gpu_memory_floor_percent=self.gpu_memory_floor_percent,
+            cpu_busy_percent=self.cpu_busy_percent,
+            fault_hold_minutes=self.fault_hold_minutes,
+            exempt_max_days=exempt_max_days,
+        )
 
 
 class Notify(_Section):

@@ -8,6 +8,7 @@ import importlib.util
 import json
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -71,7 +72,7 @@ def test_blackwell_ultra_gets_its_fp4_advantage_from_the_peak_alone(
     """A GB200 given GB300's 1.5x fp4 peak and nothing else: the same bf16 MFU, and fp4
     faster by amdahl(f, 6) / amdahl(f, 4), with no per-GPU constant."""
     gb200 = gpu_table.get("GB200")
-    ultra = gb200.model_copy(update={"fp4_tflops": gpu_table.get("GB300").fp4_tflops})
+    ultra = replace(gb200, **{"fp4_tflops": gpu_table.get("GB300").fp4_tflops})
     cluster = Cluster(64, 64, 1)
 
     def rate(spec: Any, precision: Precision) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -104,7 +105,7 @@ def price_list(offers: Iterable[Offer]) -> list[str]:
     for n, offer in enumerate(offers):
         out.append(price_list_entry(offer, sku=f"SKU{n:04d}AAAAAAAA"))
         if offer.on_demand_hourly is not None:
-            byol = offer.model_copy(update={"on_demand_hourly": offer.on_demand_hourly / 2})
+            byol = replace(offer, **{"on_demand_hourly": offer.on_demand_hourly / 2})
             out.append(
                 price_list_entry(byol, sku=f"SKU{n:04d}BYOLBYOL", licenseModel="Bring your own")
             )

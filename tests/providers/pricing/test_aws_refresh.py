@@ -6,6 +6,7 @@ are stubbed; the Stubber also checks the exact request parameters we send.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -182,7 +183,7 @@ def test_refresh_reproduces_the_catalog_from_price_list_and_spot_history(
 def test_price_cut_shows_as_largest_move(aws_catalog: Path) -> None:
     old = _offers(aws_catalog)
     cut = [
-        o.model_copy(update={"on_demand_hourly": Decimal("30.27")})
+        replace(o, **{"on_demand_hourly": Decimal("30.27")})
         if o.instance_type == "p5.48xlarge"
         else o
         for o in old
@@ -199,7 +200,7 @@ def test_price_cut_shows_as_largest_move(aws_catalog: Path) -> None:
 
 def test_a_failing_region_keeps_its_data_and_the_other_updates(aws_catalog: Path) -> None:
     old = _offers(aws_catalog)
-    dearer = [o.model_copy(update={"on_demand_hourly": Decimal("1.2")}) for o in old]
+    dearer = [replace(o, **{"on_demand_hourly": Decimal("1.2")}) for o in old]
     fake = FakeAws()
     _queue_region(fake, dearer, "us-east-1")
     fake.pricing_stub.add_client_error(

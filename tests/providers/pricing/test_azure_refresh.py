@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def _refresh(
 
 def _moved(offers: list[Offer], **prices: Decimal) -> list[Offer]:
     nd = {"instance_type": "Standard_ND96isr_H100_v5"}
-    return [o.model_copy(update=prices) if o.instance_type == nd["instance_type"] else o
+    return [replace(o, **prices) if o.instance_type == nd["instance_type"] else o
             for o in offers]  # fmt: skip
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -228,15 +228,16 @@ def test_azure_refresh_adds_gb200_and_reports_unnamed_and_ambiguous_gpus(
     fake, url = arm
     directory = write_catalog(tmp_path / "catalog", azure=SMALL_AZURE)
     current = [o for o in load_catalog(directory).offers if o.provider is Provider.AZURE]
-    gb200 = current[0].model_copy(
-        update={
+    gb200 = replace(
+        current[0],
+        **{
             "instance_type": GB200_SIZE,
             "gpu": "GB200",
             "gpu_count": 4,
             "on_demand_hourly": Decimal("108.16"),  # fixture price for the retail fake
             "reserved_1y_hourly": None,
             "reserved_3y_hourly": None,
-        }
+        },
     )
     retail = azure_fake.AzureRetailFake(azure_fake.azure_items([*current, gb200]))
     with azure_fake.serve(retail):
