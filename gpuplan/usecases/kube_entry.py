@@ -20,7 +20,7 @@ from gpuplan.core.offers import Provider
 from gpuplan.core.policy.kubernetes_scope import KubernetesScope
 from gpuplan.core.region_naming import AWS_NAMING, AZURE_NAMING, GCP_NAMING, RegionGroup
 from gpuplan.providers.base import CloudAdapter
-from gpuplan.usecases.cloud_entry import BuildContext, CloudEntry, ScopeAdapters, Service
+from gpuplan.providers.cloud_entry import BuildContext, CloudEntry, ScopeAdapters, Service
 from gpuplan.usecases.extras import needs_extra
 
 KUBERNETES = Provider.named("kubernetes")
