@@ -9,14 +9,14 @@
 
 from __future__ import annotations
 
-from gpuplan.core.catalog import Catalog, OfferQuery, query_offers
-from gpuplan.core.gpus import GpuSpec, GpuTable
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog.gpus import GpuSpec, GpuTable
+from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog.query import Catalog, OfferQuery, query_offers
 from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.records import plan_record
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.usecases.catalog import find_offers, offer_record
-from gpuplan.usecases.estimate import EstimateArgs, estimate
+from gpuplan.usecases.catalog.lookup import find_offers, offer_record
+from gpuplan.usecases.planner.estimate import EstimateArgs, estimate
 
 __all__ = [
     "Catalog",

@@ -14,7 +14,7 @@ agents (the same instances for a given seed), ``--outage-kind gpu`` zeroes only 
 utilisation while GPU memory and CPU keep their values (a broken DCGM field, a driver
 update that resets the utilisation counter).
 
-Written apart from the built-in generator (gpuplan/core/simulation/traces.py) on purpose,
+Written apart from the built-in generator (gpuplan/core/lifecycle/simulation/traces.py) on purpose,
 so the default policy is not only judged on the distributions it was tuned on. It differs
 in ways that hurt: gamma/lognormal pause lengths with long tails (evaluation waits of
 mean 110 min that reach past 150, storage stalls to 90 min, lunches to 100 min), Gaussian

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuplan.cli.main import main as gpuplan
-from gpuplan.core.gpus import Precision
+from gpuplan.core.catalog.gpus import Precision
 from gpuplan.core.planner import calibration as cal
 from gpuplan.loaders.catalog import load_gpus
 

@@ -35,8 +35,8 @@ from google.auth.credentials import AnonymousCredentials
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpuplan.core.audit.split import AuditRule
-from gpuplan.core.instances import GpuInstance, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState
 from gpuplan.core.policy.models import AuditSettings
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.providers.aws.provider import AwsAdapter
@@ -47,7 +47,7 @@ from gpuplan.providers.fake import FakeAdapter
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY
 from gpuplan.providers.gcp.provider import GcpAdapter
 from gpuplan.providers.prometheus import PrometheusSource
-from gpuplan.usecases.audit_live import audit_fleet
+from gpuplan.usecases.audit.live import audit_fleet
 from tests.fakes.azure_arm import AzureFake
 from tests.fakes.gcp_compute import GcpComputeFake
 from tests.fakes.gcp_monitoring import MonitoringFake, serve_monitoring

@@ -28,7 +28,7 @@ def main(count: int) -> None:
     import boto3
     from moto import mock_aws
 
-    from gpuplan.providers.billing.aws_cur import CurExportSource
+    from gpuplan.providers.aws.cur_export import CurExportSource
     from tests.fakes import bill_world as w
 
     text = io.StringIO()

@@ -137,7 +137,7 @@ def whole_catalog() -> list[tuple[str, int, int, float]]:
     from gpuplan.core.planner.options import PlanRequest
     from gpuplan.core.planner.ranking import plan
     from gpuplan.loaders.catalog import load_catalog
-    from gpuplan.usecases.estimate import EstimateArgs, build_workload
+    from gpuplan.usecases.planner.estimate import EstimateArgs, build_workload
 
     catalog = load_catalog(fast=True)
     workload = build_workload(EstimateArgs(params="7B", tokens="1T"))

@@ -7,10 +7,10 @@ held by the in-memory fake provider (``gpuplan/providers/fake.py``), one hour of
 phase:
 
 - ``list``: ``FakeAdapter.list_instances`` for the three clouds;
-- ``decide``: the pure idle decision (``gpuplan.core.idle.decide``) for every instance;
+- ``decide``: the pure idle decision (``gpuplan.core.lifecycle.idle.decide``) for every instance;
 - ``plan``: lifecycle planning (``gpuplan.core.lifecycle.plan``) per cloud;
 - ``dry run``: the whole ``stop-idle`` use case without acting
-  (``gpuplan.usecases.stop_idle.run_stop_idle(apply=False)``: survey, decide, plan).
+  (``gpuplan.usecases.lifecycle.stop_idle.run_stop_idle(apply=False)``: survey, decide, plan).
 
 Fleet mix (by instance number): 40% busy, 30% idle, 10% thin metrics (half the periods
 missing), 10% no metrics at all, 10% split between boot grace, exempt tag, managed by a
@@ -44,13 +44,13 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "fleet_core.md"
 sys.path.insert(0, str(ROOT))
 
-from gpuplan.core.idle import IdleRule, decide, period_starts  # noqa: E402
-from gpuplan.core.instances import Capability, GpuInstance, HostSamples, InstanceState  # noqa: E402
-from gpuplan.core.lifecycle import ActionRule, plan  # noqa: E402
-from gpuplan.core.offers import Provider  # noqa: E402
+from gpuplan.core.catalog.offers import Provider  # noqa: E402
+from gpuplan.core.lifecycle.idle import IdleRule, decide, period_starts  # noqa: E402
+from gpuplan.core.lifecycle.instances import Capability, GpuInstance, HostSamples, InstanceState  # noqa: E402
+from gpuplan.core.lifecycle.plan import ActionRule, plan  # noqa: E402
 from gpuplan.core.policy import Policy  # noqa: E402
 from gpuplan.providers.fake import FakeAdapter  # noqa: E402
-from gpuplan.usecases.stop_idle import run_stop_idle  # noqa: E402
+from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle  # noqa: E402
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 MIB = 1024 * 1024
@@ -158,7 +158,7 @@ def main() -> int:
     args = parser.parse_args()
     began = time.perf_counter()
     rule = IdleRule(match_labels={"team": "research"})
-    # Azure's "stop" is carried out as deallocate (gpuplan.core.instances.Action).
+    # Azure's "stop" is carried out as deallocate (gpuplan.core.lifecycle.instances.Action).
     actions = {
         p: ActionRule(action=POLICY.idle.action.for_provider(p), reason_code=rule.code)
         for p in TYPES

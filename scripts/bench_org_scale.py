@@ -37,13 +37,13 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from gpuplan.core.instances import Capability, GpuInstance
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import Capability, GpuInstance
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.fake import FakeAdapter
-from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
-from gpuplan.usecases.stop_idle import run_stop_idle
+from gpuplan.usecases.lifecycle.concurrency import DEFAULT_CONCURRENCY, Concurrency
+from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle
 
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "org-scale.md"
 NOW = datetime(2026, 12, 2, 10, 17, 30, tzinfo=UTC)

@@ -37,11 +37,11 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "planner_scaling.md"
 sys.path.insert(0, str(ROOT))
 
-from gpuplan.core.catalog import Catalog  # noqa: E402
+from gpuplan.core.catalog.query import Catalog  # noqa: E402
 from gpuplan.core.planner.options import PlanRequest  # noqa: E402
 from gpuplan.core.planner.ranking import plan  # noqa: E402
 from gpuplan.loaders.catalog import load_catalog  # noqa: E402
-from gpuplan.usecases.estimate import EstimateArgs, build_workload  # noqa: E402
+from gpuplan.usecases.planner.estimate import EstimateArgs, build_workload  # noqa: E402
 
 MIB = 1024 * 1024
 

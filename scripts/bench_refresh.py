@@ -28,11 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpuplan.core.offers import Offer, Provider  # noqa: E402
+from gpuplan.core.catalog.offers import Offer, Provider  # noqa: E402
 from gpuplan.loaders.catalog import load_catalog  # noqa: E402
 from gpuplan.loaders.paths import bundled_pricing_dir  # noqa: E402
-from gpuplan.providers.pricing.aws import TYPES_PER_QUERY  # noqa: E402
-from gpuplan.usecases.refresh import RefreshReport, refresh_catalog  # noqa: E402
+from gpuplan.providers.aws.price_list import TYPES_PER_QUERY  # noqa: E402
+from gpuplan.usecases.catalog.refresh import RefreshReport, refresh_catalog  # noqa: E402
 from tests.providers.pricing import azure_fake, gcp_fake  # noqa: E402
 from tests.providers.pricing.aws_fixtures import price_list, spot_history  # noqa: E402
 from tests.providers.pricing.test_aws_refresh import NOW, FakeAws  # noqa: E402

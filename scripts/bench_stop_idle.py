@@ -34,10 +34,10 @@ for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
 import boto3  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
-from gpuplan.core.idle import IdleRule, period_starts  # noqa: E402
+from gpuplan.core.lifecycle.idle import IdleRule, period_starts  # noqa: E402
 from gpuplan.core.policy import Policy  # noqa: E402
 from gpuplan.providers.aws.provider import AwsAdapter  # noqa: E402
-from gpuplan.usecases.stop_idle import run_stop_idle  # noqa: E402
+from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle  # noqa: E402
 
 SIZES = (10, 100, 1000)
 OUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "stop_idle.md"

@@ -257,7 +257,7 @@ def spread(values: list[float]) -> str:
 
 
 def _peak() -> float:
-    from gpuplan.core.kinds import Precision
+    from gpuplan.core.catalog.kinds import Precision
     from gpuplan.loaders.catalog import load_gpus
 
     return load_gpus().resolve(GPU).peak_tflops(Precision.BF16) or 0.0

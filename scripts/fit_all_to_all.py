@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fit_steady_state import ANCHORS, precision_of
 
-from gpuplan.core.gpus import GpuSpec
-from gpuplan.core.kinds import Precision
+from gpuplan.core.catalog.gpus import GpuSpec
+from gpuplan.core.catalog.kinds import Precision
 from gpuplan.core.planner import calibration as cal
 from gpuplan.core.planner.efficiency import Cluster, JobShape, estimate_mfu
 from gpuplan.loaders.catalog import load_gpus

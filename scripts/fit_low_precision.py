@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuplan.core.kinds import Precision
+from gpuplan.core.catalog.kinds import Precision
 from gpuplan.core.planner import calibration as cal
 from gpuplan.core.planner.efficiency import amdahl_speedup
 from gpuplan.loaders.catalog import load_gpus

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fit_low_precision import VARIANT_NOTE, family_of, framework_of, load_pairs
 from fit_low_precision import fit as fit_shares
 
-from gpuplan.core.gpus import GpuSpec
-from gpuplan.core.kinds import Precision
+from gpuplan.core.catalog.gpus import GpuSpec
+from gpuplan.core.catalog.kinds import Precision
 from gpuplan.core.planner import calibration as cal
 from gpuplan.core.planner.efficiency import Cluster, JobShape, estimate_mfu
 from gpuplan.core.planner.workload import infer_shape

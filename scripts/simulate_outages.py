@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpuplan.core.idle import IdleRule
+from gpuplan.core.lifecycle.idle import IdleRule
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.usecases.simulate import action_settings, folder_fleet, result_record, run
+from gpuplan.usecases.lifecycle.simulate import action_settings, folder_fleet, result_record, run
 
 SCRIPT = Path(__file__).resolve().parent / "adversarial_traces.py"
 

@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gpuplan.core.idle import IdleRule
+from gpuplan.core.lifecycle.idle import IdleRule
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.usecases.simulate import (
+from gpuplan.usecases.lifecycle.simulate import (
     action_settings,
     folder_fleet,
     result_record,

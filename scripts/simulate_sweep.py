@@ -26,10 +26,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gpuplan.core.idle import IdleRule
-from gpuplan.core.simulation.replay import SimulationResult
+from gpuplan.core.lifecycle.idle import IdleRule
+from gpuplan.core.lifecycle.simulation.replay import SimulationResult
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.usecases.simulate import (
+from gpuplan.usecases.lifecycle.simulate import (
     action_settings,
     folder_fleet,
     result_record,
@@ -105,7 +105,7 @@ def write_markdown(
         f"`python scripts/simulate_sweep.py`; took {elapsed:.0f} s.",
         "",
         f"Generated fleet: seed {SEED}, {INSTANCES} instances x {HOURS} h (one week), class "
-        "mix in `gpuplan/core/simulation/traces.py`. Adversarial sets: "
+        "mix in `gpuplan/core/lifecycle/simulation/traces.py`. Adversarial sets: "
         "`scripts/adversarial_traces.py --seed N` (90 instances x 168 h, 1-minute rows, "
         "other distributions, jitter, gaps). On-demand prices from the bundled catalog; "
         f"job every {DEFAULT_INTERVAL} min; `max_actions_per_run` 10 as in the default policy.",

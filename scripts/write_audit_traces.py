@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpuplan.core.simulation.audit_traces import AUDIT_CLASSES, generate_audit_fleet
+from gpuplan.core.lifecycle.simulation.audit_traces import AUDIT_CLASSES, generate_audit_fleet
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.loaders.traces import write_traces
-from gpuplan.usecases.simulate import catalog_prices
+from gpuplan.usecases.lifecycle.simulate import catalog_prices
 
 
 def main() -> int:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gpuplan.loaders.paths import bundled_pricing_dir
-from gpuplan.usecases import cloud_registry  # noqa: F401  (the entries' policy sections, as every policy reader has them)
+from gpuplan.usecases.clouds import registry as cloud_registry  # noqa: F401  (the entries' policy sections, as every policy reader has them)
 
 AWS_HEADER = (
     "instance_type,region,gpu,gpu_count,gpu_memory_gb,vcpus,memory_gb,interconnect,"

@@ -17,13 +17,13 @@ from gpuplan.cli.common import (
 )
 from gpuplan.cli.output import say
 from gpuplan.cli.render import print_csv, print_json, render_table, wrap
-from gpuplan.core.alerts import AlertStatus
+from gpuplan.core.audit.alerts import AlertStatus
 from gpuplan.core.wording import shown_line
 
 if TYPE_CHECKING:
     from gpuplan.core.audit.advice import InstanceAudit
-    from gpuplan.core.catalog import Catalog
-    from gpuplan.usecases.audit import GroupAudit
+    from gpuplan.core.catalog.query import Catalog
+    from gpuplan.usecases.audit.usage import GroupAudit
 
 CSV_COLUMNS = ("instance_id", "instance_type", "group", "hours", "paid_usd", "busy_usd",
                "waiting_usd", "idle_usd", "unknown_usd", "oversized_usd",
@@ -67,11 +67,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpuplan.core.audit.grouping import GroupKind, parse_group_by
     from gpuplan.core.audit.split import AuditRule
     from gpuplan.core.errors import InputError
-    from gpuplan.core.grouping import GroupKind, parse_group_by
-    from gpuplan.usecases import audit as uc
-    from gpuplan.usecases.exempt_report import exempt_line
+    from gpuplan.usecases.audit import usage as uc
+    from gpuplan.usecases.audit.exempt_report import exempt_line
 
     period = (5 if args.traces else 60) if args.period is None else args.period
     if not 1 <= period <= 60:
@@ -106,11 +106,11 @@ def _live(
     from datetime import UTC, datetime
 
     from gpuplan.core.audit.split import AuditRule
-    from gpuplan.usecases import audit_live as live
-    from gpuplan.usecases.exempt_report import exempt_summary
+    from gpuplan.usecases.audit import live as live
+    from gpuplan.usecases.audit.exempt_report import exempt_summary
+    from gpuplan.usecases.audit.savings import parse_since
+    from gpuplan.usecases.lifecycle.survey import idle_rule
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.savings import parse_since
-    from gpuplan.usecases.survey import idle_rule
 
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)

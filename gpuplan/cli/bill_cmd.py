@@ -1,6 +1,6 @@
 """``gpuplan bill sync|reconcile``: the clouds' actual spend beside gpuplan's estimate.
 
-``bill reconcile``, not ``reconcile``: ``gpuplan.usecases.reconcile`` already means
+``bill reconcile``, not ``reconcile``: ``gpuplan.usecases.lifecycle.reconcile`` already means
 settling the ledger's pending intents after a killed run.
 """
 
@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_sync(args: argparse.Namespace) -> int:
     from gpuplan.ledger import Ledger
-    from gpuplan.usecases.bill import LAG_NOTE, cost_sources, sync
+    from gpuplan.usecases.audit.bill import LAG_NOTE, cost_sources, sync
     from gpuplan.usecases.policy import load_policy
 
     policy = load_policy(args.policy)
@@ -104,7 +104,7 @@ HEADERS = ("provider", "day", "type", "estimate $", "billed $", "gap $", "explai
 
 def run_reconcile(args: argparse.Namespace) -> int:
     from gpuplan.ledger import Ledger
-    from gpuplan.usecases.bill import LAG_NOTE, reconcile
+    from gpuplan.usecases.audit.bill import LAG_NOTE, reconcile
     from gpuplan.usecases.policy import load_policy
 
     policy = load_policy(args.policy)

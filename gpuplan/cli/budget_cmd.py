@@ -11,7 +11,7 @@ from typing import Any
 from gpuplan.cli.common import add_concurrency, add_db, add_wide, print_notices
 from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
-from gpuplan.core.alerts import AlertStatus
+from gpuplan.core.audit.alerts import AlertStatus
 from gpuplan.core.wording import plural, shown_line
 
 
@@ -40,11 +40,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import concurrency_for, load_catalog_for
-    from gpuplan.core.grouping import parse_group_by
+    from gpuplan.core.audit.grouping import parse_group_by
     from gpuplan.ledger import Ledger
     from gpuplan.providers.webhook import notifier_for
-    from gpuplan.usecases.adapters import default_registry
-    from gpuplan.usecases.budget import budget_record, run_budget
+    from gpuplan.usecases.audit.budget import budget_record, run_budget
+    from gpuplan.usecases.clouds.adapters import default_registry
     from gpuplan.usecases.policy import load_policy
 
     concurrency = concurrency_for(args)

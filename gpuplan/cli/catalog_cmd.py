@@ -34,12 +34,12 @@ from gpuplan.cli.render import (
     shown_columns,
     wrap,
 )
-from gpuplan.core.kinds import PricingModel
+from gpuplan.core.catalog.kinds import PricingModel
 
 if TYPE_CHECKING:
     # Type names only: the models (and pydantic) load in the handler, not at start-up.
-    from gpuplan.core.catalog import Catalog
-    from gpuplan.core.offers import Offer, Provider
+    from gpuplan.core.catalog.offers import Offer, Provider
+    from gpuplan.core.catalog.query import Catalog
 
 CSV_COLUMNS = (
     "provider",
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if acted is not None:
         return acted
     from gpuplan.core.planner.quantities import parse_duration
-    from gpuplan.usecases.catalog import offer_record, parse_pricing
+    from gpuplan.usecases.catalog.lookup import offer_record, parse_pricing
 
     pricing = parse_pricing(args.pricing) if args.pricing else None
     max_hourly: Decimal | None = (
@@ -181,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _why_none(args: argparse.Namespace, catalog: Catalog) -> str:
     """Why the listing is empty: a GPU nobody in the catalog sells, or the filters."""
-    from gpuplan.usecases.catalog import find_offers
+    from gpuplan.usecases.catalog.lookup import find_offers
 
     asked = split_list(args.provider)
     searched = ", ".join(asked or sorted({o.provider.value for o in catalog.offers}))
@@ -211,8 +211,8 @@ def _matching(
     args: argparse.Namespace, catalog: Catalog, limits: _Limits, today: date
 ) -> list[Offer]:
     """The offers the filters in ``args`` select, sorted, before ``--top``."""
-    from gpuplan.core.regions import expand_regions
-    from gpuplan.usecases.catalog import find_offers
+    from gpuplan.core.catalog.regions import expand_regions
+    from gpuplan.usecases.catalog.lookup import find_offers
 
     region_words = split_list(args.region)
     check_provider_regions(split_list(args.provider), region_words, catalog)
@@ -261,7 +261,7 @@ def _print_table(
 ) -> None:
     """The table; ``matched_sort``: how many offers matched before ``--top``, and
     ``--sort``."""
-    from gpuplan.core.catalog import is_stale, tflops_per_dollar
+    from gpuplan.core.catalog.query import is_stale, tflops_per_dollar
 
     matched, sort = matched_sort
     shown = pricing or PricingModel.ON_DEMAND

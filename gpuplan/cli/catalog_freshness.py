@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from gpuplan.core.wording import plural
 
 if TYPE_CHECKING:  # the models (and pydantic) load in the handler, not at start-up
-    from gpuplan.core.offers import Offer
+    from gpuplan.core.catalog.offers import Offer
 
 STALE_MARK = " ~"
 """Beside the per-GPU price of a stale row when the ``as of`` column is not shown."""
@@ -32,7 +32,7 @@ def add_include_stale(parser: argparse.ArgumentParser) -> None:
 
 def age_mark(offer: Offer, today: date) -> str:
     """`` stale`` past 90 days, `` *`` past 30, nothing for a fresh price."""
-    from gpuplan.core.catalog import is_old, is_stale
+    from gpuplan.core.catalog.query import is_old, is_stale
 
     if is_stale(offer, today):
         return " stale"
@@ -45,7 +45,7 @@ def freshness_footer(
     """The table's closing line: count, the range of price dates, and the old-row markers
     (``marked``: the ``as of`` column with its marks is shown; else a count and how to see
     them)."""
-    from gpuplan.core.catalog import OLD_ROW_AFTER, STALE_AFTER, as_of_range, is_old, is_stale
+    from gpuplan.core.catalog.query import OLD_ROW_AFTER, STALE_AFTER, as_of_range, is_old, is_stale
 
     span = as_of_range(offers)
     if span is None:
@@ -71,7 +71,7 @@ def freshness_footer(
 
 def as_of_text(offers: Sequence[Offer]) -> str:
     """The oldest row's date, and the newest when rows differ (a mixed catalog says so)."""
-    from gpuplan.core.catalog import as_of_range
+    from gpuplan.core.catalog.query import as_of_range
 
     span = as_of_range(offers)
     if span is None:

@@ -23,8 +23,8 @@ from gpuplan.core.wording import plural, shown_line
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from gpuplan.core.offers import Offer
-    from gpuplan.usecases.refresh import ProviderOutcome, RefreshReport
+    from gpuplan.core.catalog.offers import Offer
+    from gpuplan.usecases.catalog.refresh import ProviderOutcome, RefreshReport
 
 
 ACTIONS = ("refresh", "import")
@@ -142,9 +142,9 @@ def _add_target_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def _clouds(values: list[str] | None) -> list[object]:
+    from gpuplan.core.catalog.offers import Provider
     from gpuplan.core.clouds import facts_of
-    from gpuplan.core.offers import Provider
-    from gpuplan.usecases.catalog import parse_provider
+    from gpuplan.usecases.catalog.lookup import parse_provider
 
     names = split_list(values)
     # Every cloud with a catalog file (Kubernetes nodes are priced from the clouds' files).
@@ -161,8 +161,8 @@ def _progress(line: str) -> None:
 
 
 def run_refresh(args: argparse.Namespace) -> int:
-    from gpuplan.core.offers import Provider
-    from gpuplan.usecases.refresh import refresh_catalog
+    from gpuplan.core.catalog.offers import Provider
+    from gpuplan.usecases.catalog.refresh import refresh_catalog
 
     providers = [p for p in _clouds(args.provider) if isinstance(p, Provider)]
     report = refresh_catalog(
@@ -179,8 +179,8 @@ def run_refresh(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from gpuplan.core.offers import Provider
-    from gpuplan.usecases.refresh import import_skypilot
+    from gpuplan.core.catalog.offers import Provider
+    from gpuplan.usecases.catalog.refresh import import_skypilot
 
     providers = [p for p in _clouds(args.provider) if isinstance(p, Provider)]
     report, notices = import_skypilot(

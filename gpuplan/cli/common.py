@@ -14,10 +14,10 @@ from gpuplan.cli.output import say
 from gpuplan.core.errors import InputError
 
 if TYPE_CHECKING:
-    from gpuplan.core.catalog import Catalog
+    from gpuplan.core.catalog.query import Catalog
     from gpuplan.providers.base import CloudAdapter
-    from gpuplan.usecases.concurrency import Concurrency
-    from gpuplan.usecases.survey import Survey
+    from gpuplan.usecases.lifecycle.concurrency import Concurrency
+    from gpuplan.usecases.lifecycle.survey import Survey
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -96,7 +96,7 @@ def add_db(parser: argparse._ActionsContainer) -> None:
 
 def _shard_text(text: str) -> str:
     """An argparse type: ``INDEX/COUNT`` checked here (bad: exit 2), kept as text."""
-    from gpuplan.core.shard import parse_shard
+    from gpuplan.core.lifecycle.shard import parse_shard
 
     try:
         parse_shard(text)
@@ -106,7 +106,7 @@ def _shard_text(text: str) -> str:
 
 
 def _shard_count(text: str) -> int:
-    from gpuplan.core.shard import parse_count
+    from gpuplan.core.lifecycle.shard import parse_count
 
     try:
         return parse_count(text, "--shards")
@@ -145,7 +145,7 @@ def add_group_by(parser: argparse.ArgumentParser, default: str = "label:team") -
 
 def concurrency_count(text: str) -> int:
     """An argparse type: scopes surveyed at once, a whole number from 1 to 256."""
-    from gpuplan.usecases.concurrency import parse_workers
+    from gpuplan.usecases.lifecycle.concurrency import parse_workers
 
     try:
         return parse_workers(text)
@@ -169,7 +169,7 @@ def add_concurrency(parser: argparse._ActionsContainer) -> None:
 def concurrency_for(args: argparse.Namespace) -> Concurrency:
     """The pool for ``--concurrency`` (or ``GPUPLAN_CONCURRENCY``), with the per-service
     caps of ``GPUPLAN_SERVICE_LIMITS``; a bad value is InputError (exit 2)."""
-    from gpuplan.usecases.concurrency import from_settings
+    from gpuplan.usecases.lifecycle.concurrency import from_settings
 
     return from_settings(getattr(args, "concurrency", None))
 

@@ -21,18 +21,18 @@ from gpuplan.cli.common import (
     print_notices,
     split_list,
 )
+from gpuplan.core.catalog.kinds import Precision, PricingModel, Provider
 from gpuplan.core.errors import InputError
-from gpuplan.core.kinds import Precision, PricingModel, Provider
 from gpuplan.core.planner.calibration import GOODPUT as DEFAULT_GOODPUT
 from gpuplan.core.planner.quantities import DURATION_UNITS
 from gpuplan.core.planner.workload import Optimizer, Recompute
 from gpuplan.core.wording import plural, shown_line
 
 if TYPE_CHECKING:
-    from gpuplan.core.catalog import Catalog
+    from gpuplan.core.catalog.query import Catalog
     from gpuplan.core.planner.constraints import PlanConstraints
     from gpuplan.core.planner.options import PlanResult
-    from gpuplan.usecases.estimate import EstimateArgs
+    from gpuplan.usecases.planner.estimate import EstimateArgs
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -160,8 +160,8 @@ def _listed(values: Iterable[StrEnum | Provider], default: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli import estimate_render as render
-    from gpuplan.usecases.estimate import EstimateArgs, estimate
-    from gpuplan.usecases.estimate_job import job_error, merge_job_file, read_job_file
+    from gpuplan.usecases.planner.estimate import EstimateArgs, estimate
+    from gpuplan.usecases.planner.estimate_job import job_error, merge_job_file, read_job_file
 
     values = EstimateArgs(
         **{k: getattr(args, k) for k in _SCALARS},
@@ -219,7 +219,7 @@ def _compare(args: argparse.Namespace, values: EstimateArgs) -> int:
     """``--compare-gpus``: one GPU count, one row per GPU."""
     from gpuplan.cli.estimate_compare import print_comparison
     from gpuplan.core.planner.compare import COMPARED_GPUS, DEFAULT_COMPARE_COUNT
-    from gpuplan.usecases.estimate import estimate
+    from gpuplan.usecases.planner.estimate import estimate
 
     if values.gpus is not None and ("," in values.gpus or "-" in values.gpus):
         raise InputError("--compare-gpus: give one GPU count (--gpus 64), not a list or range")
@@ -244,7 +244,7 @@ def _planner_with(
     catalog: Catalog, values: EstimateArgs, constraints: PlanConstraints | None
 ) -> Callable[[Mapping[str, Any]], bool]:
     """Whether the plan with one change has a feasible option (to check a tip)."""
-    from gpuplan.usecases.estimate import estimate
+    from gpuplan.usecases.planner.estimate import estimate
 
     def fits(change: Mapping[str, Any]) -> bool:
         try:

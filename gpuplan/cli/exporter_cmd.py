@@ -19,7 +19,7 @@ from gpuplan.cli.common import add_catalog_dir, add_db, check_catalog_env
 from gpuplan.core.errors import InputError
 
 if TYPE_CHECKING:
-    from gpuplan.usecases.exporter import LedgerCollector
+    from gpuplan.usecases.audit.exporter import LedgerCollector
 
 DEFAULT_PORT = 9877
 MAX_TEAM_LABEL = 128
@@ -92,7 +92,7 @@ def _team_label(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuplan.usecases import exporter
+    from gpuplan.usecases.audit import exporter
 
     check_catalog_env()
     collector = exporter.LedgerCollector(
@@ -117,7 +117,7 @@ def _serve(collector: LedgerCollector, host: str, port: int) -> int:
     import signal
     import threading
 
-    from gpuplan.usecases.exporter import serve
+    from gpuplan.usecases.audit.exporter import serve
 
     try:
         server, _thread = serve(collector, host, port)

@@ -60,11 +60,11 @@ def run(args: argparse.Namespace) -> int:
 
         raise InputError("fleet: --policy FILE is required (or use --report)")
     from gpuplan.cli.common import concurrency_for, load_catalog_for, scope_progress
-    from gpuplan.usecases.adapters import build_adapters
-    from gpuplan.usecases.exempt_report import exempt_line, exempt_summary
+    from gpuplan.usecases.audit.exempt_report import exempt_line, exempt_summary
+    from gpuplan.usecases.clouds.adapters import build_adapters
+    from gpuplan.usecases.lifecycle.shard import resolve_shard, shard_fleet, shard_notice
+    from gpuplan.usecases.lifecycle.survey import fleet_records, idle_rule, stranded_gpus, survey
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
-    from gpuplan.usecases.survey import fleet_records, idle_rule, stranded_gpus, survey
 
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)

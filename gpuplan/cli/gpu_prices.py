@@ -14,12 +14,12 @@ from gpuplan.cli.catalog_cmd import SPOT_FLAG_LEGEND, catalog_regions, spot_flag
 from gpuplan.cli.catalog_freshness import as_of_text
 from gpuplan.cli.common import load_catalog_for, split_list
 from gpuplan.cli.render import format_cell, plural, print_csv, print_json, render_table, wrap
-from gpuplan.core.cheapest import SHOWN, Cheapest, GpuPrices, cheapest_by_gpu
-from gpuplan.core.kinds import PricingModel
-from gpuplan.core.regions import expand_regions
+from gpuplan.core.catalog.cheapest import SHOWN, Cheapest, GpuPrices, cheapest_by_gpu
+from gpuplan.core.catalog.kinds import PricingModel
+from gpuplan.core.catalog.regions import expand_regions
 
 if TYPE_CHECKING:
-    from gpuplan.core.offers import Offer, Provider
+    from gpuplan.core.catalog.offers import Offer, Provider
 
 CSV_COLUMNS = (
     "gpu",
@@ -89,7 +89,7 @@ def age(best: Cheapest | None, today: date) -> str:
 
 
 def run_prices(args: argparse.Namespace) -> int:
-    from gpuplan.usecases.catalog import find_offers
+    from gpuplan.usecases.catalog.lookup import find_offers
 
     catalog = load_catalog_for(args)
     region_words = split_list(args.region)

@@ -54,7 +54,7 @@ def run_check(args: argparse.Namespace) -> int:
 
     results = check_policies(args.files)
     if args.db:
-        from gpuplan.usecases.schedule_check import with_ledger_warnings
+        from gpuplan.usecases.lifecycle.schedule_check import with_ledger_warnings
 
         results = with_ledger_warnings(results, args.db)
     failed = [r for r in results if not r.ok]

@@ -35,10 +35,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuplan.usecases.adapters import build_adapters
+    from gpuplan.usecases.clouds.adapters import build_adapters
+    from gpuplan.usecases.lifecycle.restore import pick, run_restore
+    from gpuplan.usecases.lifecycle.session import run_session
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.restore import pick, run_restore
-    from gpuplan.usecases.session import run_session
 
     policy = load_policy(args.policy)
     fleet = build_adapters(policy, None, os.environ)

@@ -18,7 +18,7 @@ from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 
 if TYPE_CHECKING:
-    from gpuplan.core.savings import Line
+    from gpuplan.core.audit.savings import Line
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,18 +43,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuplan.core.grouping import parse_group_by
-    from gpuplan.core.savings import total, totals
+    from gpuplan.core.audit.grouping import parse_group_by
+    from gpuplan.core.audit.savings import total, totals
     from gpuplan.ledger import Ledger
-    from gpuplan.usecases.savings import COMPUTE_ONLY, savings
+    from gpuplan.usecases.audit.savings import COMPUTE_ONLY, savings
 
     by = parse_group_by(args.by)
     name, reserved, problems = None, set[tuple[str, str]](), list[str]()
     billed: list[dict[str, Any]] = []
     if args.policy:
-        from gpuplan.usecases.adapters import build_adapters
+        from gpuplan.usecases.audit.savings import reserved_pairs
+        from gpuplan.usecases.clouds.adapters import build_adapters
         from gpuplan.usecases.policy import load_policy
-        from gpuplan.usecases.savings import reserved_pairs
 
         policy = load_policy(args.policy)
         name = policy.name
@@ -102,7 +102,7 @@ REALISED = (
 
 def _realised(ledger: Any, policy: str) -> tuple[list[dict[str, Any]], list[str]]:
     """Realised dollars per stopped type from the stored bill, as JSON records."""
-    from gpuplan.usecases.bill import realised
+    from gpuplan.usecases.audit.bill import realised
 
     found, damaged = realised(ledger, policy, datetime.now(UTC))
     return [{"instance_type": r.instance_type, "first_stop": r.stopped_on,

@@ -57,11 +57,11 @@ def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import concurrency_for, load_catalog_for, scope_progress
     from gpuplan.cli.stop_idle_cmd import print_plan, stop_requests
     from gpuplan.providers.webhook import notifier_for
-    from gpuplan.usecases.adapters import build_adapters
+    from gpuplan.usecases.clouds.adapters import build_adapters
+    from gpuplan.usecases.lifecycle.schedule import run_schedule
+    from gpuplan.usecases.lifecycle.session import run_session
+    from gpuplan.usecases.lifecycle.stop_idle import result_record
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.schedule import run_schedule
-    from gpuplan.usecases.session import run_session
-    from gpuplan.usecases.stop_idle import result_record
 
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)

@@ -12,8 +12,8 @@ from gpuplan.cli.common import add_catalog_dir, add_wide, load_catalog_for
 from gpuplan.cli.render import plural, print_json, render_table, wrap
 
 if TYPE_CHECKING:
-    from gpuplan.core.simulation.replay import SimulationResult
-    from gpuplan.core.simulation.traces import Trace
+    from gpuplan.core.lifecycle.simulation.replay import SimulationResult
+    from gpuplan.core.lifecycle.simulation.traces import Trace
 
 
 MAX_INSTANCE_HOURS = 50_000
@@ -63,7 +63,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gpuplan.core.errors import InputError
-    from gpuplan.usecases import simulate as uc
+    from gpuplan.usecases.lifecycle import simulate as uc
 
     limits = {"instances": 10_000, "hours": 24 * 366, "interval": 24 * 60}
     for flag in ("instances", "hours", "interval", "window", "live_window"):

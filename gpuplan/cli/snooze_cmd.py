@@ -44,9 +44,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import concurrency_for
     from gpuplan.core.planner.quantities import parse_duration
-    from gpuplan.usecases.adapters import build_adapters
+    from gpuplan.usecases.clouds.adapters import build_adapters
+    from gpuplan.usecases.lifecycle.survey import snooze
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.survey import snooze
 
     concurrency = concurrency_for(args)
     until: datetime | None = None

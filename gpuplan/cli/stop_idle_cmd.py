@@ -71,12 +71,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from gpuplan.cli.common import concurrency_for, load_catalog_for
     from gpuplan.providers.webhook import notifier_for
-    from gpuplan.usecases.adapters import build_adapters
-    from gpuplan.usecases.owner_notices import OwnerNotifier
+    from gpuplan.usecases.clouds.adapters import build_adapters
+    from gpuplan.usecases.lifecycle.owner_notices import OwnerNotifier
+    from gpuplan.usecases.lifecycle.session import run_session
+    from gpuplan.usecases.lifecycle.shard import resolve_shard, shard_fleet, shard_notice
+    from gpuplan.usecases.lifecycle.stop_idle import data_loss_skips, result_record, run_stop_idle
     from gpuplan.usecases.policy import load_policy
-    from gpuplan.usecases.session import run_session
-    from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
-    from gpuplan.usecases.stop_idle import data_loss_skips, result_record, run_stop_idle
 
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)

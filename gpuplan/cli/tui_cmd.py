@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     ledger = _check_ledger(args.db)
     _check_policies(args.policies, args.policy, args.catalog_dir)
     concurrency = concurrency_for(args)
-    from gpuplan.usecases.extras import needs_extra
+    from gpuplan.usecases.clouds.extras import needs_extra
 
     with needs_extra("gpuplan tui"):
         from gpuplan.tui.app import run_tui

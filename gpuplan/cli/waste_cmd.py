@@ -17,7 +17,7 @@ from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 
 if TYPE_CHECKING:
-    from gpuplan.core.savings import Line
+    from gpuplan.core.audit.savings import Line
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,10 +37,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuplan.core.grouping import parse_group_by
-    from gpuplan.core.savings import total, totals
+    from gpuplan.core.audit.grouping import parse_group_by
+    from gpuplan.core.audit.savings import total, totals
     from gpuplan.ledger import Ledger
-    from gpuplan.usecases.savings import parse_since, waste
+    from gpuplan.usecases.audit.savings import parse_since, waste
 
     now = datetime.now(UTC)
     since, by = parse_since(args.since, now), parse_group_by(args.by)

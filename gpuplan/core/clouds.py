@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from gpuplan.core.kinds import Provider
-from gpuplan.core.region_naming import (
+from gpuplan.core.catalog.kinds import Provider
+from gpuplan.core.catalog.region_naming import (
     AWS_NAMING,
     AZURE_NAMING,
     COREWEAVE_NAMING,

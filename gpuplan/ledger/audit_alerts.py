@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from gpuplan.core.alerts import AlertClaim
+from gpuplan.core.audit.alerts import AlertClaim
 from gpuplan.ledger.claims import stamp
 from gpuplan.ledger.store import Ledger
 

@@ -76,7 +76,7 @@ class Db(Protocol):
 
 class SqliteDb:
     """A ledger file. Runs on one host take turns through the lock file beside it
-    (:func:`gpuplan.usecases.session.run_lock`), so session locks here are no-ops."""
+    (:func:`gpuplan.usecases.lifecycle.session.run_lock`), so session locks here are no-ops."""
 
     dialect = "sqlite"
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)

@@ -17,9 +17,9 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gpuplan.core.bill.actuals import Seen
-from gpuplan.core.bill.lines import CostKind, CostLine, EstimateLine
-from gpuplan.core.instances import InstanceState
+from gpuplan.core.audit.bill.actuals import Seen
+from gpuplan.core.audit.bill.lines import CostKind, CostLine, EstimateLine
+from gpuplan.core.lifecycle.instances import InstanceState
 from gpuplan.ledger.claims import stamp
 from gpuplan.ledger.store import Ledger
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from gpuplan.core.alerts import AlertClaim
+from gpuplan.core.audit.alerts import AlertClaim
 from gpuplan.ledger.claims import stamp
 from gpuplan.ledger.store import Ledger
 

@@ -2,7 +2,7 @@
 
 An intent (outcome ``pending``) is handed out with the policy, scope and run lock of the
 run that wrote it, so the caller settles only the intents its own run could have made
-(:func:`gpuplan.usecases.reconcile.reconcile`). A run is alive while its run lock is held
+(:func:`gpuplan.usecases.lifecycle.reconcile.reconcile`). A run is alive while its run lock is held
 in another session (PostgreSQL); a ledger file's runs take turns through the lock file
 beside it, so an unfinished run there is dead once another run holds that lock.
 

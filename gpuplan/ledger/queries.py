@@ -17,10 +17,10 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gpuplan.core.idle import IdleVerdict
-from gpuplan.core.instances import InstanceState
-from gpuplan.core.lifecycle import DONE
-from gpuplan.core.savings import Acted, Sighting
+from gpuplan.core.audit.savings import Acted, Sighting
+from gpuplan.core.lifecycle.idle import IdleVerdict
+from gpuplan.core.lifecycle.instances import InstanceState
+from gpuplan.core.lifecycle.plan import DONE
 from gpuplan.ledger.store import Ledger
 
 _DONE = tuple(o.value for o in DONE.values())

@@ -2,7 +2,7 @@
 
 Read from the ledger's own tables (no new table): every decision of a schedule run says
 the state the run saw the instance in; every action an applied schedule run carried out
-says it stopped or started the instance. :func:`gpuplan.core.schedule_plan.decide` reads
+says it stopped or started the instance. :func:`gpuplan.core.lifecycle.schedule_plan.decide` reads
 these marks to start only what the schedule stopped itself, and to leave alone what a
 person started during off-hours. A row that cannot be read is skipped and named.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from gpuplan.core.instances import InstanceState
-from gpuplan.core.lifecycle import Outcome
-from gpuplan.core.schedule_plan import STOPPED_STATES, Event, Mark
+from gpuplan.core.lifecycle.instances import InstanceState
+from gpuplan.core.lifecycle.plan import Outcome
+from gpuplan.core.lifecycle.schedule_plan import STOPPED_STATES, Event, Mark
 from gpuplan.ledger.store import Ledger
 
 KIND = "schedule"

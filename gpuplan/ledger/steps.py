@@ -6,7 +6,7 @@ writes one row per step, all ``planned``, in the transaction of its intent; each
 is then marked ``pending`` (committed) right before its call, with the label the call
 gives what it makes, and ``done`` or ``failed`` right after, with the ids it made
 (``made``: a snapshot's id), so a run killed between or during steps leaves rows that
-say how far it got and what exists (:func:`gpuplan.usecases.reconcile.reconcile` reads
+say how far it got and what exists (:func:`gpuplan.usecases.lifecycle.reconcile.reconcile` reads
 them back, and looks up by label what a call cut short made).
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from gpuplan.core.actions import Call, StepState
+from gpuplan.core.lifecycle.actions import Call, StepState
 from gpuplan.ledger.handle import LedgerHandle
 from gpuplan.ledger.migrations import LedgerError
 

@@ -30,15 +30,15 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuplan.core.catalog import Catalog, stale_notice
+from gpuplan.core.catalog.gpu_names import GpuTable
+from gpuplan.core.catalog.kinds import Provider
+from gpuplan.core.catalog.query import Catalog, stale_notice
 from gpuplan.core.clouds import facts_of, registered
 from gpuplan.core.errors import DataError
-from gpuplan.core.gpu_names import GpuTable
-from gpuplan.core.kinds import Provider
 from gpuplan.loaders.paths import CATALOG_DIR_ENV, bundled_pricing_dir
 
 if TYPE_CHECKING:
-    from gpuplan.core.offers import Offer
+    from gpuplan.core.catalog.offers import Offer
 
 BUNDLED = "bundled"
 GPU_FILE = "gpus.toml"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from gpuplan.core.kinds import PricingModel
+from gpuplan.core.catalog.kinds import PricingModel
 
 SHAPE = ("instance_type", "region", "gpu", "gpu_count", "gpu_memory_gb", "vcpus", "memory_gb")
 """What the instance is (all required)."""

@@ -10,7 +10,7 @@ only that is published. An empty price cell means "not sold that way here".
 
 Rejected on load, with file, line and field: zero, negative or placeholder prices, and
 any price or spec value outside the range ``catalog refresh`` accepts
-(:func:`gpuplan.core.provider_values.offer_problem`: NaN, 1e-300 per GPU-hour, -1 vCPUs,
+(:func:`gpuplan.core.catalog.provider_values.offer_problem`: NaN, 1e-300 per GPU-hour, -1 vCPUs,
 1e20 GPUs, the range in the message), duplicate (provider, instance_type, region),
 unknown GPU names, unparsable cells.
 Reported as notices (not errors): spot at or above on-demand, stale data.
@@ -28,10 +28,10 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from gpuplan.core.catalog.gpus import GpuTable
+from gpuplan.core.catalog.offers import Offer, PriceParts, PricingModel, Provider
+from gpuplan.core.catalog.provider_values import OFFER_SHAPE, offer_problem
 from gpuplan.core.errors import DataError
-from gpuplan.core.gpus import GpuTable
-from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
-from gpuplan.core.provider_values import OFFER_SHAPE, offer_problem
 from gpuplan.core.wording import plural
 from gpuplan.loaders.catalog_columns import (
     MAX_PLAUSIBLE_HOURLY,

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 
+from gpuplan.core.catalog.offers import BASE_MODELS, Offer, PricingModel, Provider
 from gpuplan.core.clouds import facts_of
-from gpuplan.core.offers import BASE_MODELS, Offer, PricingModel, Provider
 from gpuplan.loaders.catalog_columns import TAIL, WRITTEN_SHAPE, date_column, price_columns
 
 

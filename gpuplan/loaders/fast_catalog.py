@@ -3,8 +3,8 @@
 The validated reader (:mod:`gpuplan.loaders.catalog_files`, :mod:`gpuplan.loaders.gpu_specs`)
 validates through pydantic; importing pydantic and validating costs more than the whole
 estimate. This reader parses the same files with the standard library and builds the
-same rows directly (:class:`~gpuplan.core.offers.Offer`,
-:class:`~gpuplan.core.gpus.GpuSpec`: plain frozen dataclasses, one definition).
+same rows directly (:class:`~gpuplan.core.catalog.offers.Offer`,
+:class:`~gpuplan.core.catalog.gpus.GpuSpec`: plain frozen dataclasses, one definition).
 
 It accepts only the plainly well-formed: plain decimal numbers, ISO dates, known
 columns, no duplicates, prices inside the validated bounds. Anything else raises
@@ -24,11 +24,11 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from gpuplan.core.catalog.gpus import GpuSpec, GpuTable
+from gpuplan.core.catalog.kinds import PricingModel, Provider, whole_count
+from gpuplan.core.catalog.offers import Offer, PriceParts
+from gpuplan.core.catalog.provider_values import OFFER_SHAPE, gpu_spec_problem, offer_problem
 from gpuplan.core.errors import DataError
-from gpuplan.core.gpus import GpuSpec, GpuTable
-from gpuplan.core.kinds import PricingModel, Provider, whole_count
-from gpuplan.core.offers import Offer, PriceParts
-from gpuplan.core.provider_values import OFFER_SHAPE, gpu_spec_problem, offer_problem
 from gpuplan.core.wording import plural
 from gpuplan.loaders.catalog_columns import (
     MAX_PLAUSIBLE_HOURLY,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from gpuplan.core.catalog.gpus import GpuSpec, GpuTable
+from gpuplan.core.catalog.provider_values import gpu_spec_problem
 from gpuplan.core.errors import DataError
-from gpuplan.core.gpus import GpuSpec, GpuTable
-from gpuplan.core.provider_values import gpu_spec_problem
 from gpuplan.loaders.safe_read import CATALOG_LIMIT, read_text
 
 GPU_FILE = "gpus.toml"

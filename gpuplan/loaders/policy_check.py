@@ -12,8 +12,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpuplan.core.catalog.gpus import GpuTable
 from gpuplan.core.errors import DataError, InputError
-from gpuplan.core.gpus import GpuTable
 from gpuplan.core.policy import Policy
 from gpuplan.core.policy.danger import dangerous_settings, data_loss_unstated
 from gpuplan.core.urls import Split

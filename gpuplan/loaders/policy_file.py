@@ -25,8 +25,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from gpuplan.core.catalog.gpus import GpuTable
 from gpuplan.core.errors import DataError, InputError
-from gpuplan.core.gpus import GpuTable
 from gpuplan.core.policy import KeyPath, Policy, PolicyProblem, check_rules, resolve_gpus
 from gpuplan.core.policy.fields import is_union_tag
 from gpuplan.core.policy.secrets import url_problems

@@ -28,12 +28,12 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from gpuplan.core.catalog.gcp_families import family_of, fixed_gpu_count
+from gpuplan.core.catalog.gpus import GpuTable
+from gpuplan.core.catalog.offers import Offer, PriceParts, PricingModel, Provider
+from gpuplan.core.catalog.provider_values import offer_problem
+from gpuplan.core.catalog.refresh import Quote, is_aws_local_zone
 from gpuplan.core.errors import DataError
-from gpuplan.core.gcp_families import family_of, fixed_gpu_count
-from gpuplan.core.gpus import GpuTable
-from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
-from gpuplan.core.provider_values import offer_problem
-from gpuplan.core.refresh import Quote, is_aws_local_zone
 from gpuplan.loaders.safe_read import IMPORT_LIMIT, read_text
 
 REQUIRED: tuple[str, ...] = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs")

@@ -37,7 +37,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from gpuplan.core.errors import DataError
-from gpuplan.core.simulation.traces import Kind, Segment, Trace
+from gpuplan.core.lifecycle.simulation.traces import Kind, Segment, Trace
 from gpuplan.loaders.safe_read import TRACE_LIMIT, read_text
 
 FLEET_FILE = "fleet.csv"

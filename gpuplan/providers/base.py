@@ -4,13 +4,13 @@
 ``CloudAdapter`` adds what the lifecycle manager needs: utilisation for many
 instances in one batch, re-reading one instance right before acting, one ``act`` for
 every action (stop, hibernate, suspend, deallocate, terminate) and tags. Each adapter
-declares its :class:`~gpuplan.core.instances.Capability` set; the planner checks it before
+declares its :class:`~gpuplan.core.lifecycle.instances.Capability` set; the planner checks it before
 planning an action, and ``act`` refuses an action it does not handle.
 
 Utilisation comes from a :class:`MetricsSource`: the cloud's own monitoring by default,
 or one passed to the adapter's constructor (Prometheus), never a wrapper that would
 hide what else the adapter can do. Every metrics read answers ``instance id ->``
-:class:`~gpuplan.core.instances.HostSamples`, whose utilisation, GPU memory and CPU are
+:class:`~gpuplan.core.lifecycle.instances.HostSamples`, whose utilisation, GPU memory and CPU are
 declared fields (sources: ``usecases.metrics_sources``).
 
 Adapters raise :class:`ProviderError` (a person-readable message, never an SDK
@@ -24,9 +24,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.lifecycle.instances import (
+    Action,
+    Capability,
+    GpuInstance,
+    HostSamples,
+    InstanceState,
+)
 
 
 class ProviderError(GpuplanError):

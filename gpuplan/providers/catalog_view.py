@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.gpus import GpuSpec
-from gpuplan.core.offers import Offer, Provider
+from gpuplan.core.catalog.gpus import GpuSpec
+from gpuplan.core.catalog.offers import Offer, Provider
+from gpuplan.core.catalog.query import Catalog
 
 
 @dataclass(frozen=True)

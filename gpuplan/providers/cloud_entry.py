@@ -5,10 +5,10 @@ catalog file, region naming), its per-scope adapter builder, the actions it carr
 and those it refuses (``{Action: reason}``, as SkyPilot keeps unsupported features), its
 price fetcher and type discoverer for ``catalog refresh``, its service names for the
 per-service caps, its permission file, and what to say when its scope finds nothing.
-Every per-cloud table of gpuplan reads the entries (:mod:`gpuplan.usecases.cloud_registry`).
+Every per-cloud table of gpuplan reads the entries (:mod:`gpuplan.usecases.clouds.registry`).
 
 This module is the bottom of the registry: it imports the core and the provider protocol
-only, so the entries (:mod:`gpuplan.usecases.cloud_adapters`), the registry and its
+only, so the entries (:mod:`gpuplan.usecases.clouds.entries`), the registry and its
 readers import it without a cycle (an import-linter contract keeps it so).
 """
 
@@ -20,17 +20,17 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from gpuplan.core.actions import Entry as StepsOrRefusal
-from gpuplan.core.actions import Refusal, Steps
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.discovery import Discovery
+from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.catalog.refresh import FetchResult
+from gpuplan.core.catalog.region_naming import RegionNaming
 from gpuplan.core.clouds import CloudFacts, Feature
-from gpuplan.core.discovery import Discovery
 from gpuplan.core.errors import InputError
-from gpuplan.core.instances import ACTING, Action
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.lifecycle.actions import Entry as StepsOrRefusal
+from gpuplan.core.lifecycle.actions import Refusal, Steps
+from gpuplan.core.lifecycle.instances import ACTING, Action
 from gpuplan.core.policy import Policy
-from gpuplan.core.refresh import FetchResult
-from gpuplan.core.region_naming import RegionNaming
 from gpuplan.providers.base import CloudAdapter, MetricsSource
 from gpuplan.providers.pricing import Progress
 
@@ -128,9 +128,9 @@ class CloudEntry:
     provider: Provider
     scopes: ScopeBuilder
     steps: Mapping[Action, StepsOrRefusal]
-    """Each acting action -> its steps (:class:`gpuplan.core.actions.Steps`, the cloud API
-    calls) or why the cloud refuses it (:class:`~gpuplan.core.actions.Refusal`): the
-    cloud's row of :data:`gpuplan.core.actions.ACTIONS`."""
+    """Each acting action -> its steps (:class:`gpuplan.core.lifecycle.actions.Steps`, the cloud API
+    calls) or why the cloud refuses it (:class:`~gpuplan.core.lifecycle.actions.Refusal`): the
+    cloud's row of :data:`gpuplan.core.lifecycle.actions.ACTIONS`."""
     catalog_file: str
     """The catalog CSV this cloud's offers live in (read and written by that name)."""
     permission_file: str

@@ -2,11 +2,12 @@
 
 It implements :class:`~gpuplan.providers.base.CloudAdapter` (listing,
 utilisation, re-read, ``act``, tags) and ``snapshot`` (the first step of a composite
-action, :mod:`gpuplan.core.actions`), and records every call in ``calls`` so
+action, :mod:`gpuplan.core.lifecycle.actions`), and records every call in ``calls`` so
 tests can assert what was asked; ``failures`` makes a method raise
 :class:`~gpuplan.providers.base.ProviderError` (fault injection). Each ability is a
 plain method over ``self.instances`` that starts with ``self._called(name, *args)``.
-Samples come from ``samples`` (instance id -> :class:`~gpuplan.core.instances.HostSamples`:
+Samples come from ``samples`` (instance id ->
+:class:`~gpuplan.core.lifecycle.instances.HostSamples`:
 utilisation, GPU memory and CPU), else from ``utilisation`` (instance id -> GPU ->
 period start -> percent; no memory or CPU) or, for demos, from ``flat_percent``
 (instance id -> one percent for every GPU and every period asked for).
@@ -18,7 +19,7 @@ one call per that many instances (CloudWatch answers at most 500 queries per
 By default none of this changes anything.
 
 ``load_fake_fleet`` reads a JSON file of instances (the ``GPUPLAN_FAKE_FLEET`` demo
-and test hook): a list of objects with :class:`~gpuplan.core.instances.GpuInstance`'s
+and test hook): a list of objects with :class:`~gpuplan.core.lifecycle.instances.GpuInstance`'s
 fields, e.g. ``{"provider": "aws", "account": "123456789012", "region":
 "us-east-1", "instance_id": "i-0abc", "instance_type": "p5.48xlarge", "state":
 "running", "started_at": "2026-12-01T08:00:00Z", "labels": {"team": "research"},
@@ -39,8 +40,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.errors import DataError
-from gpuplan.core.instances import (
+from gpuplan.core.lifecycle.instances import (
     NEEDS,
     Action,
     Capability,
@@ -49,7 +51,6 @@ from gpuplan.core.instances import (
     HostSamples,
     InstanceState,
 )
-from gpuplan.core.offers import Provider
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 
 
@@ -166,7 +167,7 @@ class FakeAdapter:
 
     def snapshot(self, instance: GpuInstance, label: str) -> str:
         """Records a snapshot of ``instance``'s disks labelled ``label`` (a composite
-        action's first step, :mod:`gpuplan.core.actions`); its id. The instance keeps
+        action's first step, :mod:`gpuplan.core.lifecycle.actions`); its id. The instance keeps
         running."""
         self._called("snapshot", instance.instance_id)
         taken = self.snapshots.setdefault(instance.instance_id, [])

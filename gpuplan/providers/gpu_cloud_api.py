@@ -5,7 +5,7 @@ search) answers one JSON document through :mod:`gpuplan.providers.http` (timeout
 retries, no redirects, a size cap, redacted messages). A key goes in the
 ``Authorization`` header only, never in a URL, a message or a log; a cloud whose API
 needs a key the environment does not give raises
-:class:`~gpuplan.core.refresh.NotConfigured`, which ``catalog refresh`` reports as one
+:class:`~gpuplan.core.catalog.refresh.NotConfigured`, which ``catalog refresh`` reports as one
 line and a skipped provider, not a failure.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpuplan.core.refresh import NotConfigured
+from gpuplan.core.catalog.refresh import NotConfigured
 from gpuplan.providers import http
 
 LIMITS = http.Limits(read_s=30.0, attempts=3, max_bytes=32 * 1024 * 1024, trust_env=True)

@@ -20,7 +20,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.owner_notice import OwnerNotice
+from gpuplan.core.lifecycle.owner_notice import OwnerNotice
 from gpuplan.core.policy.lifetime_settings import Smtp
 from gpuplan.providers.webhook import Delivery, WebhookNotifier, redact_url
 

@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gpuplan.core.instances import GpuInstance, HostSamples
+from gpuplan.core.lifecycle.instances import GpuInstance, HostSamples
 from gpuplan.core.policy.metrics_settings import PrometheusMetrics
 from gpuplan.providers.base import ProviderError
 from gpuplan.providers.http import HttpError, Limits, decode_json, request

@@ -25,7 +25,7 @@ from gpuplan.tui.keys import command, typing
 from gpuplan.tui.problems import Problem, ProblemsScreen, describe
 
 if TYPE_CHECKING:
-    from gpuplan.usecases.concurrency import Concurrency
+    from gpuplan.usecases.lifecycle.concurrency import Concurrency
 
 SCREEN_TITLES = {
     "catalog": "Catalog",

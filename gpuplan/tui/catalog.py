@@ -1,7 +1,7 @@
 """Catalog screen: the offers table with a filter bar, sorting and a GPU detail panel.
 
-Filtering is :func:`gpuplan.usecases.catalog.find_offers` (region groups such as
-``europe`` expanded by :mod:`gpuplan.core.regions`); this module turns the filter bar's
+Filtering is :func:`gpuplan.usecases.catalog.lookup.find_offers` (region groups such as
+``europe`` expanded by :mod:`gpuplan.core.catalog.regions`); this module turns the filter bar's
 text into its arguments and the offers into rows. Typing is debounced and at most
 :data:`MAX_ROWS` rows are drawn, so a keystroke never waits behind a long redraw.
 Columns are chosen by priority for the terminal's width.
@@ -19,9 +19,9 @@ from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Select, Static
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.offers import Offer, PricingModel, Provider
 from gpuplan.tui.catalog_rows import (
     COLUMNS,
     NUMERIC,
@@ -176,8 +176,8 @@ class CatalogScreen(RoutedScreen):
         if self.catalog is None:
             return
         self._applied = self._filter_text()
-        from gpuplan.core.regions import expand_regions
-        from gpuplan.usecases.catalog import find_offers
+        from gpuplan.core.catalog.regions import expand_regions
+        from gpuplan.usecases.catalog.lookup import find_offers
 
         def words(widget_id: str) -> list[str]:
             return split_words(self.query_one(f"#{widget_id}", Input).value)

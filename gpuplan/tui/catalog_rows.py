@@ -1,6 +1,6 @@
 """The Catalog screen's columns, cells, sorting and detail text (no widgets here).
 
-Pure presentation over :class:`~gpuplan.core.offers.Offer`: which columns exist and
+Pure presentation over :class:`~gpuplan.core.catalog.offers.Offer`: which columns exist and
 in what priority, the text of each cell, the order a header click asks for, and the
 detail panel for one offer.
 """
@@ -13,9 +13,9 @@ from decimal import Decimal
 
 from rich.text import Text
 
-from gpuplan.core.catalog import STALE_AFTER, Catalog, is_stale, tflops_per_dollar
+from gpuplan.core.catalog.offers import Offer, PricingModel
+from gpuplan.core.catalog.query import STALE_AFTER, Catalog, is_stale, tflops_per_dollar
 from gpuplan.core.clouds import facts_of
-from gpuplan.core.offers import Offer, PricingModel
 from gpuplan.core.planner.spot_realism import OutlierKey, spot_outliers
 from gpuplan.tui import format as fmt
 from gpuplan.tui.table import Column

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gpuplan.core.catalog import Catalog
+    from gpuplan.core.catalog.query import Catalog
     from gpuplan.core.policy import Policy
     from gpuplan.providers.base import CloudAdapter
-    from gpuplan.usecases.concurrency import Concurrency
+    from gpuplan.usecases.lifecycle.concurrency import Concurrency
 
     AdaptersFor = Callable[[Policy, Catalog | None], tuple[list[CloudAdapter], list[str]]]
 
@@ -40,7 +40,7 @@ class TuiContext:
     """The only clock the TUI reads; tests pass a fixed one."""
     adapters_for: AdaptersFor | None = None
     """Builds the Fleet screen's adapters for a policy (and problem lines); None means
-    :func:`gpuplan.usecases.adapters.build_adapters`, the real clouds, whose SDKs are
+    :func:`gpuplan.usecases.clouds.adapters.build_adapters`, the real clouds, whose SDKs are
     imported only then. Tests pass the in-memory fake."""
     ledger_path: Path | None = None
     """The action ledger; None means the same default the CLI uses."""

@@ -1,6 +1,6 @@
 """Estimate screen: a workload form, the ranked options, a time-vs-cost chart, the arithmetic.
 
-The form's text goes unchanged into :class:`gpuplan.usecases.estimate.EstimateArgs`
+The form's text goes unchanged into :class:`gpuplan.usecases.planner.estimate.EstimateArgs`
 (the same words the CLI flags take, parsed and checked by the use case); planning runs
 in a worker thread so the screen stays responsive on the full catalog. The explanation
 of a selected option is the planner's own ``--explain`` text.
@@ -50,9 +50,9 @@ from gpuplan.tui.table import FieldInput, NavTable, choose_columns, fit_text, he
 if TYPE_CHECKING:
     from textual.widget import Widget
 
-    from gpuplan.core.catalog import Catalog
+    from gpuplan.core.catalog.query import Catalog
     from gpuplan.core.planner.options import Option, PlanResult
-    from gpuplan.usecases.estimate import EstimateArgs
+    from gpuplan.usecases.planner.estimate import EstimateArgs
 
 MAX_ROWS = 300
 """Rows put in the table; the chart shows every priced option."""
@@ -144,7 +144,7 @@ class EstimateScreen(RoutedScreen):
 
     def form_args(self) -> EstimateArgs | None:
         """The form as the use case's arguments, or None with each bad field marked."""
-        from gpuplan.usecases.estimate import EstimateArgs
+        from gpuplan.usecases.planner.estimate import EstimateArgs
 
         form = {f: self.query_one(f"#{f}", Input).value for f in TEXT_FIELDS}
         checked = check_form(form)
@@ -187,7 +187,7 @@ class EstimateScreen(RoutedScreen):
     def _plan(self, args: EstimateArgs, policy: str | None = None) -> None:
         """Load the catalog once, then plan; the result or the error goes back to the UI."""
         from gpuplan.loaders.catalog import load_catalog
-        from gpuplan.usecases.estimate import estimate
+        from gpuplan.usecases.planner.estimate import estimate
 
         try:
             if self.catalog is None:

@@ -1,7 +1,7 @@
 """The Estimate form's widgets: each field's label, hint and choices, in the form's order.
 
 The text fields go through :func:`gpuplan.tui.estimate_form.check_form` (the CLI's
-parsers and limits) into :class:`gpuplan.usecases.estimate.EstimateArgs`; the choices
+parsers and limits) into :class:`gpuplan.usecases.planner.estimate.EstimateArgs`; the choices
 are the planner's own enums' values, so the form never offers less than the CLI.
 """
 

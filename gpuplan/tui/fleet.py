@@ -1,6 +1,6 @@
 """Fleet screen: a policy's GPU instances, their utilisation and idle verdicts; stop one.
 
-Surveying is :func:`gpuplan.usecases.survey.survey` in a worker thread (scopes
+Surveying is :func:`gpuplan.usecases.lifecycle.survey.survey` in a worker thread (scopes
 ``--concurrency`` at a time, reported in order as each is read) so progress shows and
 the screen never freezes. Stopping one instance (``x``, planned as a dry run first,
 then carried out in LIVE mode or recorded in DRY RUN mode) is
@@ -10,7 +10,7 @@ header click sorts them.
 
 ``a`` switches to the audit view (:mod:`gpuplan.tui.audit_view`): the same policy's
 instances over its ``audit.period_days`` (hourly aggregates) through
-:func:`gpuplan.usecases.audit_live.audit_fleet`, in a worker like the refresh, with
+:func:`gpuplan.usecases.audit.live.audit_fleet`, in a worker like the refresh, with
 the same adapters, catalog and clock; ``a`` again goes back to the idle view.
 """
 
@@ -28,7 +28,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, ProgressBar
 from textual.worker import get_current_worker
 
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.instances import InstanceState
+from gpuplan.core.lifecycle.instances import InstanceState
 from gpuplan.tui.audit_view import AuditPane, AuditResult
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.fleet_rows import COLUMNS, cut, fit_columns, instance_row, row_text, sort_rows
@@ -41,10 +41,10 @@ from gpuplan.tui.problems import describe
 from gpuplan.tui.table import FieldInput, NavTable, header
 
 if TYPE_CHECKING:
-    from gpuplan.core.catalog import Catalog
+    from gpuplan.core.catalog.query import Catalog
     from gpuplan.core.policy import Policy
     from gpuplan.providers.base import CloudAdapter
-    from gpuplan.usecases.survey import Seen
+    from gpuplan.usecases.lifecycle.survey import Seen
 
 
 class FleetScreen(StopActions):
@@ -184,9 +184,9 @@ class FleetScreen(StopActions):
         from datetime import timedelta
 
         from gpuplan.core.audit.split import AuditRule
-        from gpuplan.usecases.audit_live import aligned_window, audit_fleet
-        from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
-        from gpuplan.usecases.survey import idle_rule
+        from gpuplan.usecases.audit.live import aligned_window, audit_fleet
+        from gpuplan.usecases.lifecycle.concurrency import DEFAULT_CONCURRENCY, Concurrency
+        from gpuplan.usecases.lifecycle.survey import idle_rule
 
         now = self.context.clock()
         try:
@@ -228,9 +228,9 @@ class FleetScreen(StopActions):
     @work(thread=True, exclusive=True, group="fleet")
     def _survey(self, path: Path) -> None:
         """Load policy and catalog, build adapters, survey each scope; report as we go."""
-        from gpuplan.core.idle import period_starts
-        from gpuplan.usecases.concurrency import DEFAULT_CONCURRENCY, Concurrency
-        from gpuplan.usecases.survey import Survey, idle_rule, survey
+        from gpuplan.core.lifecycle.idle import period_starts
+        from gpuplan.usecases.lifecycle.concurrency import DEFAULT_CONCURRENCY, Concurrency
+        from gpuplan.usecases.lifecycle.survey import Survey, idle_rule, survey
 
         now = self.context.clock()
         try:

@@ -1,6 +1,6 @@
 """The Fleet screen's idle view rows: cells, sorting, filtering and the columns that fit.
 
-Pure functions over what a survey saw (:class:`gpuplan.usecases.survey.Seen`), so the
+Pure functions over what a survey saw (:class:`gpuplan.usecases.lifecycle.survey.Seen`), so the
 screen module keeps to the widgets and the workers.
 """
 
@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from gpuplan.core.idle import IdleVerdict
-from gpuplan.core.instances import GpuInstance, InstanceState
-from gpuplan.core.lifecycle import Outcome
+from gpuplan.core.lifecycle.idle import IdleVerdict
+from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState
+from gpuplan.core.lifecycle.plan import Outcome
 from gpuplan.tui import format as fmt
 from gpuplan.tui.bars import sparkline
 from gpuplan.tui.table import NAME_MAX, Column, choose_columns, fit_text
 
 if TYPE_CHECKING:
-    from gpuplan.usecases.survey import Seen
+    from gpuplan.usecases.lifecycle.survey import Seen
 
 SPARK_WIDTH = 24
 """Most characters a sparkline takes; longer windows are bucketed (busiest per bucket)."""

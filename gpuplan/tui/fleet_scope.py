@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from gpuplan.core.instances import HostSamples
+from gpuplan.core.lifecycle.instances import HostSamples
 
 
 def busiest_per_period(

@@ -1,6 +1,6 @@
 """The Fleet screen's stop: the LIVE / DRY RUN switch and the one-instance stop flow.
 
-Stopping is :func:`gpuplan.usecases.stop_idle.run_stop_idle` on the chosen instance only:
+Stopping is :func:`gpuplan.usecases.lifecycle.stop_idle.run_stop_idle` on the chosen instance only:
 first as a dry run to show the plan, then, once confirmed, for real in LIVE mode (or
 recorded as a dry run in DRY RUN mode), under the same lock and into the same ledger as
 ``gpuplan stop-idle``. :class:`StopActions` is the Fleet screen's base: it holds the
@@ -17,8 +17,8 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from gpuplan.core.errors import GpuplanError
-from gpuplan.core.idle import IdleVerdict
-from gpuplan.core.lifecycle import Outcome
+from gpuplan.core.lifecycle.idle import IdleVerdict
+from gpuplan.core.lifecycle.plan import Outcome
 from gpuplan.tui.confirm import ConfirmScreen
 from gpuplan.tui.context import TuiContext
 from gpuplan.tui.fleet_view import FleetView
@@ -28,8 +28,8 @@ from gpuplan.tui.problems import describe
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy
     from gpuplan.providers.webhook import Notifier
-    from gpuplan.usecases.stop_idle import StopIdleResult
-    from gpuplan.usecases.survey import Seen
+    from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult
+    from gpuplan.usecases.lifecycle.survey import Seen
 
 
 class StopActions(RoutedScreen):
@@ -107,7 +107,7 @@ class StopActions(RoutedScreen):
     @work(thread=True, exclusive=True, group="fleet")
     def _plan_stop(self, policy: Policy, seen: Seen) -> None:
         """The use case's dry run on this one instance: what it would do and why."""
-        from gpuplan.usecases.stop_idle import run_stop_idle
+        from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle
 
         try:
             result = run_stop_idle(
@@ -143,8 +143,8 @@ class StopActions(RoutedScreen):
     @work(thread=True, exclusive=True, group="fleet")
     def _execute_stop(self, policy: Policy, seen: Seen, live: bool) -> None:
         """Run the use case for real (LIVE) or as a recorded dry run, under the CLI's lock."""
-        from gpuplan.usecases.session import run_session
-        from gpuplan.usecases.stop_idle import run_stop_idle
+        from gpuplan.usecases.lifecycle.session import run_session
+        from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle
 
         try:
             with run_session(self.context.ledger_path, 5.0) as ledger:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from gpuplan.core.instances import Action
-from gpuplan.core.lifecycle import Outcome
+from gpuplan.core.lifecycle.instances import Action
+from gpuplan.core.lifecycle.plan import Outcome
 from gpuplan.tui import format as fmt
-from gpuplan.usecases.executor import InstanceResult
-from gpuplan.usecases.stop_idle import StopIdleResult
+from gpuplan.usecases.lifecycle.executor import InstanceResult
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult
 
 
 def plan_text(plan: StopIdleResult, live: bool) -> Text:

@@ -8,16 +8,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuplan.core.idle import IdleVerdict
-from gpuplan.core.lifecycle import Outcome
+from gpuplan.core.lifecycle.idle import IdleVerdict
+from gpuplan.core.lifecycle.plan import Outcome
 from gpuplan.tui import format as fmt
 from gpuplan.tui.context import TuiContext
 
 if TYPE_CHECKING:
-    from gpuplan.core.catalog import Catalog
+    from gpuplan.core.catalog.query import Catalog
     from gpuplan.core.policy import Policy
     from gpuplan.providers.base import CloudAdapter
-    from gpuplan.usecases.survey import Seen
+    from gpuplan.usecases.lifecycle.survey import Seen
 
 
 @dataclass
@@ -37,7 +37,7 @@ def exempt_part(view: FleetView) -> str:
     """``, exempt $55.04/h (ml x1)``: the running exempt instances' dollars and holders."""
     if view.now is None:
         return ""
-    from gpuplan.usecases.exempt_report import exempt_summary
+    from gpuplan.usecases.audit.exempt_report import exempt_summary
 
     found = exempt_summary((s.instance for s in view.seen), view.policy, view.now)
     if not found["instances"]:
@@ -79,7 +79,7 @@ def load_adapters(
     if build is None:
         import os
 
-        from gpuplan.usecases.adapters import build_adapters
+        from gpuplan.usecases.clouds.adapters import build_adapters
 
         built = build_adapters(policy, catalog, os.environ)
         return policy, catalog, built.adapters, built.problems

@@ -215,7 +215,7 @@ class PoliciesScreen(RoutedScreen):
 
     def _budget(self, policy: Policy) -> Text:
         """The month's recorded spend against the budget, from the ledger only."""
-        from gpuplan.core.budget import month_key
+        from gpuplan.core.audit.budget import month_key
         from gpuplan.ledger import Ledger, ledger_path
         from gpuplan.usecases.policy import remaining_monthly_budget
 

@@ -15,16 +15,16 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.core.budget import month_key, remaining_budget
+from gpuplan.core.audit.budget import month_key, remaining_budget
+from gpuplan.core.catalog.gpus import GpuTable
 from gpuplan.core.errors import DataError, InputError
-from gpuplan.core.gpus import GpuTable
 from gpuplan.core.planner.constraints import HOURS_PER_MONTH, PlanConstraints
 from gpuplan.core.policy import Policy, Scope
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.policy_check import check_policy_file
 from gpuplan.loaders.policy_file import PolicyFileError
 from gpuplan.providers.url_parts import split_url
-from gpuplan.usecases import cloud_registry  # noqa: F401  (registers ENTRIES: their scope sections)
+from gpuplan.usecases.clouds import registry as cloud_registry  # noqa: F401  (registers ENTRIES: their scope sections)
 
 
 def gpu_table(catalog_dir: str | os.PathLike[str] | None = None) -> GpuTable:

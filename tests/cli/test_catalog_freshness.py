@@ -11,11 +11,11 @@ import pytest
 from freezegun import freeze_time
 
 from gpuplan.cli.main import main
-from gpuplan.core.catalog import as_of_range, is_old, is_stale, oldest_price_note
+from gpuplan.core.catalog.kinds import PricingModel
+from gpuplan.core.catalog.query import as_of_range, is_old, is_stale, oldest_price_note
 from gpuplan.core.errors import InputError
-from gpuplan.core.kinds import PricingModel
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.usecases.catalog import parse_max_age
+from gpuplan.usecases.catalog.lookup import parse_max_age
 from tests.conftest import SMALL_AWS, SMALL_GCP, write_catalog
 
 TODAY = "2026-12-02"

@@ -11,8 +11,13 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.offers import Provider
-from gpuplan.core.regions import RegionGroup, expand_regions, provider_region_problem, region_group
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.catalog.regions import (
+    RegionGroup,
+    expand_regions,
+    provider_region_problem,
+    region_group,
+)
 from gpuplan.loaders.paths import bundled_pricing_dir
 
 BUNDLED = ["--catalog-dir", str(bundled_pricing_dir())]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.budget import month_key
+from gpuplan.core.audit.budget import month_key
 from gpuplan.ledger import Ledger
 from gpuplan.ledger.store import SpendRecord
 

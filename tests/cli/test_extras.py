@@ -109,7 +109,7 @@ def test_the_tui_without_textual_names_the_extra(tmp_path: Path) -> None:
 
 
 def test_a_module_no_extra_provides_is_not_hidden() -> None:
-    from gpuplan.usecases.extras import needs_extra
+    from gpuplan.usecases.clouds.extras import needs_extra
 
     with pytest.raises(ModuleNotFoundError), needs_extra("x"):
         import gpuplan_no_such_module  # type: ignore[import-not-found]  # noqa: F401

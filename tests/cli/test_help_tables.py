@@ -9,7 +9,7 @@ import re
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.kinds import Precision, PricingModel, Provider
+from gpuplan.core.catalog.kinds import Precision, PricingModel, Provider
 from gpuplan.core.planner.workload import Optimizer, Recompute
 
 

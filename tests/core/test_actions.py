@@ -1,10 +1,11 @@
-"""The per-cloud action table (core/actions.py): one place for every action's steps."""
+"""The per-cloud action table (core/lifecycle/actions.py): one place for every action's steps."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuplan.core.actions import (
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.actions import (
     ACTIONS,
     Call,
     ProviderStep,
@@ -15,15 +16,14 @@ from gpuplan.core.actions import (
     provider_action,
     provider_call,
 )
-from gpuplan.core.instances import ACTING, RESTORING, Action
-from gpuplan.core.offers import Provider
+from gpuplan.core.lifecycle.instances import ACTING, RESTORING, Action
 from gpuplan.core.policy import IdleAction
 
 
 def test_every_cloud_has_a_row_for_every_acting_action() -> None:
     # The GPU clouds' rows (refusals: they are catalog-only) come with their registry
     # entries, as a plugin's would: load the registry, whatever ran before this test.
-    from gpuplan.usecases import cloud_registry  # noqa: F401
+    from gpuplan.usecases.clouds import registry as cloud_registry  # noqa: F401
 
     assert set(ACTIONS) == set(Provider)
     assert all(set(rows) >= set(ACTING) for rows in ACTIONS.values())

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel, Provider
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.loaders.catalog_files import load_provider_file
 from gpuplan.loaders.catalog_writer import provider_csv, write_provider_file
-from gpuplan.usecases.catalog import parse_pricing
+from gpuplan.usecases.catalog.lookup import parse_pricing
 from tests.conftest import AWS_HEADER, GCP_HEADER, SMALL_AZURE, SMALL_GCP
 
 AWS = [

@@ -7,10 +7,10 @@ from decimal import Decimal
 
 import pytest
 
-from gpuplan.core.discovery import FoundType, missing_types, new_shapes, resolve_gpu
-from gpuplan.core.gpus import GpuTable
-from gpuplan.core.offers import BASE_MODELS, Offer, PricingModel, Provider
-from gpuplan.core.refresh import carry_unread
+from gpuplan.core.catalog.discovery import FoundType, missing_types, new_shapes, resolve_gpu
+from gpuplan.core.catalog.gpus import GpuTable
+from gpuplan.core.catalog.offers import BASE_MODELS, Offer, PricingModel, Provider
+from gpuplan.core.catalog.refresh import carry_unread
 from gpuplan.loaders.catalog import load_gpus
 
 OLD = date(2024, 12, 31)

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gpuplan.core.exemptions import VOID_AFTER_TAG, ExemptionState, ends_at, judge
-from gpuplan.core.idle import format_tag_time
+from gpuplan.core.lifecycle.exemptions import VOID_AFTER_TAG, ExemptionState, ends_at, judge
+from gpuplan.core.lifecycle.idle import format_tag_time
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 TAG = "gpuplan-keep"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from gpuplan.core.exposition import (
+from gpuplan.core.audit.exposition import (
     MAX_LABEL,
     MAX_TEAMS,
     OTHER_TEAM,

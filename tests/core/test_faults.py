@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gpuplan.core.faults import decide_with_faults, detect, fault_starts
-from gpuplan.core.idle import IdleDecision, IdleRule, IdleVerdict
-from gpuplan.core.instances import HostSamples, InstanceState
-from gpuplan.core.lifecycle import breaker_reason, counted
+from gpuplan.core.lifecycle.faults import decide_with_faults, detect, fault_starts
+from gpuplan.core.lifecycle.idle import IdleDecision, IdleRule, IdleVerdict
+from gpuplan.core.lifecycle.instances import HostSamples, InstanceState
+from gpuplan.core.lifecycle.plan import breaker_reason, counted
 
 RULE = IdleRule()
 NOW = datetime(2026, 12, 2, 12, 2, tzinfo=UTC)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from gpuplan.core.catalog.gpus import GpuTable, Precision
 from gpuplan.core.errors import InputError
-from gpuplan.core.gpus import GpuTable, Precision
 from gpuplan.loaders.gpu_specs import load_gpu_table
 from gpuplan.loaders.paths import bundled_pricing_dir
 

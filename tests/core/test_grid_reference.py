@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplan.core.idle_signals import build_grid
-from gpuplan.core.instances import HostSamples
+from gpuplan.core.lifecycle.idle_signals import build_grid
+from gpuplan.core.lifecycle.instances import HostSamples
 
 BASE = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
 TIMES = [BASE + timedelta(minutes=5 * i) for i in range(-3, 15)]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplan.core.idle import (
+from gpuplan.core.lifecycle.idle import (
     IdleRule,
     IdleVerdict,
     decide,
@@ -17,7 +17,7 @@ from gpuplan.core.idle import (
     period_starts,
     window_bounds,
 )
-from gpuplan.core.instances import GpuSeries, HostSamples, InstanceState
+from gpuplan.core.lifecycle.instances import GpuSeries, HostSamples, InstanceState
 
 NOW = datetime(2026, 12, 2, 10, 17, 30, tzinfo=UTC)
 RULE = IdleRule(

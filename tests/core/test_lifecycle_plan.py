@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.idle import IdleDecision, IdleVerdict
-from gpuplan.core.instances import (
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.lifecycle.idle import IdleDecision, IdleVerdict
+from gpuplan.core.lifecycle.instances import (
     ACTING,
     NEEDS,
     RESTORING,
@@ -19,8 +20,7 @@ from gpuplan.core.instances import (
     InstanceState,
     RiskFacts,
 )
-from gpuplan.core.lifecycle import DONE, ActionRule, Step, plan, plan_one
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.lifecycle.plan import DONE, ActionRule, Step, plan, plan_one
 
 NOW = datetime(2026, 12, 2, 10, 15, tzinfo=UTC)
 ALL = frozenset(Capability)

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.idle import STOPPED_AT_TAG, format_tag_time
-from gpuplan.core.instances import Action, GpuInstance
-from gpuplan.core.lifetimes import Due, LifetimeRule, Limits, due
+from gpuplan.core.lifecycle.idle import STOPPED_AT_TAG, format_tag_time
+from gpuplan.core.lifecycle.instances import Action, GpuInstance
+from gpuplan.core.lifecycle.lifetimes import Due, LifetimeRule, Limits, due
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 LIMITS = Limits(max_runtime_minutes=72 * 60, stopped_for_days=30, expires_tag="gpuplan-expires")

@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 
-from gpuplan.core.discovery import FoundType, new_shapes
-from gpuplan.core.offers import Provider
-from gpuplan.core.provider_values import Quantity, price_per_gpu_problem, value_problem
+from gpuplan.core.catalog.discovery import FoundType, new_shapes
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.catalog.provider_values import Quantity, price_per_gpu_problem, value_problem
 from gpuplan.loaders.catalog import load_gpus
 
 Q = Quantity

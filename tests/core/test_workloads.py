@@ -7,11 +7,11 @@ from decimal import Decimal
 
 import pytest
 
-from gpuplan.core.idle import IdleDecision, IdleVerdict
-from gpuplan.core.instances import Capability, GpuInstance, InstanceState, RiskFacts
-from gpuplan.core.lifecycle import ActionRule, SkipReason, Step, plan_one
-from gpuplan.core.offers import PricingModel, Provider
-from gpuplan.core.workloads import (
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.lifecycle.idle import IdleDecision, IdleVerdict
+from gpuplan.core.lifecycle.instances import Capability, GpuInstance, InstanceState, RiskFacts
+from gpuplan.core.lifecycle.plan import ActionRule, SkipReason, Step, plan_one
+from gpuplan.core.lifecycle.workloads import (
     Budget,
     GpuNode,
     GpuPod,
@@ -167,6 +167,6 @@ def test_the_planner_skips_a_refused_unit_with_its_reason_and_records_the_undo()
     ],
 )
 def test_opt_out_keys(keys: list[str], found: str) -> None:
-    from gpuplan.core.workloads import opted_out
+    from gpuplan.core.lifecycle.workloads import opted_out
 
     assert opted_out(keys, "my.org/no-reclaim") == found

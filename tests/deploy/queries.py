@@ -8,7 +8,7 @@ from pathlib import Path
 
 import promql_parser as pq
 
-from gpuplan.usecases.exporter import collect
+from gpuplan.usecases.audit.exporter import collect
 
 
 def metric_names(expr: str) -> set[str]:

@@ -15,10 +15,10 @@ from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.loaders.paths import bundled_pricing_dir
-from gpuplan.providers.pricing.azure import ENDPOINT_ENV
+from gpuplan.providers.azure.retail_prices import ENDPOINT_ENV
 from tests.providers.pricing.azure_fake import (
     PROXY_VARIABLES,
     AzureRetailFake,

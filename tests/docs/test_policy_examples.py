@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.idle import STOPPED_AT_TAG, format_tag_time
-from gpuplan.core.instances import Capability, GpuInstance
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.idle import STOPPED_AT_TAG, format_tag_time
+from gpuplan.core.lifecycle.instances import Capability, GpuInstance
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.fake import FakeAdapter
-from gpuplan.usecases.exempt_report import exempt_line, exempt_summary
-from gpuplan.usecases.owner_notices import OwnerNotifier
+from gpuplan.usecases.audit.exempt_report import exempt_line, exempt_summary
+from gpuplan.usecases.lifecycle.owner_notices import OwnerNotifier
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, run_stop_idle
 from gpuplan.usecases.policy import load_policy
-from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
 from tests.fakes.policy_fixtures import HookServer
 from tests.fakes.smtp import smtp_server
 

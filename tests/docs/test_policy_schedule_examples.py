@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from gpuplan.core.lifecycle.schedule_clock import period_at
 from gpuplan.core.policy import Policy
 from gpuplan.core.policy.schedules import Schedule, Schedules
-from gpuplan.core.schedule_clock import period_at
 from gpuplan.loaders.policy_file import PolicyFileError, load_policy_file
 from gpuplan.providers.url_parts import split_url
 

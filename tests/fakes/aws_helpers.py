@@ -7,7 +7,7 @@ from typing import Any
 
 from botocore.awsrequest import AWSResponse
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.policy import Policy
 from gpuplan.providers.aws.provider import AwsAdapter
 from tests.fakes.aws_world import World

@@ -12,7 +12,7 @@ from typing import Any
 import boto3
 from freezegun import freeze_time
 
-from gpuplan.core.idle import IdleRule, period_starts
+from gpuplan.core.lifecycle.idle import IdleRule, period_starts
 
 AMI = "ami-12345678"
 """Any id: the fixture turns off moto's default image list (slow to load)."""

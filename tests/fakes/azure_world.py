@@ -15,7 +15,7 @@ import pytest
 import trustme
 from azure.core.credentials import AccessToken
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.providers.azure.provider import AzureAdapter
 from tests.fakes.azure_arm import AzureFake
 from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401

@@ -8,7 +8,7 @@ from typing import Any
 
 from gpuplan.core.policy import Policy
 from gpuplan.providers.base import CloudAdapter
-from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, run_stop_idle
 from tests.fakes.scenarios import NOW, TEAM
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import trustme
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.loaders.catalog import load_catalog
 
 

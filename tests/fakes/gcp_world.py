@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from google.auth.credentials import AnonymousCredentials
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.providers.gcp.provider import GcpAdapter
 from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
 from tests.fakes.gcp_compute import GcpComputeFake

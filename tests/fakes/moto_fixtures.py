@@ -11,7 +11,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.loaders.catalog import load_catalog
 from tests.conftest import write_catalog
 from tests.fakes.aws_world import World

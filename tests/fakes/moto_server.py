@@ -23,7 +23,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from gpuplan.core.idle import IdleRule, period_starts
+from gpuplan.core.lifecycle.idle import IdleRule, period_starts
 from tests.fakes.aws_world import World
 
 POLICY = """\

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from gpuplan.core.idle import IdleRule, decide, period_starts
-from gpuplan.core.instances import GpuInstance, HostSamples
+from gpuplan.core.lifecycle.idle import IdleRule, decide, period_starts
+from gpuplan.core.lifecycle.instances import GpuInstance, HostSamples
 
 NOW = datetime(2026, 12, 2, 10, 17, 30, tzinfo=UTC)
 TEAM = {"team": "research"}

@@ -14,8 +14,8 @@ from typing import Any
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.base import CloudAdapter
-from gpuplan.usecases.schedule import run_schedule
-from gpuplan.usecases.stop_idle import StopIdleResult, result_record
+from gpuplan.usecases.lifecycle.schedule import run_schedule
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, result_record
 
 WED_EVENING = datetime(2026, 12, 2, 19, 30, tzinfo=UTC)  # 20:30 in Berlin
 WED_LATER = datetime(2026, 12, 2, 21, 30, tzinfo=UTC)

@@ -16,14 +16,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from gpuplan.core.actions import ACTIONS, ActionTable, Call, ProviderStep, Steps
-from gpuplan.core.instances import Action, Capability
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.actions import ACTIONS, ActionTable, Call, ProviderStep, Steps
+from gpuplan.core.lifecycle.instances import Action, Capability
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.fake import FakeAdapter, load_fake_fleet_file
-from gpuplan.usecases import cloud_registry  # noqa: F401  (the clouds' action rows, policy sections)
-from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
+from gpuplan.usecases.clouds import registry as cloud_registry  # noqa: F401  (the clouds' action rows, policy sections)
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, run_stop_idle
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 LATER = NOW + timedelta(minutes=20)

@@ -30,14 +30,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from gpuplan.core.instances import Capability, GpuInstance
-from gpuplan.core.offers import Provider
-from gpuplan.core.shard import Shard
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import Capability, GpuInstance
+from gpuplan.core.lifecycle.shard import Shard
 from gpuplan.ledger import Ledger
 from gpuplan.providers.fake import load_fake_fleet_file
-from gpuplan.usecases.journal import Journal
-from gpuplan.usecases.session import run_session
-from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
+from gpuplan.usecases.lifecycle.journal import Journal
+from gpuplan.usecases.lifecycle.session import run_session
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, run_stop_idle
 from tests.ledger.composite_child import NOW, POLICY, SNAPSHOT_THEN_STOP
 from tests.ledger.shared_fake import SharedFake
 

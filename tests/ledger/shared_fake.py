@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gpuplan.core.instances import Action, GpuInstance, InstanceState
+from gpuplan.core.lifecycle.instances import Action, GpuInstance, InstanceState
 from gpuplan.providers.fake import FakeAdapter
 
 

@@ -20,14 +20,14 @@ import pytest
 
 from gpuplan.core.audit.advice import InstanceAudit
 from gpuplan.core.audit.split import AuditRule
-from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.policy.models import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.providers.fake import FakeAdapter
 from gpuplan.providers.webhook import Delivery
-from gpuplan.usecases import audit_live as live
+from gpuplan.usecases.audit import live as live
 from tests.fakes.moto_server import installed_bin
 from tests.fakes.policy_fixtures import HookServer
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from gpuplan.core.bill.lines import CostKind, CostLine, EstimateLine
+from gpuplan.core.audit.bill.lines import CostKind, CostLine, EstimateLine
 from gpuplan.ledger import DecisionRecord, Ledger
 from gpuplan.ledger import bill as store
 

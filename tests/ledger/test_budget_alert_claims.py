@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from gpuplan.core.alerts import AlertClaim
+from gpuplan.core.audit.alerts import AlertClaim
 from gpuplan.ledger import Ledger
 from gpuplan.ledger.budget_alerts import (
     claim_budget_alert,

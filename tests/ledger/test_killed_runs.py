@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gpuplan.core.instances import Action, GpuInstance
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import Action, GpuInstance
 from gpuplan.ledger import PENDING, ActionRecord, Ledger
 from gpuplan.ledger.killed import KILLED
-from gpuplan.usecases.reconcile import Owner, reconcile
+from gpuplan.usecases.lifecycle.reconcile import Owner, reconcile
 from tests.ledger.pgserver import PgServer
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -104,7 +104,7 @@ def test_a_scope_whose_listing_failed_settles_nothing(tmp_path: Path) -> None:
     from gpuplan.core.errors import GpuplanError
     from gpuplan.core.policy.models import Policy
     from gpuplan.providers.fake import FakeAdapter
-    from gpuplan.usecases.stop_idle import run_stop_idle
+    from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle
 
     class Throttled(FakeAdapter):
         def list_instances(self) -> list[GpuInstance]:

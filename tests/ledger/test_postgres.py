@@ -13,7 +13,7 @@ import pytest
 
 from gpuplan.core.errors import InputError
 from gpuplan.ledger import PENDING, ActionRecord, Ledger, LedgerError
-from gpuplan.usecases.session import LockBusy, lock_name, run_session
+from gpuplan.usecases.lifecycle.session import LockBusy, lock_name, run_session
 from tests.ledger.pgserver import PASSWORD, ROLE, PgServer
 
 NOW = datetime(2026, 12, 2, 10, 15, tzinfo=UTC)
@@ -56,7 +56,7 @@ def test_an_intent_of_a_live_run_is_not_handed_out_for_reconciling(
 
 
 def test_the_run_lock_is_per_policy_and_shard(pg: PgServer, pg_db: str) -> None:
-    from gpuplan.core.shard import Shard
+    from gpuplan.core.lifecycle.shard import Shard
 
     dsn = pg.dsn(pg_db)
     with run_session(dsn, 0, policy="team-a", shard=Shard(0, 2)) as held:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.actions import Call, StepState
+from gpuplan.core.lifecycle.actions import Call, StepState
 from gpuplan.ledger import ActionRecord, Ledger
 from gpuplan.ledger.steps import mark_step, record_steps
 

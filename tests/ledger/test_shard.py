@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.errors import InputError
-from gpuplan.core.offers import Provider
-from gpuplan.core.shard import Shard, parse_shard, shard_of
+from gpuplan.core.lifecycle.shard import Shard, parse_shard, shard_of
 from gpuplan.providers.fake import FakeAdapter
-from gpuplan.usecases.adapters import Adapters
-from gpuplan.usecases.shard import resolve_shard, shard_fleet, shard_notice
+from gpuplan.usecases.clouds.adapters import Adapters
+from gpuplan.usecases.lifecycle.shard import resolve_shard, shard_fleet, shard_notice
 
 SCOPES = (
     [f"aws {r}" for r in ("us-east-1", "us-west-2", "eu-west-1", "ap-south-1")]
@@ -43,7 +43,10 @@ def test_the_order_scopes_are_listed_in_does_not_matter() -> None:
 
 
 def test_the_same_in_another_process_with_another_hash_seed() -> None:
-    code = f"from gpuplan.core.shard import shard_of;print([shard_of(s, 7) for s in {SCOPES!r}])"
+    code = (
+        "from gpuplan.core.lifecycle.shard import shard_of;"
+        f"print([shard_of(s, 7) for s in {SCOPES!r}])"
+    )
     outs = {
         subprocess.run(
             [sys.executable, "-c", code],

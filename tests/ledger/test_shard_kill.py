@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.idle import STOPPED_AT_TAG
-from gpuplan.core.shard import shard_of
+from gpuplan.core.lifecycle.idle import STOPPED_AT_TAG
+from gpuplan.core.lifecycle.shard import shard_of
 from gpuplan.ledger import Ledger
-from gpuplan.usecases.journal import LEASE_TAG
+from gpuplan.usecases.lifecycle.journal import LEASE_TAG
 from tests.conftest import write_catalog
 from tests.fakes.aws_world import World, flat
 from tests.fakes.moto_fixtures import LC_AWS_ROWS

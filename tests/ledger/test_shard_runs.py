@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.shard import Shard, shard_of
+from gpuplan.core.lifecycle.shard import Shard, shard_of
 from gpuplan.ledger import Ledger
-from gpuplan.usecases.session import lock_name
+from gpuplan.usecases.lifecycle.session import lock_name
 from tests.ledger.pgserver import PASSWORD, ROLE, PgServer
 
 AZURE_SUB = "00000000-0000-0000-0000-00000000a2b1"

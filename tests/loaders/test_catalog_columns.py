@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
 from gpuplan.loaders import catalog_columns
 from gpuplan.loaders.catalog_writer import provider_csv
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gpuplan.core.catalog.offers import PricingModel, Provider
 from gpuplan.core.errors import DataError
-from gpuplan.core.offers import PricingModel, Provider
 from gpuplan.loaders.catalog import load_catalog
 from tests.conftest import SMALL_AWS, write_catalog
 

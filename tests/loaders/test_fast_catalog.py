@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.gpus import GpuSpec
+from gpuplan.core.catalog.offers import Offer
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.errors import DataError
-from gpuplan.core.gpus import GpuSpec
-from gpuplan.core.offers import Offer
 from gpuplan.loaders import catalog_files, gpu_specs
 from gpuplan.loaders.catalog import load_catalog
 from tests.conftest import SMALL_AWS, SMALL_GCP, write_catalog
@@ -152,7 +152,7 @@ def test_a_row_built_in_code_has_the_readers_types() -> None:
     give (a whole GPU count an int, sizes floats), so files and JSON read the same."""
     from datetime import date
 
-    from gpuplan.core.offers import Provider
+    from gpuplan.core.catalog.offers import Provider
 
     offer = Offer(
         provider=Provider.AWS, instance_type="p5.48xlarge", region="us-east-1", gpu="H100",

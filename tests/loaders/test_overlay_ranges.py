@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.kinds import Provider
+from gpuplan.core.catalog.kinds import Provider
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.loaders.fast_catalog import NotFast, read_gpus, read_offers
 from gpuplan.loaders.paths import bundled_pricing_dir

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.clouds import facts_of
-from gpuplan.core.offers import Offer, PricingModel, Provider
 from gpuplan.loaders.catalog import bundled_catalog_path, load_catalog
 
 AS_OF_NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)

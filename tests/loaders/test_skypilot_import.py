@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.offers import Offer, PricingModel
-from gpuplan.core.refresh import is_aws_local_zone
+from gpuplan.core.catalog.offers import Offer, PricingModel
+from gpuplan.core.catalog.refresh import is_aws_local_zone
 from gpuplan.loaders.catalog import load_catalog
 from tests.conftest import SMALL_AZURE, write_catalog
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.instances import Action, Capability, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import Action, Capability, InstanceState
 from gpuplan.providers.base import CloudAdapter, ProviderError
 from gpuplan.providers.fake import fake_providers
 

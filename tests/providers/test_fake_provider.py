@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.errors import DataError
-from gpuplan.core.instances import Capability, GpuInstance, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.lifecycle.instances import Capability, GpuInstance, InstanceState
 from gpuplan.providers.base import CloudProvider
 from gpuplan.providers.fake import FakeAdapter, load_fake_fleet
 

@@ -10,8 +10,14 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpuplan.core.instances import Capability, GpuInstance, HostSamples, InstanceState, RiskFacts
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import (
+    Capability,
+    GpuInstance,
+    HostSamples,
+    InstanceState,
+    RiskFacts,
+)
 from gpuplan.providers.fake import FakeAdapter
 
 NOW = datetime.fromisoformat("2026-12-02T12:00:00+00:00")

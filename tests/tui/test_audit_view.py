@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from gpuplan.core.audit.advice import InstanceAudit
 from gpuplan.core.audit.split import Split, Subject
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
 from gpuplan.tui.audit_view import AuditPane, AuditResult, split_bar
 
 

@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
 
-from gpuplan.core.kinds import Provider
+from gpuplan.core.catalog.kinds import Provider
 from gpuplan.core.planner.options import Option
 from gpuplan.tui.app import GpuplanApp
 from gpuplan.tui.context import TuiContext

@@ -95,7 +95,7 @@ def test_policy_field_finds_a_name_in_the_policies_folder(tui_context: TuiContex
 def test_a_bug_in_planning_goes_to_the_problems_panel(
     tui_context: TuiContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gpuplan.usecases.estimate as usecase
+    import gpuplan.usecases.planner.estimate as usecase
 
     def broken(*args: object, **kwargs: object) -> None:
         raise OverflowError("(34, 'Numerical result out of range')")

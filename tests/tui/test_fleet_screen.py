@@ -8,8 +8,8 @@ from datetime import timedelta
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.idle import IdleVerdict
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.idle import IdleVerdict
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.base import CloudAdapter

@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from gpuplan.core.instances import Action, GpuInstance, InstanceState
+from gpuplan.core.lifecycle.instances import Action, GpuInstance, InstanceState
 from gpuplan.tui.app import GpuplanApp
 from gpuplan.tui.confirm import ConfirmScreen
 from gpuplan.tui.context import TuiContext

@@ -21,7 +21,7 @@ def test_counts_durations_and_money() -> None:
 
 
 def test_network_bandwidth_said_once() -> None:
-    from gpuplan.core.offers import Offer, Provider
+    from gpuplan.core.catalog.offers import Offer, Provider
 
     offer = Offer(
         provider=Provider.AWS,

@@ -130,7 +130,7 @@ def test_typing_in_the_gpu_field_as_an_estimate_finishes(
 ) -> None:
     """The result arrives while the person is in another field: the focus stays there and
     the digits they type are text, not screen switches (at 80x24 the form stays too)."""
-    import gpuplan.usecases.estimate as usecase
+    import gpuplan.usecases.planner.estimate as usecase
 
     moved_on = threading.Event()
     real = usecase.estimate

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpuplan.core.instances import GpuInstance, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState
 from gpuplan.tui.fleet_rows import unit_name
 
 

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.actions import ACTIONS, Call, ProviderStep, Steps, described
-from gpuplan.core.instances import Action, GpuInstance
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.actions import ACTIONS, Call, ProviderStep, Steps, described
+from gpuplan.core.lifecycle.instances import Action, GpuInstance
 from gpuplan.ledger import Ledger
 from gpuplan.providers.fake import FakeAdapter
-from gpuplan.usecases.adapters import CloudEntry
-from gpuplan.usecases.cloud_adapters import ENTRIES
-from gpuplan.usecases.steps import calls_for
-from gpuplan.usecases.stop_idle import run_stop_idle
+from gpuplan.usecases.clouds.adapters import CloudEntry
+from gpuplan.usecases.clouds.entries import ENTRIES
+from gpuplan.usecases.lifecycle.steps import calls_for
+from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle
 from tests.ledger.composite_child import NOW, POLICY, SNAPSHOT_THEN_STOP, fake, instance, run
 
 IID = "i-0steps"
@@ -90,7 +90,7 @@ def test_a_failed_step_leaves_the_later_steps_undone(provider: FakeAdapter, tmp_
 
 @pytest.mark.parametrize("cloud", ENTRIES, ids=lambda e: e.provider.value)
 def test_the_registry_entries_say_what_the_action_table_says(cloud: CloudEntry) -> None:
-    # The entry's steps are the cloud's row of core/actions.py: what it carries out and
+    # The entry's steps are the cloud's row of core/lifecycle/actions.py: what it carries out and
     # what it refuses, with the reason, read from that one table.
     assert cloud.steps == ACTIONS[cloud.provider]
     said = {a: f"refused: {why}" for a, why in cloud.refusals.items()} | cloud.actions
@@ -102,7 +102,10 @@ def test_adding_an_action_names_files_that_exist() -> None:
     text = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
     section = text.split("## Adding an action", 1)[1].split("\n## ", 1)[0]
     named = set(re.findall(r"`((?:gpuplan|tests)/[\w/]+\.py)`", section))
-    assert "gpuplan/core/actions.py" in named and "tests/ledger/test_composite_kill.py" in named
+    assert (
+        "gpuplan/core/lifecycle/actions.py" in named
+        and "tests/ledger/test_composite_kill.py" in named
+    )
     assert sorted(p for p in named if not (root / p).exists()) == []
 
 

@@ -13,16 +13,16 @@ import pytest
 
 from gpuplan.cli.main import main
 from gpuplan.core.audit.split import AuditRule
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.gpus import Precision
-from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.catalog.gpus import Precision
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.instances import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.policy.models import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.providers.fake import FakeAdapter
 from gpuplan.providers.webhook import Delivery
-from gpuplan.usecases import audit_live as live
+from gpuplan.usecases.audit import live as live
 
 END = datetime(2026, 12, 2, 12, tzinfo=UTC)
 START = END - timedelta(days=7)

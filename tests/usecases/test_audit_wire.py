@@ -29,9 +29,9 @@ from google.auth.credentials import AnonymousCredentials
 
 from gpuplan.core.audit.advice import InstanceAudit
 from gpuplan.core.audit.split import AuditRule
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.instances import GpuInstance, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState
 from gpuplan.core.policy.models import AuditSettings
 from gpuplan.providers.azure.metrics import PLATFORM_NAMESPACE
 from gpuplan.providers.azure.provider import AzureAdapter
@@ -40,7 +40,7 @@ from gpuplan.providers.fake import FakeAdapter
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY, PAGE_SIZE
 from gpuplan.providers.gcp.provider import GcpAdapter
 from gpuplan.providers.prometheus import PrometheusSource
-from gpuplan.usecases.audit_live import LiveAudit, audit_fleet
+from gpuplan.usecases.audit.live import LiveAudit, audit_fleet
 from tests.fakes.azure_arm import AzureFake
 from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401
 from tests.fakes.gcp_compute import GcpComputeFake

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.budget import estimate_spend, month_bounds, thresholds_crossed
-from gpuplan.core.instances import GpuInstance, InstanceState
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.audit.budget import estimate_spend, month_bounds, thresholds_crossed
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger, SpendRecord
 from gpuplan.providers.webhook import WebhookNotifier
-from gpuplan.usecases.adapters import CloudEntry, ProviderRegistry
-from gpuplan.usecases.budget import run_budget
+from gpuplan.usecases.audit.budget import run_budget
+from gpuplan.usecases.clouds.adapters import CloudEntry, ProviderRegistry
 from gpuplan.usecases.policy import remaining_monthly_budget
 from tests.fakes.policy_fixtures import HookServer
 
@@ -334,8 +334,8 @@ def test_budget_command_with_a_broken_policy_exits_2(
 
 
 def test_pricing_falls_back_to_the_catalog_by_pricing_model() -> None:
-    from gpuplan.core.offers import Offer
-    from gpuplan.usecases.budget import catalog_pricer
+    from gpuplan.core.catalog.offers import Offer
+    from gpuplan.usecases.audit.budget import catalog_pricer
 
     offer = Offer(
         provider=Provider.AWS,

@@ -6,12 +6,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
 from gpuplan.ledger import Ledger
 from gpuplan.providers.base import CloudAdapter
-from gpuplan.usecases.adapters import BuildContext, build_adapters, default_registry
-from gpuplan.usecases.budget import list_in_scope, run_budget
-from gpuplan.usecases.cloud_adapters import aws_scopes
+from gpuplan.usecases.audit.budget import list_in_scope, run_budget
+from gpuplan.usecases.clouds.adapters import BuildContext, build_adapters, default_registry
+from gpuplan.usecases.clouds.entries import aws_scopes
 from tests.fakes.aws_helpers import Faults, policy
 from tests.fakes.aws_world import World
 

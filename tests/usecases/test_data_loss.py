@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.ledger import Ledger
-from gpuplan.usecases.stop_idle import result_record, run_stop_idle
+from gpuplan.usecases.lifecycle.stop_idle import result_record, run_stop_idle
 from tests.fakes.aws_helpers import policy, providers
 from tests.fakes.aws_world import NOW, World, flat
 

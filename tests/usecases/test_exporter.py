@@ -14,7 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpuplan.cli.main import main
-from gpuplan.usecases.exporter import LedgerCollector, serve
+from gpuplan.usecases.audit.exporter import LedgerCollector, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = ROOT / "docs" / "examples" / "demo-policy.yaml"

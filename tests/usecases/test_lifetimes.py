@@ -12,15 +12,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from gpuplan.core.exemptions import VOID_AFTER_TAG
-from gpuplan.core.idle import SNOOZE_TAG, STOPPED_AT_TAG, format_tag_time
-from gpuplan.core.instances import Capability, GpuInstance, InstanceState
-from gpuplan.core.lifetimes import NOTICE_TAG
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.exemptions import VOID_AFTER_TAG
+from gpuplan.core.lifecycle.idle import SNOOZE_TAG, STOPPED_AT_TAG, format_tag_time
+from gpuplan.core.lifecycle.instances import Capability, GpuInstance, InstanceState
+from gpuplan.core.lifecycle.lifetimes import NOTICE_TAG
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.fake import FakeAdapter
-from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, run_stop_idle
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 ALL = tuple(Capability)

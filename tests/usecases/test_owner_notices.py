@@ -13,13 +13,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from gpuplan.core.instances import Capability, GpuInstance
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import Capability, GpuInstance
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.providers.fake import FakeAdapter
-from gpuplan.usecases.owner_notices import OwnerNotifier
-from gpuplan.usecases.stop_idle import result_record, run_stop_idle
+from gpuplan.usecases.lifecycle.owner_notices import OwnerNotifier
+from gpuplan.usecases.lifecycle.stop_idle import result_record, run_stop_idle
 from tests.fakes.policy_fixtures import HookServer
 from tests.fakes.smtp import smtp_server
 
@@ -166,7 +166,7 @@ def test_a_refused_delivery_is_given_back_and_sent_on_the_next_run(
             # The notice tag was set; the notice itself goes out when a run marks again:
             # the claim is free, so the same key can be claimed and sent.
             hook_server.status = 200
-            from gpuplan.usecases.owner_notices import tell_owners
+            from gpuplan.usecases.lifecycle.owner_notices import tell_owners
 
             again = tell_owners(owners, result.outcomes, ledger, NOW + timedelta(minutes=5))
             assert [a.state for a in again] == ["sent"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.usecases.executor import LEASE_TAG
-from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.usecases.lifecycle.executor import LEASE_TAG
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, run_stop_idle
 from tests.fakes.aws_helpers import Faults, policy, providers
 from tests.fakes.aws_world import NOW, World, flat
 

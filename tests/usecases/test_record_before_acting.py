@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.idle import STOPPED_AT_TAG
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.idle import STOPPED_AT_TAG
 from gpuplan.ledger import Ledger, LedgerError
-from gpuplan.usecases.stop_idle import run_stop_idle
+from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle
 from tests.fakes.aws_helpers import policy, providers
 from tests.fakes.aws_world import NOW, World, flat
 from tests.fakes.moto_server import POLICY, idle_periods, installed_bin, world_on

@@ -13,10 +13,10 @@ import pytest
 from freezegun import freeze_time
 
 from gpuplan.cli.main import main
-from gpuplan.core.grouping import NO_ACCOUNT, NO_LABEL, GroupBy, GroupKind
-from gpuplan.core.idle import IdleVerdict
-from gpuplan.core.instances import InstanceState
-from gpuplan.core.savings import Acted, Sighting, savings, total, totals, waste
+from gpuplan.core.audit.grouping import NO_ACCOUNT, NO_LABEL, GroupBy, GroupKind
+from gpuplan.core.audit.savings import Acted, Sighting, savings, total, totals, waste
+from gpuplan.core.lifecycle.idle import IdleVerdict
+from gpuplan.core.lifecycle.instances import InstanceState
 from gpuplan.ledger import Ledger
 from gpuplan.ledger.store import ActionRecord, DecisionRecord
 

@@ -13,13 +13,13 @@ from botocore.stub import Stubber
 from freezegun import freeze_time
 
 from gpuplan.cli.main import main
+from gpuplan.core.audit.grouping import GroupBy, GroupKind, parse_group_by
+from gpuplan.core.audit.savings import Acted, Sighting, savings, waste
 from gpuplan.core.errors import InputError
-from gpuplan.core.grouping import GroupBy, GroupKind, parse_group_by
-from gpuplan.core.idle import IdleVerdict
-from gpuplan.core.instances import InstanceState
-from gpuplan.core.savings import Acted, Sighting, savings, waste
+from gpuplan.core.lifecycle.idle import IdleVerdict
+from gpuplan.core.lifecycle.instances import InstanceState
 from gpuplan.providers.aws.provider import AwsAdapter
-from gpuplan.usecases.savings import parse_since, reserved_pairs
+from gpuplan.usecases.audit.savings import parse_since, reserved_pairs
 from tests.fakes.aws_world import NOW, World, flat
 
 T0 = datetime(2026, 11, 30, 23, 0, tzinfo=UTC)

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import PENDING, ActionRecord, Ledger
-from gpuplan.usecases.schedule import run_schedule
-from gpuplan.usecases.stop_idle import StopIdleResult, result_record
+from gpuplan.usecases.lifecycle.schedule import run_schedule
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, result_record
 from tests.fakes.aws_helpers import providers
 from tests.fakes.aws_world import World
 

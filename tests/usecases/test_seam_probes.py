@@ -16,8 +16,8 @@ from freezegun import freeze_time
 from gpuplan.cli.main import main
 from gpuplan.core.policy import Policy
 from gpuplan.providers.base import ReservationAware
-from gpuplan.usecases.adapters import build_adapters
-from gpuplan.usecases.savings import reserved_pairs
+from gpuplan.usecases.audit.savings import reserved_pairs
+from gpuplan.usecases.clouds.adapters import build_adapters
 from tests.fakes.aws_world import NOW, World
 from tests.fakes.http import serve
 from tests.fakes.prometheus import PrometheusFake

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.ledger import Ledger
-from gpuplan.usecases.session import LockBusy, run_lock
-from gpuplan.usecases.stop_idle import result_record, run_stop_idle
-from gpuplan.usecases.survey import idle_rule, survey
+from gpuplan.usecases.lifecycle.session import LockBusy, run_lock
+from gpuplan.usecases.lifecycle.stop_idle import result_record, run_stop_idle
+from gpuplan.usecases.lifecycle.survey import idle_rule, survey
 from tests.fakes import aws_scenarios as scenarios
 from tests.fakes.aws_helpers import Faults, policy, providers
 from tests.fakes.aws_world import NOW, PERIODS, World, flat

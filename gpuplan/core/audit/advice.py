@@ -27,8 +27,8 @@ from gpuplan.core.audit.split import (
     period_class,
     split,
 )
-from gpuplan.core.gpus import GpuTable
-from gpuplan.core.offers import Offer, PricingModel
+from gpuplan.core.catalog.gpus import GpuTable
+from gpuplan.core.catalog.offers import Offer, PricingModel
 from gpuplan.core.planner.spot import spot_overhead
 
 

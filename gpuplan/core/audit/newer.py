@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from gpuplan.core.audit.rightsize import Need, fits
-from gpuplan.core.gpus import GpuTable, Precision
-from gpuplan.core.offers import Offer, PricingModel
+from gpuplan.core.catalog.gpus import GpuTable, Precision
+from gpuplan.core.catalog.offers import Offer, PricingModel
 from gpuplan.core.planner.efficiency import base_mfu
 from gpuplan.core.planner.timing import peak_for
 

@@ -27,8 +27,8 @@ from gpuplan.core.audit.split import (
     mean_util,
     period_class,
 )
-from gpuplan.core.gpus import GpuTable, Precision
-from gpuplan.core.offers import Offer, PricingModel
+from gpuplan.core.catalog.gpus import GpuTable, Precision
+from gpuplan.core.catalog.offers import Offer, PricingModel
 from gpuplan.core.planner.timing import peak_for
 
 

@@ -2,7 +2,7 @@
 
 Per aggregation period (5 minutes or an hour) the instance's cost is assigned:
 
-the period's class is :func:`gpuplan.core.idle_signals.classify_period`, the one
+the period's class is :func:`gpuplan.core.lifecycle.idle_signals.classify_period`, the one
 ``decide`` and the simulator use, with the policy's ``idle:`` thresholds (without a
 policy, the policy schema's defaults):
 
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
 
-from gpuplan.core.idle_signals import IdleRule, PeriodClass, classify_period
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.lifecycle.idle_signals import IdleRule, PeriodClass, classify_period
 
 HOURS_PER_MONTH = Decimal(730)
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from gpuplan.core.planner import calibration as cal
 
 if TYPE_CHECKING:
-    from gpuplan.core.gpus import GpuSpec
+    from gpuplan.core.catalog.gpus import GpuSpec
 
 REFERENCE_LINK_GBS = 900.0
 """NVLink 4 (H100 SXM), GB/s bidirectional per GPU: the in-node reference."""

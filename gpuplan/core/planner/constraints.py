@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from gpuplan.core.kinds import PricingModel
+from gpuplan.core.catalog.kinds import PricingModel
 
 HOURS_PER_MONTH = 730.0
 """An average month (8,760 hours a year / 12)."""

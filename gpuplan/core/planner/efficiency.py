@@ -25,13 +25,13 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuplan.core.kinds import Precision
+from gpuplan.core.catalog.kinds import Precision
 from gpuplan.core.planner import calibration as cal
 from gpuplan.core.planner import comm
 from gpuplan.core.planner.workload import Method
 
 if TYPE_CHECKING:
-    from gpuplan.core.gpus import GpuSpec
+    from gpuplan.core.catalog.gpus import GpuSpec
 
 # What an architecture keeps of the NVIDIA datacenter base (prefix match, first wins).
 _ARCHITECTURES: tuple[tuple[str, float, str], ...] = (

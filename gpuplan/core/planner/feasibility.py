@@ -12,7 +12,7 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gpuplan.core.kinds import PricingModel
+from gpuplan.core.catalog.kinds import PricingModel
 from gpuplan.core.planner.calibration import band
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpuplan.core.kinds import Precision
+from gpuplan.core.catalog.kinds import Precision
 from gpuplan.core.planner.workload import (
     Method,
     Optimizer,

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.kinds import PricingModel, Provider
+from gpuplan.core.catalog.kinds import PricingModel, Provider
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.planner import comm
 from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS, early_reasons, finish, who
 from gpuplan.core.planner.flops import Flops, training_flops
@@ -26,8 +26,8 @@ from gpuplan.core.planner.timing import Compute, compute_for
 from gpuplan.core.wording import counted
 
 if TYPE_CHECKING:
-    from gpuplan.core.gpus import GpuSpec
-    from gpuplan.core.offers import Offer
+    from gpuplan.core.catalog.gpus import GpuSpec
+    from gpuplan.core.catalog.offers import Offer
 
 __all__ = [
     "DEFAULT_COUNTS",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from gpuplan.core.kinds import PricingModel, Provider
+from gpuplan.core.catalog.kinds import PricingModel, Provider
 from gpuplan.core.planner import calibration as cal
 from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.efficiency import Factor

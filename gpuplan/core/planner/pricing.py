@@ -10,14 +10,14 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.kinds import PricingModel, ReservationRules
+from gpuplan.core.catalog.kinds import PricingModel, ReservationRules
 from gpuplan.core.planner.calibration import Band, band
 from gpuplan.core.planner.plan import Option, PlanRequest
 from gpuplan.core.planner.reserved import hours_cost, reserved_cost, term_cost
 from gpuplan.core.planner.spot import spot_overhead
 
 if TYPE_CHECKING:
-    from gpuplan.core.offers import Offer
+    from gpuplan.core.catalog.offers import Offer
 
 CUSTOM = "custom"
 """Pricing label for ``--price-per-gpu-hour``."""

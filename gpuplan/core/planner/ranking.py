@@ -11,7 +11,7 @@ from dataclasses import replace
 from decimal import Decimal
 from enum import StrEnum
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.planner.options import (
     Option,
     PlanRequest,

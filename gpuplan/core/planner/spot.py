@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuplan.core.kinds import Provider
+from gpuplan.core.catalog.kinds import Provider
 
 DEFAULT_CHECKPOINT_HOURS = 1.0
 RESTART_HOURS = 0.25

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gpuplan.core.offers import Offer
+    from gpuplan.core.catalog.offers import Offer
 
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuplan.core.kinds import Precision
+from gpuplan.core.catalog.kinds import Precision
 from gpuplan.core.planner.efficiency import (
     Cluster,
     Factor,
@@ -28,7 +28,7 @@ from gpuplan.core.planner.memory import (
 from gpuplan.core.planner.workload import Workload
 
 if TYPE_CHECKING:
-    from gpuplan.core.gpus import GpuSpec
+    from gpuplan.core.catalog.gpus import GpuSpec
 
 MEMORY_BOUND_MFU = 0.15
 """A measured rate under 15% of peak is taken as memory-bound: it scales with bandwidth."""

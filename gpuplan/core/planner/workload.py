@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from gpuplan.core.catalog.kinds import Precision
 from gpuplan.core.errors import InputError
-from gpuplan.core.kinds import Precision
 
 DEFAULT_SEQ_LEN = 4096
 """Llama-2 onward pretrain at 4K or more; older runs (GPT-3, LLaMA-1) used 2K."""

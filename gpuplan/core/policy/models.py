@@ -27,11 +27,11 @@ from pydantic import (
     model_validator,
 )
 
-from gpuplan.core.actions import provider_action
+from gpuplan.core.catalog.offers import PricingModel, Provider
 from gpuplan.core.clouds import Feature, catalog_only, registered, scope_section
-from gpuplan.core.idle_signals import IdleRule
-from gpuplan.core.instances import Action
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.lifecycle.actions import provider_action
+from gpuplan.core.lifecycle.idle_signals import IdleRule
+from gpuplan.core.lifecycle.instances import Action
 from gpuplan.core.policy.bill_settings import BillSettings
 from gpuplan.core.policy.fields import (
     AlertPercent,
@@ -80,7 +80,7 @@ class IdleAction(StrEnum):
 
     def for_provider(self, provider: Provider) -> Action:
         """The provider action this policy action becomes (Azure stop = deallocate), as
-        :data:`gpuplan.core.actions.ACTIONS` says."""
+        :data:`gpuplan.core.lifecycle.actions.ACTIONS` says."""
         return provider_action(provider, Action(self.value))
 
 

@@ -1,7 +1,7 @@
 """Rules across keys and against the GPU table, and which instances a policy governs.
 
 Field types check one value each; the rules here need several (an action needs every
-cloud in scope to offer it, as :mod:`gpuplan.core.actions` says; the window must hold
+cloud in scope to offer it, as :mod:`gpuplan.core.lifecycle.actions` says; the window must hold
 whole periods). Each problem carries the key path it is about, so the loader can point
 at the line in the file.
 """
@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from gpuplan.core.actions import offered_by
+from gpuplan.core.catalog.gpus import GpuTable
+from gpuplan.core.catalog.offers import PricingModel, Provider
 from gpuplan.core.clouds import facts_of
 from gpuplan.core.errors import InputError
-from gpuplan.core.gpus import GpuTable
-from gpuplan.core.instances import ACTING, Action, GpuInstance, label_mismatch
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.lifecycle.actions import offered_by
+from gpuplan.core.lifecycle.instances import ACTING, Action, GpuInstance, label_mismatch
 from gpuplan.core.policy.lifetime_rules import lifetime_rules
 from gpuplan.core.policy.models import IdleAction, Policy
 from gpuplan.core.policy.section import CloudSection
@@ -80,7 +80,7 @@ def check_rules(policy: Policy) -> list[PolicyProblem]:
 
 
 def action_rules(policy: Policy) -> list[PolicyProblem]:
-    """An action only some clouds offer (:data:`~gpuplan.core.actions.ACTIONS`: suspend
+    """An action only some clouds offer (:data:`~gpuplan.core.lifecycle.actions.ACTIONS`: suspend
     is GCP's) needs every cloud in scope to offer it. Hibernate is not checked here: the
     planner stops an instance that cannot hibernate instead (said so per instance)."""
     action = Action(policy.idle.action.value)
@@ -121,7 +121,7 @@ def scope_rules(policy: Policy) -> list[PolicyProblem]:
 
 def region_rules(policy: Policy) -> list[PolicyProblem]:
     """Region names of ``planning.allowed_regions`` that no cloud has (a typo)."""
-    from gpuplan.core.regions import close_matches, known_regions
+    from gpuplan.core.catalog.regions import close_matches, known_regions
 
     problems: list[PolicyProblem] = []
     every = known_regions()

@@ -6,7 +6,7 @@ whole of each holiday. Which schedule an instance follows: the value of its ``ta
 schedule name, or ``off``), else ``default`` when ``applies_to`` is ``all`` (opt-out),
 else none (``tagged``: opt-in). What happens at off-hours and on-hours is
 ``gpuplan schedule`` (docs/policy.md, "schedules"); the clock itself is
-:mod:`gpuplan.core.schedule_clock`.
+:mod:`gpuplan.core.lifecycle.schedule_clock`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidatorFunctionWrapHandler, create_model
 
 if TYPE_CHECKING:
-    from gpuplan.core.instances import GpuInstance
+    from gpuplan.core.lifecycle.instances import GpuInstance
 
 SubPath = tuple[str | int, ...]
 """A key path inside one section (``("accounts",)``, ``("zones", 2)``)."""

@@ -6,8 +6,8 @@ Pure data (no boto3).
 
 from __future__ import annotations
 
-from gpuplan.core.actions import NOT_HERE, Call, Entry, acting_capabilities, one
-from gpuplan.core.instances import Action, Capability
+from gpuplan.core.lifecycle.actions import NOT_HERE, Call, Entry, acting_capabilities, one
+from gpuplan.core.lifecycle.instances import Action, Capability
 
 STEPS: dict[Action, Entry] = {
     Action.STOP: one(Call.STOP, "StopInstances"),

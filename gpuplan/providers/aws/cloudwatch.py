@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from gpuplan.core.instances import GpuInstance, HostSamples
+from gpuplan.core.lifecycle.instances import GpuInstance, HostSamples
 from gpuplan.core.policy.metrics_settings import AwsMetrics
 
 MAX_QUERIES = 500

@@ -18,9 +18,9 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.instances import GpuInstance, InstanceState, RiskFacts
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState, RiskFacts
 
 LISTED_STATES = ("pending", "running", "stopping", "stopped")
 TYPES_PER_CALL = 100

@@ -26,10 +26,16 @@ from typing import Any
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from gpuplan.core.actions import Call, provider_call
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.actions import Call, provider_call
+from gpuplan.core.lifecycle.instances import (
+    Action,
+    Capability,
+    GpuInstance,
+    HostSamples,
+    InstanceState,
+)
 from gpuplan.providers.aws import cloudwatch, ec2
 from gpuplan.providers.aws.actions import CAPABILITIES
 from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, RoleNotAssumable, client_config
@@ -167,7 +173,7 @@ class AwsAdapter:
             )
 
     def act(self, instance: GpuInstance, action: Action) -> InstanceState:
-        """The call :data:`~gpuplan.core.actions.ACTIONS` names for ``action``."""
+        """The call :data:`~gpuplan.core.lifecycle.actions.ACTIONS` names for ``action``."""
         call = provider_call(Provider.AWS, action)
         if call is Call.STOP:
             return self.stop(instance)

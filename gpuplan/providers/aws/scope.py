@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Discriminator, Field, Tag, WithJsonSchema
 
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.catalog.regions import provider_region_problem
 from gpuplan.core.policy.fields import Identifier, selection_kind, text_check, union_tag
 from gpuplan.core.policy.section import CloudSection, Section, SubPath
-from gpuplan.core.regions import provider_region_problem
 
 if TYPE_CHECKING:
-    from gpuplan.core.instances import GpuInstance
+    from gpuplan.core.lifecycle.instances import GpuInstance
 
 ACCOUNT_PATTERN = r"^\d{12}$"
 AwsAccountId = Annotated[

@@ -6,8 +6,8 @@ Pure data (no Azure SDK).
 
 from __future__ import annotations
 
-from gpuplan.core.actions import NOT_HERE, Call, Entry, Refusal, acting_capabilities, one
-from gpuplan.core.instances import Action, Capability
+from gpuplan.core.lifecycle.actions import NOT_HERE, Call, Entry, Refusal, acting_capabilities, one
+from gpuplan.core.lifecycle.instances import Action, Capability
 
 STEPS: dict[Action, Entry] = {
     # A powered-off VM keeps billing: the policy's stop is a deallocate.

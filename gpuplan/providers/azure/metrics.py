@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.instances import HostSamples
+from gpuplan.core.lifecycle.instances import HostSamples
 from gpuplan.core.policy.metrics_settings import AzureMetrics
 
 if TYPE_CHECKING:

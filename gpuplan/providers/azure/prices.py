@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from gpuplan.core.discovery import Discovery
-from gpuplan.core.refresh import FetchResult
+from gpuplan.core.catalog.discovery import Discovery
+from gpuplan.core.catalog.refresh import FetchResult
 from gpuplan.providers.cloud_entry import Discoverer, FetchRequest, scoped_discoverer
 from gpuplan.providers.pricing import Progress
 from gpuplan.providers.pricing import discovery_config as config
@@ -17,7 +17,7 @@ from gpuplan.providers.pricing import discovery_config as config
 
 def fetch(req: FetchRequest) -> FetchResult:
     """Azure Retail Prices API (its endpoint variable or the public one)."""
-    from gpuplan.providers.pricing import azure as api
+    from gpuplan.providers.azure import retail_prices as api
 
     endpoint = os.environ.get(api.ENDPOINT_ENV) or api.DEFAULT_ENDPOINT
     return api.fetch_azure_prices(
@@ -35,6 +35,6 @@ def types(environ: Mapping[str, str]) -> Discoverer | None:
 def _listing(
     subscription: str, regions: tuple[str, ...], endpoint: str | None, progress: Progress
 ) -> Discovery:
-    from gpuplan.providers.pricing.azure_discovery import discover_azure_types
+    from gpuplan.providers.azure.type_discovery import discover_azure_types
 
     return discover_azure_types(subscription, regions, endpoint=endpoint, progress=progress)

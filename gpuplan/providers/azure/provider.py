@@ -24,10 +24,16 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpuplan.core.actions import Call, provider_call
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.actions import Call, provider_call
+from gpuplan.core.lifecycle.instances import (
+    Action,
+    Capability,
+    GpuInstance,
+    HostSamples,
+    InstanceState,
+)
 from gpuplan.providers.azure import metrics, vms
 from gpuplan.providers.azure.actions import CAPABILITIES
 from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
@@ -296,7 +302,7 @@ class AzureAdapter:
     # -- actions -----------------------------------------------------------------
 
     def act(self, instance: GpuInstance, action: Action) -> InstanceState:
-        """The call :data:`~gpuplan.core.actions.ACTIONS` names (stop = deallocate)."""
+        """The call :data:`~gpuplan.core.lifecycle.actions.ACTIONS` names (stop = deallocate)."""
         call = provider_call(Provider.AZURE, action)
         if call is Call.DEALLOCATE:
             return self.deallocate(instance)

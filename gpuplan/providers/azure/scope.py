@@ -23,7 +23,7 @@ from gpuplan.core.policy.fields import (
 from gpuplan.core.policy.section import CloudSection, SubPath
 
 if TYPE_CHECKING:
-    from gpuplan.core.instances import GpuInstance
+    from gpuplan.core.lifecycle.instances import GpuInstance
 
 GUID_PATTERN = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 SubscriptionId = Annotated[

@@ -29,8 +29,8 @@ from decimal import Decimal
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.instances import GpuInstance, InstanceState, RiskFacts
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState, RiskFacts
 from gpuplan.providers.catalog_view import CatalogView
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Protocol
 
-from gpuplan.core.bill.lines import CostLine
+from gpuplan.core.audit.bill.lines import CostLine
 
 
 class CostSource(Protocol):

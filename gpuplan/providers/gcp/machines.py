@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from gpuplan.core.gcp_families import family_of, fixed_gpu_count
-from gpuplan.core.instances import GpuInstance, InstanceState, RiskFacts
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog.gcp_families import family_of, fixed_gpu_count
+from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
+from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState, RiskFacts
 from gpuplan.providers.catalog_view import CatalogView
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.instances import HostSamples
+from gpuplan.core.lifecycle.instances import HostSamples
 from gpuplan.core.policy.metrics_settings import GcpMetrics
 
 if TYPE_CHECKING:

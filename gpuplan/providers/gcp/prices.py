@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from gpuplan.core.discovery import Discovery
-from gpuplan.core.refresh import FetchResult
+from gpuplan.core.catalog.discovery import Discovery
+from gpuplan.core.catalog.refresh import FetchResult
 from gpuplan.providers.cloud_entry import Discoverer, FetchRequest, scoped_discoverer
 from gpuplan.providers.pricing import Progress
 from gpuplan.providers.pricing import discovery_config as config
@@ -17,7 +17,7 @@ from gpuplan.providers.pricing import discovery_config as config
 
 def fetch(req: FetchRequest) -> FetchResult:
     """Cloud Billing Catalog API (``GPUPLAN_GCP_BILLING_ENDPOINT`` or Google's)."""
-    from gpuplan.providers.pricing import gcp as api
+    from gpuplan.providers.gcp import billing_catalog as api
 
     endpoint = os.environ.get(api.ENDPOINT_ENV) or None
     return api.fetch_gcp_prices(
@@ -35,6 +35,6 @@ def types(environ: Mapping[str, str]) -> Discoverer | None:
 def _listing(
     project: str, regions: tuple[str, ...], endpoint: str | None, progress: Progress
 ) -> Discovery:
-    from gpuplan.providers.pricing.gcp_discovery import discover_gcp_types
+    from gpuplan.providers.gcp.type_discovery import discover_gcp_types
 
     return discover_gcp_types(project, regions, endpoint=endpoint, progress=progress)

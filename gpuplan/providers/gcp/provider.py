@@ -21,10 +21,16 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gpuplan.core.actions import Call, provider_call
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.instances import Action, Capability, GpuInstance, HostSamples, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.actions import Call, provider_call
+from gpuplan.core.lifecycle.instances import (
+    Action,
+    Capability,
+    GpuInstance,
+    HostSamples,
+    InstanceState,
+)
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 from gpuplan.providers.catalog_view import CatalogView
 from gpuplan.providers.gcp import machines, monitoring
@@ -166,7 +172,7 @@ class GcpAdapter:
         return fresh
 
     def act(self, instance: GpuInstance, action: Action) -> InstanceState:
-        """The call :data:`~gpuplan.core.actions.ACTIONS` names for ``action``."""
+        """The call :data:`~gpuplan.core.lifecycle.actions.ACTIONS` names for ``action``."""
         call = provider_call(Provider.GCP, action)
         if call is Call.STOP:
             return self.stop(instance)

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, WithJsonSchema
 
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.catalog.regions import provider_region_problem
 from gpuplan.core.policy.fields import HttpUrl, Identifier, TagName, TagValue, text_check
 from gpuplan.core.policy.section import CloudSection, SubPath
-from gpuplan.core.regions import provider_region_problem
 
 if TYPE_CHECKING:
-    from gpuplan.core.instances import GpuInstance
+    from gpuplan.core.lifecycle.instances import GpuInstance
 
 FOLDER_PATTERN = r"^(?:folders/)?\d{1,32}$"
 GcpFolderId = Annotated[

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.instances import (
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.instances import (
     Action,
     Capability,
     GpuInstance,
@@ -25,8 +26,7 @@ from gpuplan.core.instances import (
     InstanceState,
     RiskFacts,
 )
-from gpuplan.core.offers import PricingModel, Provider
-from gpuplan.core.workloads import (
+from gpuplan.core.lifecycle.workloads import (
     GpuNode,
     Stranded,
     Workload,

@@ -16,9 +16,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.core.instances import InstanceState
-from gpuplan.core.offers import Offer, PricingModel
-from gpuplan.core.workloads import Budget, GpuNode, GpuPod, Owner
+from gpuplan.core.catalog.offers import Offer, PricingModel
+from gpuplan.core.lifecycle.instances import InstanceState
+from gpuplan.core.lifecycle.workloads import Budget, GpuNode, GpuPod, Owner
 from gpuplan.providers.kubernetes.client import call
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")

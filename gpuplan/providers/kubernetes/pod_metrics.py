@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from gpuplan.core.instances import HostSamples
+from gpuplan.core.lifecycle.instances import HostSamples
 from gpuplan.providers.prometheus import PrometheusSource, _sample, _series
 
 PROFILING = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from gpuplan.core.catalog.offers import PricingModel
+from gpuplan.core.catalog.refresh import FetchResult, Quote
 from gpuplan.core.clouds import RUNPOD
-from gpuplan.core.offers import PricingModel
-from gpuplan.core.refresh import FetchResult, Quote
 from gpuplan.providers.gpu_cloud_api import api_key, call_json, shape_error
 
 API_KEY_ENV = "RUNPOD_API_KEY"

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from gpuplan.core.catalog.offers import PricingModel
+from gpuplan.core.catalog.refresh import FetchResult, Quote
 from gpuplan.core.clouds import VAST
-from gpuplan.core.offers import PricingModel
-from gpuplan.core.refresh import FetchResult, Quote
 from gpuplan.providers.gpu_cloud_api import call_json, shape_error
 
 API_KEY_ENV = "VAST_API_KEY"

@@ -11,19 +11,19 @@ import pytest
 from gpuplan.cli.main import main
 from gpuplan.core.audit.advice import InstanceAudit
 from gpuplan.core.audit.split import AuditRule
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.simulation.audit_traces import (
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.simulation.audit_traces import (
     AUDIT_CLASSES,
     EXPECTED_ADVICE,
     OVERSIZED,
     generate_audit_fleet,
     truth_of,
 )
-from gpuplan.core.simulation.traces import Trace
+from gpuplan.core.lifecycle.simulation.traces import Trace
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.loaders.traces import read_traces, write_traces
-from gpuplan.usecases import audit as uc
-from gpuplan.usecases.simulate import catalog_prices
+from gpuplan.usecases.audit import usage as uc
+from gpuplan.usecases.lifecycle.simulate import catalog_prices
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplan.core.audit.split import AuditRule, Bucket, period_class
-from gpuplan.core.idle import IdleRule, IdleVerdict, decide, period_starts
-from gpuplan.core.instances import HostSamples, InstanceState
+from gpuplan.core.lifecycle.idle import IdleRule, IdleVerdict, decide, period_starts
+from gpuplan.core.lifecycle.instances import HostSamples, InstanceState
 from gpuplan.core.policy.models import IdleSettings
 
 NOW = datetime(2026, 12, 2, 10, 17, 30, tzinfo=UTC)

@@ -9,8 +9,8 @@ import pytest
 from gpuplan.core.audit.advice import audit_instance
 from gpuplan.core.audit.rightsize import cheapest_fit
 from gpuplan.core.audit.split import AuditRule, Subject, Usage
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.kinds import Precision, Provider
+from gpuplan.core.catalog.kinds import Precision, Provider
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.loaders.catalog import load_catalog
 
 WEEK = 168

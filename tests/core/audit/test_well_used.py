@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from gpuplan.core.audit.advice import AdviceKind, audit_instance
 from gpuplan.core.audit.split import AuditRule, Subject, Usage
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
 
 SUBJECT = Subject("i-1", Provider.AWS, "us-east-1", "g5.xlarge", Decimal("1.006"))
 DAY = 24  # hourly periods

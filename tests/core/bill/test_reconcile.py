@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal as D
 
-from gpuplan.core.bill.lines import CostKind, CostLine, EstimateLine
-from gpuplan.core.bill.reconcile import GapKind, Threshold, problems, reconcile
+from gpuplan.core.audit.bill.lines import CostKind, CostLine, EstimateLine
+from gpuplan.core.audit.bill.reconcile import GapKind, Threshold, problems, reconcile
 
 DAY = date(2026, 12, 1)
 T = Threshold(D(10), D(25))

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.gpus import GpuTable
-from gpuplan.core.offers import Offer, Provider
+from gpuplan.core.catalog.gpus import GpuTable
+from gpuplan.core.catalog.offers import Offer, Provider
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.loaders.gpu_specs import load_gpu_table
 from gpuplan.loaders.paths import bundled_pricing_dir
 from tests.conftest import write_catalog

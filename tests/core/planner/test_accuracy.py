@@ -28,7 +28,7 @@ from gpuplan.cli.main import main
 from gpuplan.core.planner import calibration as cal
 from gpuplan.core.planner.records import plan_record
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.usecases.estimate import EstimateArgs, estimate
+from gpuplan.usecases.planner.estimate import EstimateArgs, estimate
 
 ROOT = Path(__file__).resolve().parents[3]
 TABLE = Path(__file__).with_name("published_runs.csv")

@@ -11,9 +11,9 @@ from datetime import UTC, date, datetime
 import pytest
 
 from gpuplan.cli import estimate_render as render
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.usecases.estimate import EstimateArgs, estimate
+from gpuplan.usecases.planner.estimate import EstimateArgs, estimate
 
 HEAVY = ("pydantic", "pydantic_core", "yaml", "textual", "rich", "boto3", "botocore", "google",
          "azure", "grpc", "httpx", "moto")  # fmt: skip

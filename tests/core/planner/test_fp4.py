@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from gpuplan.cli.main import main as gpuplan
-from gpuplan.core.gpus import GpuTable
-from gpuplan.core.kinds import Precision
+from gpuplan.core.catalog.gpus import GpuTable
+from gpuplan.core.catalog.kinds import Precision
 from gpuplan.core.planner import calibration as cal
 from gpuplan.core.planner.efficiency import Cluster, amdahl_speedup, estimate_mfu
 
@@ -251,7 +251,7 @@ def test_planner_fp4_throughput_against_every_nvfp4_anchor_row(
 
 def test_the_reference_matmul_share_is_the_h100_row_of_the_spec_table() -> None:
     """calibration.MATMUL_SHARE_REFERENCE repeats the H100 row; a table edit must move both."""
-    from gpuplan.core.gpus import Precision
+    from gpuplan.core.catalog.gpus import Precision
     from gpuplan.core.planner.efficiency import architecture_factor
     from gpuplan.loaders.catalog import load_gpus
 

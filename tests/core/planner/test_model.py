@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.gpus import GpuTable, Precision
+from gpuplan.core.catalog.gpus import GpuTable, Precision
 from gpuplan.core.planner.efficiency import Cluster, amdahl_speedup, estimate_mfu
 from gpuplan.core.planner.flops import training_flops
 from gpuplan.core.planner.memory import (

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.planner.calibration import (
     BAND_CUT_GPUS,
     RANGE_COVERAGE,
@@ -20,7 +20,7 @@ from gpuplan.core.planner.calibration import (
 )
 from gpuplan.core.planner.spot_realism import outlier_warning, spot_outliers
 from gpuplan.core.planner.workload import infer_shape
-from gpuplan.usecases.estimate import EstimateArgs, build_workload
+from gpuplan.usecases.planner.estimate import EstimateArgs, build_workload
 from tests.conftest import AWS_HEADER, write_catalog
 from tests.core.planner.conftest import offer
 

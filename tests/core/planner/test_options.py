@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.options import Option, PlanRequest
 from gpuplan.core.planner.ranking import Objective, pareto_flags, plan

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.gpus import GpuTable, Precision
+from gpuplan.core.catalog.gpus import GpuTable, Precision
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.planner.explain import explain
 from gpuplan.core.planner.options import DEFAULT_GOODPUT, PlanRequest
 from gpuplan.core.planner.ranking import plan

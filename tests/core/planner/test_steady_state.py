@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.kinds import Precision
+from gpuplan.core.catalog.kinds import Precision
 from gpuplan.core.planner import calibration as cal
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.offers import PricingModel
+from gpuplan.core.catalog.offers import PricingModel
 from gpuplan.usecases.policy import load_policy, policy_schema_text
 from tests.fakes.policy_fixtures import VALID
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from gpuplan.core.idle import IdleRule as DecisionRule
-from gpuplan.core.idle_signals import IdleRule
+from gpuplan.core.lifecycle.idle import IdleRule as DecisionRule
+from gpuplan.core.lifecycle.idle_signals import IdleRule
 from gpuplan.core.policy import Policy
 from gpuplan.core.policy.models import IdleSettings
 

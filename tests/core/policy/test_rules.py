@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.instances import Action, GpuInstance
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.lifecycle.instances import Action, GpuInstance
 from gpuplan.core.policy import (
     IdleAction,
     Policy,

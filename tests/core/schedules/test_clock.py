@@ -11,8 +11,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from gpuplan.core.lifecycle.schedule_clock import off_hours_between, on_window, period_at
 from gpuplan.core.policy.schedules import Schedule
-from gpuplan.core.schedule_clock import off_hours_between, on_window, period_at
 
 EVERY_DAY = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 

@@ -8,12 +8,17 @@ from decimal import Decimal
 
 import pytest
 
-from gpuplan.core.idle import IdleDecision, IdleVerdict
-from gpuplan.core.instances import Action, Capability, GpuInstance, InstanceState, RiskFacts
-from gpuplan.core.lifecycle import ActionRule, Step
-from gpuplan.core.offers import Provider
-from gpuplan.core.policy.schedules import Schedules
-from gpuplan.core.schedule_plan import (
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.idle import IdleDecision, IdleVerdict
+from gpuplan.core.lifecycle.instances import (
+    Action,
+    Capability,
+    GpuInstance,
+    InstanceState,
+    RiskFacts,
+)
+from gpuplan.core.lifecycle.plan import ActionRule, Step
+from gpuplan.core.lifecycle.schedule_plan import (
     NOTICE_TAG,
     Event,
     Mark,
@@ -23,6 +28,7 @@ from gpuplan.core.schedule_plan import (
     plan_schedule,
     schedule_action,
 )
+from gpuplan.core.policy.schedules import Schedules
 
 EVENING = datetime(2026, 12, 2, 19, 30, tzinfo=UTC)  # Wed 20:30 Berlin
 OFF_SINCE = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)

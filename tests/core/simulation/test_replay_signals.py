@@ -11,12 +11,12 @@ import pytest
 
 from gpuplan.cli.main import main
 from gpuplan.core.errors import DataError
-from gpuplan.core.idle import IdleRule
-from gpuplan.core.simulation.replay import ActionSettings, replay_trace, simulate
-from gpuplan.core.simulation.traces import Kind, Segment, Trace
+from gpuplan.core.lifecycle.idle import IdleRule
+from gpuplan.core.lifecycle.simulation.replay import ActionSettings, replay_trace, simulate
+from gpuplan.core.lifecycle.simulation.traces import Kind, Segment, Trace
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.loaders.traces import read_traces
-from gpuplan.usecases.simulate import EPOCH, action_settings, folder_fleet, result_record
+from gpuplan.usecases.lifecycle.simulate import EPOCH, action_settings, folder_fleet, result_record
 
 Part = tuple[int, Kind, float | None, float | None, float | None, str]
 """(minutes, kind, utilisation, GPU memory %, CPU %, label)."""

@@ -9,10 +9,10 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplan.core.idle import IdleRule
-from gpuplan.core.simulation.replay import _Live, _score
-from gpuplan.core.simulation.traces import Segment, Trace
-from gpuplan.core.simulation.window import PeriodReader
+from gpuplan.core.lifecycle.idle import IdleRule
+from gpuplan.core.lifecycle.simulation.replay import _Live, _score
+from gpuplan.core.lifecycle.simulation.traces import Segment, Trace
+from gpuplan.core.lifecycle.simulation.window import PeriodReader
 
 SEGMENT = st.builds(
     lambda start, length, kind: Segment(start, start + length, kind, kind),

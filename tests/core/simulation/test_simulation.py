@@ -11,12 +11,12 @@ import pytest
 
 from gpuplan.cli.main import main
 from gpuplan.core.errors import DataError
-from gpuplan.core.idle import IdleRule
-from gpuplan.core.simulation.replay import replay_trace, simulate
-from gpuplan.core.simulation.traces import CLASS_MIX, Kind, Segment, Trace, generate_fleet
+from gpuplan.core.lifecycle.idle import IdleRule
+from gpuplan.core.lifecycle.simulation.replay import replay_trace, simulate
+from gpuplan.core.lifecycle.simulation.traces import CLASS_MIX, Kind, Segment, Trace, generate_fleet
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.loaders.traces import read_traces, write_traces
-from gpuplan.usecases.simulate import EPOCH, seeded_fleet
+from gpuplan.usecases.lifecycle.simulate import EPOCH, seeded_fleet
 
 PRICES = {
     t: Decimal(p)

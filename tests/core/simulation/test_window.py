@@ -10,11 +10,11 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuplan.core.idle import IdleRule
-from gpuplan.core.instances import HostSamples
-from gpuplan.core.simulation.replay import simulate
-from gpuplan.core.simulation.traces import Segment, Trace
-from gpuplan.core.simulation.window import PeriodReader
+from gpuplan.core.lifecycle.idle import IdleRule
+from gpuplan.core.lifecycle.instances import HostSamples
+from gpuplan.core.lifecycle.simulation.replay import simulate
+from gpuplan.core.lifecycle.simulation.traces import Segment, Trace
+from gpuplan.core.lifecycle.simulation.window import PeriodReader
 
 BASE = datetime(2026, 1, 5, tzinfo=UTC)
 VALUE = st.one_of(st.none(), st.sampled_from([0.0, 0.5, 5.0, 100.0]), st.floats(0, 100))

@@ -16,7 +16,7 @@ import pytest
 
 from gpuplan.cli.main import main
 from gpuplan.core.clouds import GPU_CLOUDS, Feature, facts_of
-from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.clouds import registry as cloud_registry
 
 ROOT = Path(__file__).resolve().parents[3]
 NAMES = ("lambda", "coreweave", "nebius", "crusoe", "runpod", "vast")

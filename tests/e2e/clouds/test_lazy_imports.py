@@ -7,8 +7,8 @@ import sys
 
 CODE = """
 import sys
-from gpuplan.usecases.adapters import default_registry
-from gpuplan.usecases import cloud_adapters  # noqa: F401
+from gpuplan.usecases.clouds.adapters import default_registry
+from gpuplan.usecases.clouds import entries as cloud_adapters  # noqa: F401
 from gpuplan.providers import catalog_view, prometheus  # noqa: F401
 from gpuplan.providers.gcp import machines, monitoring  # noqa: F401
 from gpuplan.providers.azure import vms, metrics  # noqa: F401

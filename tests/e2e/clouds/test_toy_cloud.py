@@ -19,14 +19,14 @@ import pytest
 
 from gpuplan.cli.main import main
 from gpuplan.core import clouds
-from gpuplan.core.offers import Provider
-from gpuplan.core.regions import RegionGroup, provider_region_problem, region_group
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.catalog.regions import RegionGroup, provider_region_problem, region_group
 from gpuplan.providers.cloud_entry import BuildContext
-from gpuplan.usecases import cloud_registry
-from gpuplan.usecases.concurrency import parse_service_limits
+from gpuplan.usecases.clouds import registry as cloud_registry
+from gpuplan.usecases.lifecycle.concurrency import parse_service_limits
+from gpuplan.usecases.lifecycle.stop_idle import decision_record, run_stop_idle
+from gpuplan.usecases.lifecycle.survey import idle_rule, survey
 from gpuplan.usecases.policy import policy_schema_text
-from gpuplan.usecases.stop_idle import decision_record, run_stop_idle
-from gpuplan.usecases.survey import idle_rule, survey
 from tests.fakes.contract import policy
 from tests.fakes.toycloud import adapter
 from tests.fakes.toycloud.entry import ENTRY

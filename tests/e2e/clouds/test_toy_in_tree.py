@@ -35,8 +35,8 @@ CHECK = """
 import json, sys
 from pathlib import Path
 from gpuplan.cli.main import main
-from gpuplan.core.offers import Provider
-from gpuplan.usecases import cloud_registry
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.usecases.clouds import registry as cloud_registry
 from gpuplan.usecases.policy import policy_schema
 
 folder = Path(sys.argv[1])
@@ -58,7 +58,8 @@ print("CODES=" + json.dumps(codes))
 
 CATALOG = """
 import sys
-from gpuplan.usecases import cloud_registry  # a policy reader's process: the registry loaded
+# a policy reader's process: the registry loaded
+from gpuplan.usecases.clouds import registry as cloud_registry
 from gpuplan.cli.main import main
 sys.exit(main(["catalog", "--provider", "toy", "--json"]))
 """
@@ -88,7 +89,7 @@ def _tree(tmp_path: Path) -> Path:
 
 def _add_the_entry(tree: Path) -> list[str]:
     """The one entry (and its import) in ENTRIES; the changed lines of gpuplan."""
-    listing = tree / "gpuplan" / "usecases" / "cloud_adapters.py"
+    listing = tree / "gpuplan" / "usecases" / "clouds" / "entries.py"
     before = listing.read_text(encoding="utf-8")
     assert before.count(ANCHOR) == 1 and before.count(LIST_END) == 1
     after = before.replace(ANCHOR, ANCHOR + IMPORT).replace(LIST_END, "    TOY,\n" + LIST_END)

@@ -19,14 +19,14 @@ from typing import Any, Protocol
 import boto3
 import pytest
 
-from gpuplan.core.instances import GpuInstance, InstanceState, RiskFacts
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState, RiskFacts
 from gpuplan.providers.aws.provider import AwsAdapter
 from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.fake import FakeAdapter
-from gpuplan.usecases import cloud_registry
-from gpuplan.usecases.adapters import CloudEntry
-from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
+from gpuplan.usecases.clouds import registry as cloud_registry
+from gpuplan.usecases.clouds.adapters import CloudEntry
+from gpuplan.usecases.clouds.entries import FAKE_ENTRY
 from tests.e2e.contract.kube_backend import kube
 from tests.fakes.aws_world import World
 from tests.fakes.azure_world import SUB, AzureWorld, azure  # noqa: F401
@@ -179,7 +179,7 @@ BACKENDS = [*(e.provider.value for e in MANAGED), FAKE]
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     if request.param == FAKE:
-        from gpuplan.core.instances import Capability
+        from gpuplan.core.lifecycle.instances import Capability
 
         yield FakeBackend(FakeAdapter(Provider.AWS, capabilities=tuple(Capability)))
         return

@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
 from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.kubernetes.adapter import KubeAdapter
 from gpuplan.providers.kubernetes.client import make_client
 from gpuplan.providers.kubernetes.discovery import Reader
 from gpuplan.providers.kubernetes.pod_metrics import PodMetrics
-from gpuplan.usecases import cloud_registry
-from gpuplan.usecases.adapters import CloudEntry
+from gpuplan.usecases.clouds import registry as cloud_registry
+from gpuplan.usecases.clouds.adapters import CloudEntry
 from tests.fakes.http import serve
 from tests.fakes.kubernetes import scenario as s
 from tests.fakes.kubernetes.prometheus import PodPrometheus

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.core.idle import STOPPED_AT_TAG
-from gpuplan.core.instances import ACTING, NEEDS, RESTORING, Action
+from gpuplan.core.lifecycle.idle import STOPPED_AT_TAG
+from gpuplan.core.lifecycle.instances import ACTING, NEEDS, RESTORING, Action
 from gpuplan.ledger import PENDING, ActionRecord, Ledger
 from gpuplan.providers.base import CloudAdapter, ProviderError
-from gpuplan.usecases import cloud_registry
-from gpuplan.usecases.adapters import CloudEntry
-from gpuplan.usecases.cloud_adapters import FAKE_ENTRY
-from gpuplan.usecases.executor import LEASE_TAG
-from gpuplan.usecases.stop_idle import run_stop_idle
+from gpuplan.usecases.clouds import registry as cloud_registry
+from gpuplan.usecases.clouds.adapters import CloudEntry
+from gpuplan.usecases.clouds.entries import FAKE_ENTRY
+from gpuplan.usecases.lifecycle.executor import LEASE_TAG
+from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle
 from tests.e2e.contract.conftest import BACKENDS, MANAGED, WIRE_FAKES, Backend
 from tests.fakes.contract import actions, policy
 from tests.fakes.scenarios import CASES, NOW
@@ -72,8 +72,8 @@ def test_every_acting_action_is_carried_out_or_refused_with_a_reason(entry: Clou
 @pytest.mark.parametrize("entry", cloud_registry.entries(), ids=lambda e: e.provider.value)
 def test_every_entry_is_read_by_every_table(entry: CloudEntry) -> None:
     from gpuplan.core.clouds import facts_of
-    from gpuplan.usecases.concurrency import Service, service_names
-    from gpuplan.usecases.refresh import default_fetchers
+    from gpuplan.usecases.catalog.refresh import default_fetchers
+    from gpuplan.usecases.lifecycle.concurrency import Service, service_names
 
     assert facts_of(entry.provider) == entry.facts
     assert default_fetchers().get(entry.provider) is entry.prices

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.offers import PricingModel
+from gpuplan.core.catalog.offers import PricingModel
 from gpuplan.loaders.catalog import load_catalog
 from tests.e2e.kubernetes import world
 from tests.fakes.http import serve

@@ -1,6 +1,6 @@
 """One wire fake per metrics registry entry, behind one small interface.
 
-``BENCHES`` maps every entry name of ``gpuplan.usecases.metrics_sources.METRICS_ENTRIES``
+``BENCHES`` maps every entry name of ``gpuplan.usecases.clouds.metrics_sources.METRICS_ENTRIES``
 to a bench: CloudWatch on moto, Cloud Monitoring and Azure Monitor on their wire fakes
 (gRPC, TLS), Prometheus on its HTTP API fake. A bench starts instances, publishes each
 one's GPU utilisation, GPU memory and CPU the way that source's agent would (flat over
@@ -18,12 +18,12 @@ from typing import Any, Protocol
 
 import pytest
 
-from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import GpuInstance, HostSamples, InstanceState
 from gpuplan.core.policy.metrics_settings import PrometheusMetrics
 from gpuplan.providers.azure.metrics import PLATFORM_NAMESPACE
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY
-from gpuplan.usecases.metrics_sources import metrics_entry
+from gpuplan.usecases.clouds.metrics_sources import metrics_entry
 from tests.fakes.aws_world import World
 from tests.fakes.azure_world import SUB, AzureWorld, azure  # noqa: F401
 from tests.fakes.fixtures import ca_file, catalog, test_ca  # noqa: F401

@@ -15,11 +15,11 @@ import typing
 
 import pytest
 
-from gpuplan.core.instances import HostSamples
+from gpuplan.core.lifecycle.instances import HostSamples
 from gpuplan.core.policy.models import MetricsSettings
 from gpuplan.providers.cloud_entry import Service
-from gpuplan.usecases.cloud_adapters import ENTRIES
-from gpuplan.usecases.metrics_sources import (
+from gpuplan.usecases.clouds.entries import ENTRIES
+from gpuplan.usecases.clouds.metrics_sources import (
     METRICS_ENTRIES,
     MetricsEntry,
     SourceKind,

@@ -13,12 +13,12 @@ from pydantic import ValidationError
 
 from gpuplan.cli.main import main
 from gpuplan.core.errors import InputError
-from gpuplan.core.idle import IdleVerdict
+from gpuplan.core.lifecycle.idle import IdleVerdict
 from gpuplan.core.policy import Policy
 from gpuplan.core.policy.metrics_settings import MetricsSettings
-from gpuplan.usecases import metrics_sources
-from gpuplan.usecases.adapters import build_adapters
-from gpuplan.usecases.survey import idle_rule, survey
+from gpuplan.usecases.clouds import metrics_sources
+from gpuplan.usecases.clouds.adapters import build_adapters
+from gpuplan.usecases.lifecycle.survey import idle_rule, survey
 from tests.e2e.metrics_contract.toy_source import TOY_ENTRY, ToyMetrics, ToySource
 from tests.fakes.aws_helpers import policy
 from tests.fakes.aws_world import NOW, World

@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
 
-from gpuplan.core.instances import GpuInstance, HostSamples
-from gpuplan.usecases.metrics_sources import IdMatch, MetricsEntry
+from gpuplan.core.lifecycle.instances import GpuInstance, HostSamples
+from gpuplan.usecases.clouds.metrics_sources import IdMatch, MetricsEntry
 
 
 class ToyMetrics(BaseModel):

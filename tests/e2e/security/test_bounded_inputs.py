@@ -15,7 +15,7 @@ from gpuplan.cli.main import main
 from gpuplan.core.errors import DataError
 from gpuplan.ledger import Ledger
 from gpuplan.loaders.safe_read import read_bytes, read_text
-from gpuplan.usecases.session import run_lock
+from gpuplan.usecases.lifecycle.session import run_lock
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 
@@ -88,7 +88,7 @@ def test_an_existing_wide_ledger_is_narrowed(tmp_path: Path) -> None:
 
 
 def test_catalog_folders_written_are_private(tmp_path: Path) -> None:
-    from gpuplan.core.offers import Provider
+    from gpuplan.core.catalog.offers import Provider
     from gpuplan.loaders.catalog_writer import write_provider_file
 
     old = os.umask(0o022)

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.core.instances import Capability, GpuInstance, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import Capability, GpuInstance, InstanceState
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
+from gpuplan.providers.azure.retail_prices import fetch_azure_prices
 from gpuplan.providers.base import ProviderError
 from gpuplan.providers.fake import FakeAdapter
 from gpuplan.providers.http import HttpError, Limits, request
-from gpuplan.providers.pricing.azure import fetch_azure_prices
 from gpuplan.providers.prometheus import PrometheusSource
-from gpuplan.usecases.stop_idle import run_stop_idle
+from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle
 from tests.e2e.security.conftest import RawServer
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)

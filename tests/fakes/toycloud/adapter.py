@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gpuplan.core.instances import Capability, GpuInstance, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import Capability, GpuInstance, InstanceState
 from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.cloud_entry import BuildContext
 from gpuplan.providers.fake import FakeAdapter

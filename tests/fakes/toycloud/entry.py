@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpuplan.core.actions import Call, Refusal, one
-from gpuplan.core.instances import Action
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.actions import Call, Refusal, one
+from gpuplan.core.lifecycle.instances import Action
 from gpuplan.providers.cloud_entry import CloudEntry, Service
 from tests.fakes.toycloud import adapter, listing, prices
 from tests.fakes.toycloud.scope import ToyScope

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpuplan.core.discovery import Discovery, FoundType
-from gpuplan.core.offers import Provider
-from gpuplan.core.region_naming import PrefixNaming, RegionGroup
+from gpuplan.core.catalog.discovery import Discovery, FoundType
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.catalog.region_naming import PrefixNaming, RegionGroup
 from gpuplan.providers.cloud_entry import Discoverer
 from gpuplan.providers.pricing import Progress
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from gpuplan.core.offers import PricingModel, Provider
-from gpuplan.core.refresh import FetchResult, Quote
+from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.catalog.refresh import FetchResult, Quote
 from gpuplan.providers.cloud_entry import FetchRequest
 
 PRICES = {

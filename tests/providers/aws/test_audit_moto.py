@@ -16,7 +16,7 @@ from gpuplan.core.audit.split import AuditRule
 from gpuplan.core.policy.models import AuditSettings
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.providers.aws.provider import AwsAdapter
-from gpuplan.usecases.audit_live import audit_fleet
+from gpuplan.usecases.audit.live import audit_fleet
 
 END = datetime(2026, 12, 2, 10, tzinfo=UTC)
 START = END - timedelta(days=1)

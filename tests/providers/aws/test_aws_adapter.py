@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.idle import IdleRule, decide, window_bounds
-from gpuplan.core.offers import PricingModel
+from gpuplan.core.catalog.offers import PricingModel
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.idle import IdleRule, decide, window_bounds
 from gpuplan.providers.aws.cloudwatch import chunk_count, match_series
 from gpuplan.providers.aws.provider import AwsAdapter
 from tests.fakes import aws_scenarios as scenarios

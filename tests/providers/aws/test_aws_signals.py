@@ -8,8 +8,8 @@ from typing import Any
 
 from freezegun import freeze_time
 
-from gpuplan.core.idle import IdleDecision, IdleRule, IdleVerdict, decide, period_starts
-from gpuplan.core.instances import GpuInstance, HostSamples, InstanceState
+from gpuplan.core.lifecycle.idle import IdleDecision, IdleRule, IdleVerdict, decide, period_starts
+from gpuplan.core.lifecycle.instances import GpuInstance, HostSamples, InstanceState
 from gpuplan.providers.aws.provider import AwsAdapter
 from tests.fakes.aws_world import NOW, World
 

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from gpuplan.core.catalog import Catalog
-from gpuplan.core.idle import IdleRule, window_bounds
-from gpuplan.core.instances import InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.catalog.query import Catalog
+from gpuplan.core.lifecycle.idle import IdleRule, window_bounds
+from gpuplan.core.lifecycle.instances import InstanceState
 from gpuplan.providers.aws.provider import AwsAdapter
-from gpuplan.usecases.cloud_registry import entry_of
+from gpuplan.usecases.clouds.registry import entry_of
 from tests.fakes.aws_helpers import providers
 from tests.fakes.aws_world import NOW, World, flat
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from freezegun import freeze_time
 
-from gpuplan.core.catalog import Catalog
+from gpuplan.core.catalog.query import Catalog
 from gpuplan.ledger import Ledger
 from gpuplan.providers.aws.provider import SNAPSHOT_OF_TAG, AwsAdapter
-from gpuplan.usecases.owner_notices import OwnerNotifier
-from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
+from gpuplan.usecases.lifecycle.owner_notices import OwnerNotifier
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, run_stop_idle
 from tests.fakes import lifetime_scenarios as sc
 from tests.fakes.aws_world import World, flat
 from tests.fakes.policy_fixtures import HookServer

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from gpuplan.core.instances import Action, Capability, InstanceState
-from gpuplan.core.offers import PricingModel
+from gpuplan.core.catalog.offers import PricingModel
+from gpuplan.core.lifecycle.instances import Action, Capability, InstanceState
 from gpuplan.providers.azure import metrics
 from gpuplan.providers.base import CloudAdapter, ProviderError
 from tests.fakes.azure_world import SUB, AzureWorld

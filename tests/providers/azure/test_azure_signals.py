@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from gpuplan.core.instances import HostSamples
+from gpuplan.core.lifecycle.instances import HostSamples
 from gpuplan.providers.azure.metrics import PLATFORM_NAMESPACE
 from tests.fakes.azure_world import SUB, AzureWorld
 from tests.fakes.scenarios import LONG_WINDOW, LOOKBACK, NOW, SIGNAL_CASES, signal_reason

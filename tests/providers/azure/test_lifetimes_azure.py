@@ -9,11 +9,11 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from gpuplan.core.idle import STOPPED_AT_TAG, format_tag_time
+from gpuplan.core.lifecycle.idle import STOPPED_AT_TAG, format_tag_time
 from gpuplan.ledger import Ledger
 from gpuplan.providers.azure.provider import SNAPSHOT_OF_TAG
-from gpuplan.usecases.owner_notices import OwnerNotifier
-from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
+from gpuplan.usecases.lifecycle.owner_notices import OwnerNotifier
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, run_stop_idle
 from tests.fakes import lifetime_scenarios as sc
 from tests.fakes.azure_world import SUB, AzureWorld
 from tests.fakes.policy_fixtures import HookServer

@@ -11,9 +11,9 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from gpuplan.core.instances import Action, InstanceState
-from gpuplan.core.offers import Provider
-from gpuplan.usecases.cloud_registry import entry_of
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import Action, InstanceState
+from gpuplan.usecases.clouds.registry import entry_of
 from tests.fakes.azure_arm import ACTIONS, ALSO_NEEDED
 from tests.fakes.azure_world import SUB, AzureWorld
 from tests.fakes.scenarios import PERIODS, WINDOW

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import yaml
 
-from gpuplan.providers.billing import aws_ce, azure_cost, gcp_bigquery
+from gpuplan.providers.aws import cost_explorer as aws_ce
+from gpuplan.providers.azure import cost_management as azure_cost
+from gpuplan.providers.gcp import billing_export as gcp_bigquery
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 
@@ -43,7 +45,7 @@ class _NoToken:
 
 
 def test_aws_cur_policy_reads_only_the_export() -> None:
-    from gpuplan.providers.billing import aws_cur
+    from gpuplan.providers.aws import cur_export as aws_cur
 
     doc = json.loads((DEPLOY / "aws-bill-cur-policy.json").read_text(encoding="utf-8"))
     granted = {a for s in doc["Statement"] for a in s["Action"]}

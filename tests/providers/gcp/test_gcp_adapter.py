@@ -9,8 +9,8 @@ import grpc
 import pytest
 from google.cloud import monitoring_v3
 
-from gpuplan.core.instances import Action, Capability, InstanceState
-from gpuplan.core.offers import PricingModel
+from gpuplan.core.catalog.offers import PricingModel
+from gpuplan.core.lifecycle.instances import Action, Capability, InstanceState
 from gpuplan.providers.base import CloudAdapter, ProviderError
 from gpuplan.providers.gcp.machines import family_gpus
 from tests.fakes.gcp_world import PROJECT, GcpWorld

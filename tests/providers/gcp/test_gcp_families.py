@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.core.gcp_families import FAMILIES, family_of, fixed_gpu_count
+from gpuplan.core.catalog.gcp_families import FAMILIES, family_of, fixed_gpu_count
+from gpuplan.providers.gcp.billing_catalog import FAMILIES as PRICED
 from gpuplan.providers.gcp.machines import family_gpus
-from gpuplan.providers.pricing.gcp import FAMILIES as PRICED
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from gpuplan.core.instances import HostSamples
+from gpuplan.core.lifecycle.instances import HostSamples
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY
 from tests.fakes.gcp_world import PROJECT, GcpWorld
 from tests.fakes.scenarios import LONG_WINDOW, LOOKBACK, SIGNAL_CASES, signal_reason

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from gpuplan.ledger import Ledger
 from gpuplan.providers.gcp.provider import SNAPSHOT_OF_LABEL
-from gpuplan.usecases.owner_notices import OwnerNotifier
-from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
+from gpuplan.usecases.lifecycle.owner_notices import OwnerNotifier
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, run_stop_idle
 from tests.fakes import lifetime_scenarios as sc
 from tests.fakes.gcp_world import PROJECT, GcpWorld
 from tests.fakes.policy_fixtures import HookServer

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import yaml
 
-from gpuplan.core.instances import InstanceState
-from gpuplan.core.offers import Provider
-from gpuplan.usecases.cloud_registry import entry_of
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import InstanceState
+from gpuplan.usecases.clouds.registry import entry_of
 from tests.fakes.gcp_compute import ALSO_NEEDED, PERMISSIONS
 from tests.fakes.gcp_world import PROJECT, GcpWorld
 from tests.fakes.scenarios import PERIODS, WINDOW

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.core.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel, Provider
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.providers.kubernetes.adapter import KubeAdapter
 from gpuplan.providers.kubernetes.client import make_client
 from gpuplan.providers.kubernetes.discovery import Reader
 from gpuplan.providers.kubernetes.pod_metrics import PodMetrics
-from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.clouds import registry as cloud_registry
 from tests.fakes.http import serve
 from tests.fakes.kubernetes import scenario as s
 from tests.fakes.kubernetes.prometheus import PodPrometheus

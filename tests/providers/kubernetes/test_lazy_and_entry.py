@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from gpuplan.core import clouds
-from gpuplan.core.instances import Action
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import Action
 from gpuplan.core.policy.kubernetes_scope import KubernetesScope
-from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.clouds import registry as cloud_registry
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -19,7 +19,7 @@ def test_estimate_and_the_registry_do_not_load_lightkube() -> None:
     code = (
         "import sys, io, contextlib\n"
         "from gpuplan.cli.main import main\n"
-        "from gpuplan.usecases import cloud_registry\n"
+        "from gpuplan.usecases.clouds import registry\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    main(['estimate', '--params', '7B', '--tokens', '1B', '--json'])\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('lightkube', 'yaml')))\n"

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
 from gpuplan.providers.base import ProviderError
 from gpuplan.providers.kubernetes import reclaim
 from gpuplan.providers.kubernetes.adapter import KubeAdapter
 from gpuplan.providers.kubernetes.client import call, make_client
 from gpuplan.providers.kubernetes.discovery import Reader
-from gpuplan.usecases import cloud_registry
+from gpuplan.usecases.clouds import registry as cloud_registry
 from tests.fakes.kubernetes import scenario as s
 from tests.fakes.kubernetes.server import Cluster, KubeApi, serve_cluster
 

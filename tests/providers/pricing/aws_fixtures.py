@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.core.offers import Offer, PricingModel
+from gpuplan.core.catalog.offers import Offer, PricingModel
 
 ON_DEMAND_CODE = "JRTCKXETXF"
 RESERVED_CODES = {

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.core.offers import Offer, PricingModel
+from gpuplan.core.catalog.offers import Offer, PricingModel
 from tests.providers.pricing.http_pages import serve_pages
 
 

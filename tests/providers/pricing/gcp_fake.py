@@ -19,8 +19,8 @@ from decimal import Decimal
 
 from google.cloud import billing_v1
 
-from gpuplan.core.offers import Offer, PricingModel
-from gpuplan.providers.pricing.gcp import FAMILIES, N1_GPUS
+from gpuplan.core.catalog.offers import Offer, PricingModel
+from gpuplan.providers.gcp.billing_catalog import FAMILIES, N1_GPUS
 from tests.providers.pricing.http_pages import serve_pages
 
 USAGE = {

@@ -16,10 +16,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from gpuplan.core.offers import Offer, Provider
+from gpuplan.core.catalog.offers import Offer, Provider
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.providers.pricing.aws import fetch_aws_prices
-from gpuplan.usecases.refresh import FetchRequest, RefreshReport, refresh_catalog
+from gpuplan.providers.aws.price_list import fetch_aws_prices
+from gpuplan.usecases.catalog.refresh import FetchRequest, RefreshReport, refresh_catalog
 from tests.conftest import SMALL_AWS, write_catalog
 from tests.providers.pricing.aws_fixtures import price_list, spot_history
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.offers import Offer, Provider
+from gpuplan.core.catalog.offers import Offer, Provider
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.providers.pricing.azure import ENDPOINT_ENV
+from gpuplan.providers.azure.retail_prices import ENDPOINT_ENV
 from tests.conftest import SMALL_AZURE, write_catalog
 from tests.providers.pricing.azure_fake import AzureRetailFake, azure_items, serve
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
 from gpuplan.loaders.catalog import BUNDLED, load_catalog
-from gpuplan.providers.pricing.aws import TYPES_PER_QUERY
-from gpuplan.providers.pricing.azure import ENDPOINT_ENV as AZURE_ENV
-from gpuplan.providers.pricing.gcp import ENDPOINT_ENV as GCP_ENV
-from gpuplan.usecases.refresh import refresh_catalog
+from gpuplan.providers.aws.price_list import TYPES_PER_QUERY
+from gpuplan.providers.azure.retail_prices import ENDPOINT_ENV as AZURE_ENV
+from gpuplan.providers.gcp.billing_catalog import ENDPOINT_ENV as GCP_ENV
+from gpuplan.usecases.catalog.refresh import refresh_catalog
 from tests.providers.pricing import azure_fake, gcp_fake
 from tests.providers.pricing.aws_fixtures import price_list, spot_history
 from tests.providers.pricing.test_aws_refresh import NOW, FakeAws

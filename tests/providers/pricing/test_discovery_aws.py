@@ -25,13 +25,13 @@ from moto.server import ThreadedMotoServer
 
 from gpuplan.cli.catalog_refresh_cmd import report_record
 from gpuplan.cli.main import main
-from gpuplan.core.discovery import Discovery
-from gpuplan.core.offers import Offer, Provider
+from gpuplan.core.catalog.discovery import Discovery
+from gpuplan.core.catalog.offers import Offer, Provider
 from gpuplan.loaders.catalog import load_catalog
+from gpuplan.providers.aws.price_list import fetch_aws_prices
+from gpuplan.providers.aws.type_discovery import discover_aws_types
 from gpuplan.providers.pricing import Progress
-from gpuplan.providers.pricing.aws import fetch_aws_prices
-from gpuplan.providers.pricing.aws_discovery import discover_aws_types
-from gpuplan.usecases.refresh import FetchRequest, RefreshReport, refresh_catalog
+from gpuplan.usecases.catalog.refresh import FetchRequest, RefreshReport, refresh_catalog
 from tests.conftest import SMALL_AWS, write_catalog
 from tests.providers.pricing import aws_wire_fake
 from tests.providers.pricing.aws_fixtures import price_list, spot_history
@@ -224,7 +224,7 @@ def test_default_listings_follow_the_environment(
     moto_ec2: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from gpuplan.providers.pricing import no_progress
-    from gpuplan.usecases.refresh_types import default_discoverers
+    from gpuplan.usecases.catalog.refresh_types import default_discoverers
 
     for name in ("GPUPLAN_GCP_PROJECT", "AZURE_SUBSCRIPTION_ID"):
         monkeypatch.delenv(name, raising=False)

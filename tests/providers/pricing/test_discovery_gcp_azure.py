@@ -20,15 +20,15 @@ from typing import Any
 import pytest
 import trustme
 
-from gpuplan.core.discovery import Discovery
-from gpuplan.core.offers import Offer, PriceParts, PricingModel, Provider
+from gpuplan.core.catalog.discovery import Discovery
+from gpuplan.core.catalog.offers import Offer, PriceParts, PricingModel, Provider
 from gpuplan.loaders.catalog import load_catalog
+from gpuplan.providers.azure.retail_prices import ENDPOINT_ENV as RETAIL_ENV
+from gpuplan.providers.azure.type_discovery import discover_azure_types, gpu_from_size
+from gpuplan.providers.gcp.billing_catalog import fetch_gcp_prices
+from gpuplan.providers.gcp.type_discovery import discover_gcp_types
 from gpuplan.providers.pricing import Progress
-from gpuplan.providers.pricing.azure import ENDPOINT_ENV as RETAIL_ENV
-from gpuplan.providers.pricing.azure_discovery import discover_azure_types, gpu_from_size
-from gpuplan.providers.pricing.gcp import fetch_gcp_prices
-from gpuplan.providers.pricing.gcp_discovery import discover_gcp_types
-from gpuplan.usecases.refresh import FetchRequest, refresh_catalog
+from gpuplan.usecases.catalog.refresh import FetchRequest, refresh_catalog
 from tests.conftest import SMALL_AZURE, SMALL_GCP, write_catalog
 from tests.fakes.azure_arm import ACTIONS, AzureFake
 from tests.fakes.fixtures import ca_file, test_ca  # noqa: F401

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
 from gpuplan.loaders.catalog import load_catalog
-from gpuplan.providers.pricing.gcp import ENDPOINT_ENV
+from gpuplan.providers.gcp.billing_catalog import ENDPOINT_ENV
 from tests.providers.pricing.gcp_fake import BillingFake, billing_skus, serve
 
 

@@ -14,12 +14,12 @@ import boto3
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.offers import Offer, Provider
+from gpuplan.core.catalog.offers import Offer, Provider
 from gpuplan.loaders.catalog import load_catalog
+from gpuplan.providers.aws.price_list import fetch_aws_prices
+from gpuplan.providers.azure.retail_prices import ENDPOINT_ENV as AZURE_ENV
+from gpuplan.providers.gcp.billing_catalog import ENDPOINT_ENV as GCP_ENV
 from gpuplan.providers.pricing import paging
-from gpuplan.providers.pricing.aws import fetch_aws_prices
-from gpuplan.providers.pricing.azure import ENDPOINT_ENV as AZURE_ENV
-from gpuplan.providers.pricing.gcp import ENDPOINT_ENV as GCP_ENV
 from gpuplan.providers.pricing.paging import Cap, PageCapError, Read, capped
 from tests.providers.pricing import aws_wire_fake, gcp_fake
 from tests.providers.pricing.aws_fixtures import price_list
@@ -150,10 +150,10 @@ def test_capped_counts_time_from_the_first_page() -> None:
 def test_a_discovered_type_with_implausible_gpus_never_reaches_the_catalog(
     catalog_dir: Path,
 ) -> None:
-    from gpuplan.core.discovery import Discovery, FoundType
-    from gpuplan.core.offers import PricingModel
-    from gpuplan.core.refresh import FetchResult, Quote
-    from gpuplan.usecases.refresh import FetchRequest, refresh_catalog
+    from gpuplan.core.catalog.discovery import Discovery, FoundType
+    from gpuplan.core.catalog.offers import PricingModel
+    from gpuplan.core.catalog.refresh import FetchResult, Quote
+    from gpuplan.usecases.catalog.refresh import FetchRequest, refresh_catalog
 
     region = "us-east-1"
     found = [
@@ -191,7 +191,7 @@ def test_an_aws_instance_type_listing_past_its_time_cap_fails_the_region(
     the read stops at its first page and the region is reported failed, not half-listed."""
     from moto.server import ThreadedMotoServer
 
-    from gpuplan.providers.pricing.aws_discovery import discover_aws_types
+    from gpuplan.providers.aws.type_discovery import discover_aws_types
 
     monkeypatch.setitem(paging.CAPS, Read.AWS_TYPES, Cap(100, 0.0))
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

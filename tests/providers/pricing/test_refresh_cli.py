@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from gpuplan.cli.main import main
-from gpuplan.core.clouds import facts_of
-from gpuplan.core.offers import Offer, PricingModel, Provider
-from gpuplan.core.refresh import (
+from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog.refresh import (
     Quote,
     Severity,
     build_offers,
@@ -26,6 +25,7 @@ from gpuplan.core.refresh import (
     summarise_spot,
     vanish_problem,
 )
+from gpuplan.core.clouds import facts_of
 from gpuplan.loaders.catalog import load_catalog, user_catalog_dir
 from gpuplan.loaders.catalog_files import load_provider_file
 from gpuplan.loaders.catalog_writer import provider_csv, write_provider_file
@@ -133,7 +133,7 @@ def test_catalog_commands_load_no_cloud_sdk(catalog_dir: Path) -> None:
         "import sys\n"
         "from gpuplan.cli.main import main\n"
         f"main(['catalog', '--source', '--catalog-dir', {str(catalog_dir)!r}])\n"
-        "import gpuplan.usecases.refresh, gpuplan.cli.catalog_refresh_cmd\n"
+        "import gpuplan.usecases.catalog.refresh, gpuplan.cli.catalog_refresh_cmd\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('boto3', 'botocore', 'google', 'azure', 'textual'))\n"
         "assert not bad, bad\n"

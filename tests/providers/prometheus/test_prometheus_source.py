@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from gpuplan.core.instances import GpuInstance, InstanceState
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState
 from gpuplan.providers.base import ProviderError
 from gpuplan.providers.prometheus import PrometheusSource, build_query
 from tests.fakes.scenarios import (

@@ -15,12 +15,12 @@ import boto3
 import pytest
 import requests
 
-from gpuplan.core.bill.lines import CostKind
-from gpuplan.core.bill.reconcile import GapKind
+from gpuplan.core.audit.bill.lines import CostKind
+from gpuplan.core.audit.bill.reconcile import GapKind
 from gpuplan.ledger import Ledger
 from gpuplan.ledger.bill import estimates
-from gpuplan.providers.billing.aws_ce import CostExplorerSource, instance_type_of, kind_of
-from gpuplan.usecases import bill
+from gpuplan.providers.aws.cost_explorer import CostExplorerSource, instance_type_of, kind_of
+from gpuplan.usecases.audit import bill
 from gpuplan.usecases.policy import load_policy
 from tests.fakes.bill_world import AWS_PRICES, CE_OTHER, CE_USAGE, NOW, seed_ledger
 

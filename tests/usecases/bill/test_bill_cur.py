@@ -15,11 +15,11 @@ from typing import Any
 import boto3
 import pytest
 
-from gpuplan.core.bill.reconcile import GapKind
+from gpuplan.core.audit.bill.reconcile import GapKind
 from gpuplan.ledger import Ledger
+from gpuplan.providers.aws.cur_export import CurExportSource, parse_location
 from gpuplan.providers.base import ProviderError
-from gpuplan.providers.billing.aws_cur import CurExportSource, parse_location
-from gpuplan.usecases import bill
+from gpuplan.usecases.audit import bill
 from gpuplan.usecases.policy import load_policy
 from tests.fakes import bill_world as w
 

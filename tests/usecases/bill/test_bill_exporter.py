@@ -11,7 +11,7 @@ from freezegun import freeze_time
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpuplan.cli.main import main
-from gpuplan.core.bill.lines import CostKind, CostLine
+from gpuplan.core.audit.bill.lines import CostKind, CostLine
 from gpuplan.ledger import Ledger
 from gpuplan.ledger.bill import replace_lines
 

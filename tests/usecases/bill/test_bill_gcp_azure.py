@@ -14,12 +14,12 @@ import pytest
 import trustme
 from azure.core.credentials import AccessToken
 
-from gpuplan.core.bill.lines import CostKind
-from gpuplan.core.bill.reconcile import GapKind
+from gpuplan.core.audit.bill.lines import CostKind
+from gpuplan.core.audit.bill.reconcile import GapKind
 from gpuplan.ledger import Ledger
-from gpuplan.providers.billing.azure_cost import CostManagementSource, vm_size
-from gpuplan.providers.billing.gcp_bigquery import BillingExportSource
-from gpuplan.usecases import bill
+from gpuplan.providers.azure.cost_management import CostManagementSource, vm_size
+from gpuplan.providers.gcp.billing_export import BillingExportSource
+from gpuplan.usecases.audit import bill
 from gpuplan.usecases.policy import load_policy
 from tests.fakes import bill_world as w
 from tests.fakes.bill_apis import BigQueryFake, CostManagementFake

@@ -15,11 +15,11 @@ import requests
 from azure.core.credentials import AccessToken
 
 from gpuplan.ledger import Ledger
+from gpuplan.providers.aws.cost_explorer import CostExplorerSource
+from gpuplan.providers.azure.cost_management import CostManagementSource
 from gpuplan.providers.base import ProviderError
-from gpuplan.providers.billing.aws_ce import CostExplorerSource
-from gpuplan.providers.billing.azure_cost import CostManagementSource
-from gpuplan.providers.billing.gcp_bigquery import BillingExportSource
-from gpuplan.usecases import bill
+from gpuplan.providers.gcp.billing_export import BillingExportSource
+from gpuplan.usecases.audit import bill
 from gpuplan.usecases.policy import load_policy
 from tests.fakes import bill_world as w
 from tests.fakes.bill_apis import BigQueryFake, CostManagementFake
@@ -106,7 +106,7 @@ def test_azure_nonsense_date_is_refused(az: Any) -> None:
 
 
 def test_bigquery_over_the_row_cap_is_refused_not_cut(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuplan.providers.billing import gcp_bigquery
+    from gpuplan.providers.gcp import billing_export as gcp_bigquery
 
     monkeypatch.setattr(gcp_bigquery, "MAX_ROWS", 3)  # our own cap, not the SDK
     fake = BigQueryFake(fields=w.BQ_FIELDS, rows=w.BQ_ROWS)

@@ -8,11 +8,11 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-from gpuplan.core.bill.lines import CostKind, CostLine
-from gpuplan.core.grouping import BY_LABEL_TEAM
+from gpuplan.core.audit.bill.lines import CostKind, CostLine
+from gpuplan.core.audit.grouping import BY_LABEL_TEAM
 from gpuplan.ledger import Ledger
 from gpuplan.ledger.bill import replace_lines
-from gpuplan.usecases.budget import budget_record, run_budget
+from gpuplan.usecases.audit.budget import budget_record, run_budget
 from tests.fakes.policy_fixtures import HookServer
 from tests.usecases.test_budget import NOW, FakeRegistry, inst, policy, run
 

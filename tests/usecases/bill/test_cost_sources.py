@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuplan.providers.billing.aws_ce import CostExplorerSource
-from gpuplan.providers.billing.azure_cost import CostManagementSource
-from gpuplan.providers.billing.gcp_bigquery import BillingExportSource
-from gpuplan.usecases.bill import cost_sources
+from gpuplan.providers.aws.cost_explorer import CostExplorerSource
+from gpuplan.providers.azure.cost_management import CostManagementSource
+from gpuplan.providers.gcp.billing_export import BillingExportSource
+from gpuplan.usecases.audit.bill import cost_sources
 from gpuplan.usecases.policy import load_policy
 
 SUB = "00000000-0000-0000-0000-0000000000a1"

@@ -12,8 +12,8 @@ import pytest
 from freezegun import freeze_time
 
 from gpuplan.cli.main import main
-from gpuplan.core.bill.actuals import realised_savings
-from gpuplan.core.bill.lines import CostKind, CostLine
+from gpuplan.core.audit.bill.actuals import realised_savings
+from gpuplan.core.audit.bill.lines import CostKind, CostLine
 from gpuplan.ledger import ActionRecord, DecisionRecord, Ledger
 from gpuplan.ledger.bill import replace_lines
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.core.instances import Capability, GpuInstance, HostSamples
-from gpuplan.core.offers import Provider
+from gpuplan.core.catalog.offers import Provider
+from gpuplan.core.lifecycle.instances import Capability, GpuInstance, HostSamples
 from gpuplan.core.policy import Policy
 from gpuplan.providers.fake import FakeAdapter
 

@@ -19,8 +19,8 @@ from moto.server import ThreadedMotoServer
 
 from gpuplan.providers.aws.provider import AwsAdapter
 from gpuplan.providers.base import ProviderError
-from gpuplan.usecases.concurrency import Concurrency
-from gpuplan.usecases.survey import idle_rule, survey
+from gpuplan.usecases.lifecycle.concurrency import Concurrency
+from gpuplan.usecases.lifecycle.survey import idle_rule, survey
 from tests.usecases.concurrency.fleets import NOW, research_policy
 
 KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}

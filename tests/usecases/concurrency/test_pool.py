@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
+from gpuplan.core.catalog.kinds import Provider
 from gpuplan.core.errors import InputError
-from gpuplan.core.kinds import Provider
-from gpuplan.usecases.concurrency import (
+from gpuplan.usecases.lifecycle.concurrency import (
     Concurrency,
     Service,
     ServiceLimits,

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gpuplan.core.instances import Action, GpuInstance, InstanceState
+from gpuplan.core.lifecycle.instances import Action, GpuInstance, InstanceState
 from gpuplan.ledger import Ledger
 from gpuplan.providers.fake import FakeAdapter
-from gpuplan.usecases.concurrency import SERIAL, Concurrency
-from gpuplan.usecases.stop_idle import StopIdleResult, run_stop_idle
+from gpuplan.usecases.lifecycle.concurrency import SERIAL, Concurrency
+from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, run_stop_idle
 from tests.usecases.concurrency.fleets import NOW, counted_scopes, fake_scope, research_policy
 
 

@@ -8,15 +8,15 @@ from datetime import timedelta
 import pytest
 
 from gpuplan.core.audit.split import AuditRule
+from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.errors import InputError
-from gpuplan.core.instances import GpuInstance
-from gpuplan.core.offers import Provider
+from gpuplan.core.lifecycle.instances import GpuInstance
 from gpuplan.core.policy.models import AuditSettings
 from gpuplan.providers.base import CloudAdapter, ProviderError
 from gpuplan.providers.fake import FakeAdapter
-from gpuplan.usecases.audit_live import audit_fleet
-from gpuplan.usecases.concurrency import SERIAL, Concurrency, ServiceLimits
-from gpuplan.usecases.survey import Survey, idle_rule, snooze, survey
+from gpuplan.usecases.audit.live import audit_fleet
+from gpuplan.usecases.lifecycle.concurrency import SERIAL, Concurrency, ServiceLimits
+from gpuplan.usecases.lifecycle.survey import Survey, idle_rule, snooze, survey
 from tests.usecases.concurrency.fleets import NOW, counted_scopes, fake_scope, research_policy
 
 RULE = idle_rule(research_policy())

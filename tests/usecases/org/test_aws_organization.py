@@ -21,7 +21,7 @@ from freezegun import freeze_time
 
 from gpuplan.cli.main import main
 from gpuplan.core.policy import Policy
-from gpuplan.usecases.adapters import build_adapters
+from gpuplan.usecases.clouds.adapters import build_adapters
 from tests.fakes.aws_world import NOW, flat
 from tests.usecases.org.aws_org import MANAGEMENT, ROLE, Org, build_org, strict_sts
 

@@ -15,8 +15,8 @@ import pytest
 from google.auth.credentials import AnonymousCredentials
 
 from gpuplan.core.policy import Policy
-from gpuplan.usecases.adapters import BuildContext
-from gpuplan.usecases.cloud_adapters import gcp_scopes
+from gpuplan.usecases.clouds.adapters import BuildContext
+from gpuplan.usecases.clouds.entries import gcp_scopes
 from tests.fakes.contract import actions, policy
 from tests.fakes.gcp_resource_manager import ResourceManagerFake
 from tests.fakes.gcp_world import GcpWorld
@@ -86,7 +86,7 @@ def test_folders_are_walked_and_the_disabled_api_is_a_named_problem(
 
 
 def run_with(pol: Policy, scopes: Any) -> Any:
-    from gpuplan.usecases.stop_idle import run_stop_idle
+    from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle
     from tests.fakes.scenarios import NOW
 
     return run_stop_idle(pol, list(scopes.values()), apply=True, now=NOW, problems=scopes.problems)

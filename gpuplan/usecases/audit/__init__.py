@@ -1,0 +1,1 @@
+"""Where the money went: audit, budget, savings and the Prometheus exporter."""

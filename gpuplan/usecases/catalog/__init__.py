@@ -1,0 +1,1 @@
+"""What GPUs cost: catalog queries and refresh from the clouds' price APIs."""

@@ -1,0 +1,1 @@
+"""Who pays for idle GPUs, acted on: survey, plan, act, record, settle, simulate."""

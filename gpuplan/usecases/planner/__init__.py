@@ -1,0 +1,1 @@
+"""What a training job will cost: the estimate and its job files."""
