@@ -320,8 +320,11 @@ def _once(
     if pin is not None:
         # Connect to the checked address; the Host header and TLS name stay the URL's.
         sent["Host"] = target.netloc.decode("ascii")
-        extensions["sni_hostname"] = target.host
-        pinned = f"{target.host}@{pin}"
+        # The ASCII name the URL resolves to (IDNA 2008, as the Host header): given the
+        # Unicode name, ssl would encode it with IDNA 2003 (straße -> strasse).
+        name = target.raw_host.decode("ascii")
+        extensions["sni_hostname"] = name
+        pinned = f"{name}@{pin}"
         target = target.copy_with(host=pin)
     try:
         with client(limits.trust_env, pinned).stream(

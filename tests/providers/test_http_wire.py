@@ -266,11 +266,21 @@ def test_httpx_is_loaded_only_by_a_call(tmp_path: Path) -> None:
     assert done.stdout.strip().splitlines()[-1] == "0 False", done.stderr
 
 
+@pytest.mark.parametrize(
+    ("host", "ascii_host"),
+    [
+        ("hooks.example.com", "hooks.example.com"),
+        ("bücher.example", "xn--bcher-kva.example"),
+        # IDNA 2008 (httpx, the Host header) keeps ß; IDNA 2003 (Python's codec) makes it ss
+        ("straße.example", "xn--strae-oqa.example"),
+    ],
+)
 def test_the_pinned_https_call_verifies_the_certificate_of_the_name(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    host: str, ascii_host: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Connected to the checked address, TLS still sends the URL's name (SNI) and checks
-    the certificate against it: a certificate for another name is refused."""
+    """Connected to the checked address, TLS still sends the URL's name (SNI, in its
+    ASCII form for an internationalised name) and checks the certificate against it: a
+    certificate for another name is refused."""
     import ssl
 
     import certifi
@@ -281,7 +291,7 @@ def test_the_pinned_https_call_verifies_the_certificate_of_the_name(
     ca.cert_pem.write_to_path(str(ca_file))
     names: list[str | None] = []
     server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("hooks.example.com").configure_cert(server_ctx)
+    ca.issue_cert(ascii_host).configure_cert(server_ctx)
     server_ctx.sni_callback = lambda sock, name, ctx: names.append(name)  # type: ignore[assignment]
     server = WireServer()
     server._httpd.socket = server_ctx.wrap_socket(server._httpd.socket, server_side=True)
@@ -303,12 +313,12 @@ def test_the_pinned_https_call_verifies_the_certificate_of_the_name(
     http.close_clients()
     limits = Limits(public_only=True, hide_path=True, attempts=1)
     try:
-        url = f"https://hooks.example.com:{server.port}/services/T/B/secret"
+        url = f"https://{host}:{server.port}/services/T/B/secret"
         assert request("POST", url, limits=limits, json_body={}).status == 200
         with pytest.raises(HttpError):
-            request("POST", url.replace("hooks.", "other."), limits=limits, json_body={})
+            request("POST", url.replace(host, f"other.{host}"), limits=limits, json_body={})
     finally:
         http.close_clients()
         server.close()
-    assert connects[0] == PUBLIC and names[0] == "hooks.example.com"
-    assert server.hosts == [f"hooks.example.com:{server.port}"]
+    assert connects[0] == PUBLIC and names[0] == ascii_host
+    assert server.hosts == [f"{ascii_host}:{server.port}"]
