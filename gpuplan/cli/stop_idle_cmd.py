@@ -17,25 +17,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
-from types import FrameType
 from typing import Any
 
-from gpuplan.cli.common import (
-    add_catalog_dir,
-    add_concurrency,
-    add_db,
-    add_shard,
-    add_wide,
-    scope_progress,
-    wait_seconds,
-)
+from gpuplan.cli.acting import acting_run, add_acting_flags, exit_code, report_run, run_options
 from gpuplan.cli.output import say
-from gpuplan.cli.render import format_cell, print_json, render_table, wrap
+from gpuplan.cli.render import format_cell, render_table, wrap
 from gpuplan.cli.workload_table import print_workloads
 from gpuplan.core.wording import plural
 
@@ -50,30 +37,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "rest deferred). Exit 0 ok, 1 an action failed or the circuit breaker aborted the "
         "run, 2 bad input.",
     )
-    p.add_argument("--policy", required=True, metavar="FILE", help="policy file (YAML)")
-    p.add_argument("--apply", action="store_true", help="act; without it nothing changes")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    add_wide(p)
-    p.add_argument(
-        "--lock-wait",
-        type=wait_seconds,
-        default=30.0,
-        metavar="SECONDS",
-        help="wait this long for a concurrent run to finish, then exit 1 (default 30)",
-    )
-    add_concurrency(p)
-    add_db(p)
-    add_shard(p)
-    add_catalog_dir(p)
+    add_acting_flags(p, shard=True)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuplan.cli.common import concurrency_for, load_catalog_for
-    from gpuplan.providers.webhook import notifier_for
-    from gpuplan.usecases.clouds.adapters import build_adapters
+    from gpuplan.cli.common import concurrency_for
     from gpuplan.usecases.lifecycle.owner_notices import OwnerNotifier
-    from gpuplan.usecases.lifecycle.session import run_session
     from gpuplan.usecases.lifecycle.shard import resolve_shard, shard_fleet, shard_notice
     from gpuplan.usecases.lifecycle.stop_idle import data_loss_skips, result_record, run_stop_idle
     from gpuplan.usecases.policy import load_policy
@@ -81,38 +51,16 @@ def run(args: argparse.Namespace) -> int:
     concurrency = concurrency_for(args)
     policy = load_policy(args.policy)
     shard = resolve_shard(args.shard, args.shards, os.environ)
-    catalog = load_catalog_for(args)
-    session = run_session(args.db, args.lock_wait, policy=policy.name, shard=shard)
-    with session as ledger, stop_requests() as stopping:
-        whole = build_adapters(policy, catalog, os.environ)
+    with acting_run(args, policy, shard) as (ledger, stopping, whole):
         fleet = shard_fleet(whole, shard)
         notice = shard_notice(whole, fleet, shard)
         if notice:
             say("notice", notice)
-        result = run_stop_idle(
-            policy,
-            fleet.adapters,
-            apply=args.apply,
-            now=datetime.now(UTC),
-            ledger=ledger,
-            notifier=notifier_for(policy.notify),
-            owners=OwnerNotifier.of(policy, os.environ),
-            problems=fleet.problems,
-            should_stop=lambda: bool(stopping),
-            concurrency=concurrency,
-            on_scope=scope_progress(len(fleet.adapters)),
-        )
+        options = run_options(args, policy, ledger, fleet, stopping, concurrency)
+        owners = OwnerNotifier.of(policy, os.environ)
+        result = run_stop_idle(policy, fleet.adapters, owners=owners, **options)
     record = {**result_record(result), "shard": shard.label if shard else None}
-    if args.json:
-        print_json(record)
-    else:
-        print_plan(record)
-    for line in result.notices:
-        say("notice", line)
-    for line in result.problems:
-        say("error", line)
-    if result.aborted:
-        say("error", result.aborted)
+    report_run(args, record, result)
     lost = data_loss_skips(result)
     if args.apply and lost and not result.aborted:
         print(
@@ -120,32 +68,7 @@ def run(args: argparse.Namespace) -> int:
             "would erase local disks and the policy has allow_data_loss: false",
             file=sys.stderr,
         )
-    if stopping:
-        print(
-            f"gpuplan: error: stopped by signal {stopping[0]}: the call in flight finished "
-            "and was recorded; the rest was left alone",
-            file=sys.stderr,
-        )
-        return 128 + stopping[0]
-    return 1 if result.failed else 0
-
-
-@contextmanager
-def stop_requests() -> Iterator[list[int]]:
-    """SIGTERM and Ctrl-C (SIGINT) are noted, not raised, while the run is open: the
-    cloud call in flight finishes and is recorded, later instances are left alone.
-    The list holds the signal numbers received."""
-    received: list[int] = []
-
-    def note(signum: int, _frame: FrameType | None) -> None:
-        received.append(signum)
-
-    previous = {sig: signal.signal(sig, note) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield received
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    return exit_code(result, stopping)
 
 
 HEADERS = ("region", "instance", "type", "state", "$/h", "verdict", "plan", "action", "reason")

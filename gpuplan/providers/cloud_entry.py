@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from gpuplan.core.catalog.discovery import Discovery
 from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
@@ -31,7 +31,9 @@ from gpuplan.core.lifecycle.actions import Entry as StepsOrRefusal
 from gpuplan.core.lifecycle.actions import Refusal, Steps
 from gpuplan.core.lifecycle.instances import ACTING, Action
 from gpuplan.core.policy import Policy
+from gpuplan.core.policy.bill_settings import BillSettings
 from gpuplan.providers.base import CloudAdapter, MetricsSource
+from gpuplan.providers.billing.base import CostSource
 from gpuplan.providers.pricing import Progress
 
 if TYPE_CHECKING:
@@ -118,6 +120,15 @@ def scoped_discoverer(
     return lambda regions, progress: listing(scope, regions, endpoint, progress)
 
 
+CostSources: TypeAlias = Callable[
+    ["BaseModel | None", BillSettings, Mapping[str, str]], tuple[list[CostSource], list[str]]
+]
+"""``(scope section or None, bill settings, environ) -> (cost sources, problem lines)``: the
+cloud's bill for ``gpuplan bill`` (a problem line names a setting the bill needs). The SDK
+is imported inside the call: the caller turns a missing extra into one line; a source
+that cannot be built raises GpuplanError (a problem line, the other clouds still run)."""
+
+
 NOTHING_SURVEYED = "scope discovered nothing: nothing was surveyed"
 
 
@@ -156,6 +167,10 @@ class CloudEntry:
     """What gpuplan does not do here, and why (``{feature: reason}``, SkyPilot's shape)."""
     title: str = ""
     """The cloud's name as people write it (``Azure``); empty: the provider's value."""
+    cost_sources: CostSources | None = None
+    """The cloud's cost sources for ``gpuplan bill``; None: its bill is not read."""
+    cost_api: str = ""
+    """The cost API's name, for the missing-extra line (``AWS Cost Explorer``)."""
 
     @property
     def actions(self) -> dict[Action, str]:

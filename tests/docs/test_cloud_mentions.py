@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # The files each cloud is still named by, at most (lower these as knowledge moves into
 # the cloud's package; never raise them). Before the registry work: 26/22/21. The bill
 # (the CLI's and policy's per-cloud bill settings) and the Kubernetes entry (nodes priced
-# from the three clouds' region naming) came in at 21/17/16 after it.
-CEILING = {"aws": 21, "gcp": 17, "azure": 16}
+# from the three clouds' region naming) came in at 21/17/16 after it; the bill's cost
+# sources as each entry's hook (usecases/audit/bill.py names no cloud): 20/16/15.
+CEILING = {"aws": 20, "gcp": 16, "azure": 15}
 
 
 def _script() -> ModuleType:

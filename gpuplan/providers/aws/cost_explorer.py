@@ -19,12 +19,18 @@ Exports (Parquet in S3) is the scalable path (docs/bill.md). Errors leave as
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.audit.bill.lines import CostKind, CostLine, checked_usd
 from gpuplan.providers.base import ProviderError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from gpuplan.core.policy.bill_settings import BillSettings
+    from gpuplan.providers.billing.base import CostSource
 
 USAGE_RECORDS = ("Usage", "SavingsPlanCoveredUsage", "DiscountedUsage")
 COMMITMENT_RECORDS = {"SavingsPlanNegation", "SavingsPlanRecurringFee", "SavingsPlanUpfrontFee",
@@ -157,3 +163,22 @@ def _reason(exc: Exception) -> str:
     error = getattr(exc, "response", {}).get("Error", {}) if hasattr(exc, "response") else {}
     code = error.get("Code") if isinstance(error, dict) else None
     return str(code or type(exc).__name__)
+
+
+def bill_sources(
+    section: BaseModel | None, bill: BillSettings, environ: Mapping[str, str]
+) -> tuple[list[CostSource], list[str]]:
+    """The AWS scope's cost source (the :class:`~gpuplan.providers.cloud_entry.CloudEntry`
+    hook): Cost Explorer, or the CUR 2.0 export when ``bill.aws_cur_export`` is set;
+    nothing without ``scope.aws``. boto3 is imported here."""
+    from gpuplan.providers.aws.scope import AwsScope
+
+    if not isinstance(section, AwsScope):
+        return [], []
+    from gpuplan.providers.aws.cur_export import CurExportSource
+    from gpuplan.providers.aws.session import make_session
+
+    session = make_session(section.profile, section.role_arn)
+    cur = bill.aws_cur_export
+    source = CostExplorerSource(session) if cur is None else CurExportSource(session, cur)
+    return [source], []

@@ -32,6 +32,10 @@ from gpuplan.providers.base import ProviderError
 if TYPE_CHECKING:
     from azure.core.credentials import TokenCredential
     from azure.core.pipeline.transport import HttpTransport
+    from pydantic import BaseModel
+
+    from gpuplan.core.policy.bill_settings import BillSettings
+    from gpuplan.providers.billing.base import CostSource
 
 API_VERSION = "2023-03-01"
 PUBLIC_ARM = "https://management.azure.com"
@@ -197,3 +201,26 @@ def _money(value: Any) -> Any:
         return checked_usd(value, "azure: Cost Management amount")
     except ValueError as exc:
         raise ProviderError(str(exc)) from None
+
+
+def bill_sources(
+    section: BaseModel | None, bill: BillSettings, environ: Mapping[str, str]
+) -> tuple[list[CostSource], list[str]]:
+    """One Cost Management source per subscription ``scope.azure`` lists (the
+    :class:`~gpuplan.providers.cloud_entry.CloudEntry` hook); a problem line when the
+    subscriptions are discovered (``all``, management groups) rather than listed."""
+    from gpuplan.providers.azure.scope import AzureScope
+
+    if section is None:
+        return [], []
+    if not isinstance(section, AzureScope) or not isinstance(section.subscriptions, list):
+        return [], [
+            "azure: bill sync needs scope.azure.subscriptions as a list of ids "
+            "(all and management groups are not read for the bill yet)"
+        ]
+    token = credential(environ)
+    sources: list[CostSource] = [
+        CostManagementSource(sub, token, arm_endpoint=section.arm_endpoint)
+        for sub in section.subscriptions
+    ]
+    return sources, []

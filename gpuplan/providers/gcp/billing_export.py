@@ -14,6 +14,7 @@ export lags a few hours to a day. The job runs in the table's project
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,10 @@ from gpuplan.providers.base import ProviderError
 
 if TYPE_CHECKING:
     from google.cloud.bigquery import Client
+    from pydantic import BaseModel
+
+    from gpuplan.core.policy.bill_settings import BillSettings
+    from gpuplan.providers.billing.base import CostSource
 
 PERMISSIONS = ("roles/bigquery.jobUser", "roles/bigquery.dataViewer")
 MAX_ROWS = 200_000
@@ -124,3 +129,20 @@ class BillingExportSource:
                         checked_usd(row["usd"], "gcp: billing export cost"),
                         machine if typed else "", str(row["team"] or ""),
                         (sku if line == "COST" else f"{line}/{sku}")[:120])  # fmt: skip
+
+
+def bill_sources(
+    section: BaseModel | None, bill: BillSettings, environ: Mapping[str, str]
+) -> tuple[list[CostSource], list[str]]:
+    """The billing export's cost source when ``bill.gcp_billing_table`` is set (the
+    :class:`~gpuplan.providers.cloud_entry.CloudEntry` hook); a problem line naming the
+    setting when the policy has a GCP scope without it."""
+    table = bill.gcp_billing_table
+    if table is None:
+        if section is None:
+            return [], []
+        return [], [
+            "gcp: set bill.gcp_billing_table (the Cloud Billing export in BigQuery) to read "
+            "GCP actuals"
+        ]
+    return [BillingExportSource(table, endpoint=bill.bigquery_endpoint)], []

@@ -1,11 +1,11 @@
 """``gpuplan bill``: read each cloud's actual spend, store it beside the estimate, and
 reconcile the two.
 
-- :func:`cost_sources`: the policy's cost sources (AWS Cost Explorer for an AWS scope, or
-  its CUR 2.0 export when ``bill.aws_cur_export`` is set,
-  the GCP billing export when ``bill.gcp_billing_table`` is set, Azure Cost Management
-  for each subscription the Azure scope lists); a source that cannot be built is a
-  problem line, and the others still run.
+- :func:`cost_sources`: the policy's cost sources, from each registered cloud's
+  ``cost_sources`` hook (:class:`~gpuplan.providers.cloud_entry.CloudEntry`; the built-in
+  clouds read Cost Explorer or a CUR 2.0 export, the billing export in BigQuery, Cost
+  Management per listed subscription); a source that cannot be built is a problem
+  line, and the others still run.
 - :func:`sync`: each source's daily lines for [since, today] into the ledger (the
   window replaced: recent days are revised by the clouds), then gpuplan's estimate for
   the same days from the ledger's sightings. Read-only towards the clouds.
@@ -27,15 +27,13 @@ from gpuplan.core.audit.bill.actuals import Realised, daily_estimates, realised_
 from gpuplan.core.audit.bill.lines import LAG_DAYS, CostLine, last_final_day
 from gpuplan.core.audit.bill.reconcile import ReconRow, Threshold, problems
 from gpuplan.core.audit.bill.reconcile import reconcile as reconcile_rows
-from gpuplan.core.catalog.kinds import Provider
 from gpuplan.core.errors import GpuplanError, InputError
 from gpuplan.core.policy import Policy
 from gpuplan.ledger import Ledger
 from gpuplan.ledger import bill as store
-from gpuplan.providers.aws.scope import AwsScope
-from gpuplan.providers.azure.scope import AzureScope
 from gpuplan.providers.billing.base import CostSource
 from gpuplan.usecases.clouds.extras import needs_extra
+from gpuplan.usecases.clouds.registry import entries
 
 DEFAULT_DAYS = 14
 LAG_NOTE = (
@@ -46,59 +44,23 @@ SourceFactory = Callable[[Policy, Mapping[str, str]], tuple[list[CostSource], li
 
 
 def cost_sources(policy: Policy, environ: Mapping[str, str]) -> tuple[list[CostSource], list[str]]:
-    """The policy's cost sources, and a problem line for each that could not be built."""
+    """The policy's cost sources, and a problem line for each that could not be built:
+    every registered cloud's ``cost_sources`` hook, in the registry's order, with its
+    section of the policy's scope (a missing SDK extra is one problem line)."""
     sources: list[CostSource] = []
     problems_: list[str] = []
-    scope = policy.scope
-    aws, azure = scope.section(Provider.AWS), scope.section(Provider.AZURE)
-    if isinstance(aws, AwsScope):
+    for entry in entries():
+        if entry.cost_sources is None:
+            continue
+        section = policy.scope.section(entry.provider)
         try:
-            with needs_extra("bill (AWS Cost Explorer)"):
-                from gpuplan.providers.aws.cost_explorer import CostExplorerSource
-                from gpuplan.providers.aws.cur_export import CurExportSource
-                from gpuplan.providers.aws.session import make_session
-
-                session = make_session(aws.profile, aws.role_arn)
-                cur = policy.bill.aws_cur_export
-                sources.append(
-                    CostExplorerSource(session) if cur is None else CurExportSource(session, cur)
-                )
+            with needs_extra(f"bill ({entry.cost_api})"):
+                found, missing = entry.cost_sources(section, policy.bill, environ)
         except GpuplanError as exc:
             problems_.append(exc.message)
-    if scope.section(Provider.GCP) is not None and policy.bill.gcp_billing_table is None:
-        problems_.append(
-            "gcp: set bill.gcp_billing_table (the Cloud Billing export in BigQuery) to read "
-            "GCP actuals"
-        )
-    if policy.bill.gcp_billing_table is not None:
-        try:
-            with needs_extra("bill (GCP billing export in BigQuery)"):
-                from gpuplan.providers.gcp.billing_export import BillingExportSource
-
-                sources.append(
-                    BillingExportSource(
-                        policy.bill.gcp_billing_table, endpoint=policy.bill.bigquery_endpoint
-                    )
-                )
-        except GpuplanError as exc:
-            problems_.append(exc.message)
-    if isinstance(azure, AzureScope) and isinstance(azure.subscriptions, list):
-        try:
-            with needs_extra("bill (Azure Cost Management)"):
-                from gpuplan.providers.azure.cost_management import CostManagementSource, credential
-
-                token = credential(environ)
-                for sub in azure.subscriptions:
-                    sources.append(
-                        CostManagementSource(sub, token, arm_endpoint=azure.arm_endpoint)
-                    )
-        except GpuplanError as exc:
-            problems_.append(exc.message)
-    elif azure is not None:
-        problems_.append(
-            "azure: bill sync needs scope.azure.subscriptions as a list of ids "
-            "(all and management groups are not read for the bill yet)"
-        )
+            continue
+        sources.extend(found)
+        problems_.extend(missing)
     return sources, problems_
 
 

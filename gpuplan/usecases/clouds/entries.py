@@ -32,9 +32,11 @@ from gpuplan.core.errors import InputError
 from gpuplan.core.lifecycle.actions import Call, one
 from gpuplan.core.lifecycle.instances import ACTING
 from gpuplan.providers.aws import actions as aws_actions
+from gpuplan.providers.aws import cost_explorer as aws_bill
 from gpuplan.providers.aws import prices as aws_prices
 from gpuplan.providers.aws.scope import AwsScope, OrgUnits
 from gpuplan.providers.azure import actions as azure_actions
+from gpuplan.providers.azure import cost_management as azure_bill
 from gpuplan.providers.azure import prices as azure_prices
 from gpuplan.providers.azure.scope import AzureScope
 from gpuplan.providers.base import CloudAdapter
@@ -48,6 +50,7 @@ from gpuplan.providers.cloud_entry import (
 )
 from gpuplan.providers.found import FoundScopes
 from gpuplan.providers.gcp import actions as gcp_actions
+from gpuplan.providers.gcp import billing_export as gcp_bill
 from gpuplan.providers.gcp import prices as gcp_prices
 from gpuplan.providers.gcp.scope import GcpScope
 from gpuplan.usecases.clouds import prices as cloud_prices
@@ -261,6 +264,8 @@ ENTRIES = (
         services={Service.LISTING: "ec2", Service.METRICS: "cloudwatch"},
         nothing_found="scope discovered no accounts (an empty OU, or exclude_accounts covers "
         "every account): nothing was surveyed",
+        cost_sources=aws_bill.bill_sources,
+        cost_api="AWS Cost Explorer",
     ),
     CloudEntry(
         Provider.GCP,
@@ -279,6 +284,8 @@ ENTRIES = (
         services={Service.LISTING: "compute", Service.METRICS: "monitoring"},
         nothing_found="scope discovered no projects (the folders or organisation hold no "
         "active project, or project_labels match none): nothing was surveyed",
+        cost_sources=gcp_bill.bill_sources,
+        cost_api="GCP billing export in BigQuery",
     ),
     CloudEntry(
         Provider.AZURE,
@@ -296,6 +303,8 @@ ENTRIES = (
         services={Service.LISTING: "compute", Service.METRICS: "monitor"},
         nothing_found="scope discovered no subscriptions (the management groups hold none "
         "the identity can read): nothing was surveyed",
+        cost_sources=azure_bill.bill_sources,
+        cost_api="Azure Cost Management",
     ),
     catalog_entry(
         clouds.LAMBDA,

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 
 from gpuplan.core.lifecycle.actions import ACTIONS, ActionTable
 from gpuplan.core.lifecycle.instances import Action, GpuInstance, InstanceState
-from gpuplan.core.lifecycle.plan import Outcome, PlannedAction, Step
+from gpuplan.core.lifecycle.plan import Outcome, PlannedAction
 from gpuplan.core.lifecycle.schedule_plan import (
     STOPPED_STATES,
     Mark,
@@ -36,10 +36,15 @@ from gpuplan.ledger.schedule_marks import KIND, schedule_marks
 from gpuplan.providers.base import CloudAdapter
 from gpuplan.providers.webhook import Notifier
 from gpuplan.usecases.lifecycle.concurrency import SERIAL, Concurrency
-from gpuplan.usecases.lifecycle.executor import Executor, InstanceResult
-from gpuplan.usecases.lifecycle.journal import Journal
+from gpuplan.usecases.lifecycle.executor import Executor
 from gpuplan.usecases.lifecycle.reconcile import Owner, Reconciled, reconcile
-from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult, message, summary
+from gpuplan.usecases.lifecycle.stop_idle import (
+    StopIdleResult,
+    finish,
+    message,
+    not_acted,
+    open_run,
+)
 from gpuplan.usecases.lifecycle.survey import Survey, action_rule, decide_one, idle_rule, survey
 
 HISTORY_DAYS = 45
@@ -79,15 +84,10 @@ def run_schedule(
         for s in seen.seen
     ]
     planned = plan_schedule(rows, lambda provider: action_rule(policy, provider), now)
-    result = StopIdleResult(policy.name, not apply, now, aborted=planned.aborted)
-    result.window_minutes = rule.window_minutes
-    result.problems = [*problems, *seen.problems]
-    result.notices = [*seen.notices, *damaged]
-    by_id = {s.instance.instance_id: s.adapter for s in seen.seen}
-    result.outcomes = [InstanceResult(item) for item in planned.items]
-    journal = Journal(ledger, scopes={iid: a.scope for iid, a in by_id.items()})
-    journal.open(KIND, policy.name, now, not apply, planned.items, rule.window_minutes)
-    result.run_id = journal.run_id
+    result, journal, by_id = open_run(
+        KIND, policy, seen, planned, rule, apply=apply, now=now, ledger=ledger,
+        problems=problems, notices=[*seen.notices, *damaged],
+    )  # fmt: skip
     if apply:
         listed = {s.instance.instance_id: s.instance for s in seen.seen}
         result.reconciled = settle_starts(ledger, listed, policy.name, set(seen.listed), now)
@@ -105,8 +105,8 @@ def run_schedule(
         result.problems.extend(executor.problems)
         result.interrupted = executor.interrupted
     else:
-        _not_acted(result, journal, apply, now)
-    _finish(result, ledger, notifier if apply else None, now)
+        not_acted(result, journal, apply, now)
+    finish(result, ledger, notifier if apply else None, now, schedule_message)
     return result
 
 
@@ -159,35 +159,6 @@ def _recheck(
         return None
 
     return recheck
-
-
-def _not_acted(result: StopIdleResult, journal: Journal, apply: bool, now: datetime) -> None:
-    """Dry run or aborted run: each would-be action recorded with why it was not done."""
-    for o in result.outcomes:
-        if o.item.step is Step.ACT and result.aborted is not None:
-            o.outcome = Outcome.SKIPPED if apply else Outcome.NONE
-            o.detail = result.aborted
-        elif o.item.step is Step.DEFER:
-            o.outcome, o.detail = Outcome.DEFERRED, o.item.note
-        if o.outcome is not Outcome.NONE:
-            journal.record(o.item, o.outcome, o.detail, now)
-
-
-def _finish(
-    result: StopIdleResult, ledger: Ledger | None, notifier: Notifier | None, now: datetime
-) -> None:
-    if ledger is not None and result.run_id is not None:
-        status = "aborted" if result.aborted else ("failed" if result.failed else "ok")
-        ledger.finish_run(result.run_id, now, status, summary=summary(result))
-    if notifier is None:
-        return
-    text = schedule_message(result)
-    if text:
-        delivery = notifier.send(text)
-        if not delivery.ok:
-            result.problems.append(f"webhook not delivered: {delivery.error}")
-            if ledger is not None and result.run_id is not None:
-                ledger.finish_run(result.run_id, now, "failed", summary=summary(result))
 
 
 def schedule_message(result: StopIdleResult) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.lifecycle.actions import ACTIONS, ActionTable
-from gpuplan.core.lifecycle.idle import STOPPED_AT_TAG, IdleVerdict
+from gpuplan.core.lifecycle.idle import STOPPED_AT_TAG, IdleRule, IdleVerdict
 from gpuplan.core.lifecycle.instances import GpuInstance
 from gpuplan.core.lifecycle.plan import Outcome, Plan, SkipReason, Step, plan_one
 from gpuplan.core.lifecycle.workloads import unit_fields
@@ -92,15 +92,10 @@ def run_stop_idle(
     rule = idle_rule(policy)
     seen = survey(providers, rule, now, instance_ids, concurrency=concurrency, on_scope=on_scope)
     planned = _plan(policy, seen, now)
-    result = StopIdleResult(policy.name, not apply, now, aborted=planned.aborted)
-    result.window_minutes = rule.window_minutes
-    result.problems = [*problems, *seen.problems]
-    result.notices = seen.notices
-    by_id = {s.instance.instance_id: s.adapter for s in seen.seen}
-    result.outcomes = [InstanceResult(item) for item in planned.items]
-    journal = Journal(ledger, scopes={iid: adapter.scope for iid, adapter in by_id.items()})
-    journal.open("stop-idle", policy.name, now, not apply, planned.items, rule.window_minutes)
-    result.run_id = journal.run_id
+    result, journal, by_id = open_run(
+        "stop-idle", policy, seen, planned, rule, apply=apply, now=now, ledger=ledger,
+        problems=problems, notices=seen.notices,
+    )  # fmt: skip
     if apply:
         listed = {s.instance.instance_id: (s.instance, s.adapter) for s in seen.seen}
         owner = Owner(
@@ -125,8 +120,8 @@ def run_stop_idle(
     else:
         if planned.aborted is None:
             _preview(result.outcomes, by_id)
-        _not_acted(result, journal, apply, now)
-    _finish(result, ledger, notifier if apply else None, now)
+        not_acted(result, journal, apply, now)
+    finish(result, ledger, notifier if apply else None, now, message)
     return result
 
 
@@ -143,15 +138,48 @@ def _preview(outcomes: Sequence[InstanceResult], by_id: Mapping[str, CloudAdapte
             o.detail = f"dry run refused by the platform: {exc.message}"
 
 
-def _finish(
-    result: StopIdleResult, ledger: Ledger | None, notifier: Notifier | None, now: datetime
+def open_run(
+    kind: str,
+    policy: Policy,
+    seen: Survey,
+    planned: Plan,
+    rule: IdleRule,
+    *,
+    apply: bool,
+    now: datetime,
+    ledger: Ledger | None,
+    problems: Sequence[str],
+    notices: list[str],
+) -> tuple[StopIdleResult, Journal, dict[str, CloudAdapter]]:
+    """A run's result (one outcome per planned item) and its journal, opened in the ledger
+    as a run of ``kind`` (``stop-idle``, ``schedule``) with every decision; with the
+    adapter of each surveyed instance by id."""
+    result = StopIdleResult(policy.name, not apply, now, aborted=planned.aborted)
+    result.window_minutes = rule.window_minutes
+    result.problems = [*problems, *seen.problems]
+    result.notices = notices
+    by_id = {s.instance.instance_id: s.adapter for s in seen.seen}
+    result.outcomes = [InstanceResult(item) for item in planned.items]
+    journal = Journal(ledger, scopes={iid: adapter.scope for iid, adapter in by_id.items()})
+    journal.open(kind, policy.name, now, not apply, planned.items, rule.window_minutes)
+    result.run_id = journal.run_id
+    return result, journal, by_id
+
+
+def finish(
+    result: StopIdleResult,
+    ledger: Ledger | None,
+    notifier: Notifier | None,
+    now: datetime,
+    text_of: Callable[[StopIdleResult], str],
 ) -> None:
-    """The run's status and summary in the ledger, then the webhook (applied runs)."""
+    """The run's status and summary in the ledger, then the webhook (applied runs) with
+    ``text_of(result)`` (nothing sent when it is empty)."""
     if ledger is not None and result.run_id is not None:
         status = "aborted" if result.aborted else ("failed" if result.failed else "ok")
         ledger.finish_run(result.run_id, now, status, summary=summary(result))
     if notifier is not None:
-        text = message(result)
+        text = text_of(result)
         if text:
             delivery = notifier.send(text)
             if not delivery.ok:
@@ -161,7 +189,7 @@ def _finish(
                     ledger.finish_run(result.run_id, now, "failed", summary=summary(result))
 
 
-def _not_acted(result: StopIdleResult, journal: Journal, apply: bool, now: datetime) -> None:
+def not_acted(result: StopIdleResult, journal: Journal, apply: bool, now: datetime) -> None:
     """Dry run or aborted run: each would-be action recorded with why it was not done."""
     for o in result.outcomes:
         if o.item.step is Step.ACT and result.aborted is not None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from gpuplan.providers.aws.cost_explorer import CostExplorerSource
@@ -48,3 +51,43 @@ idle: {allow_data_loss: false}
     assert sources == []
     assert problems[0].startswith("gcp: set bill.gcp_billing_table")
     assert problems[1].startswith("azure: bill sync needs scope.azure.subscriptions")
+
+
+CHILD = (
+    "import sys\n"
+    "for name in ('boto3', 'botocore'): sys.modules[name] = None\n"
+    "from gpuplan.usecases.audit.bill import cost_sources\n"
+    "from gpuplan.usecases.policy import load_policy\n"
+    "sources, problems = cost_sources(load_policy(sys.argv[1]), {})\n"
+    "print([type(s).__name__ for s in sources])\n"
+    "print(*problems, sep='\\n')\n"
+)
+
+
+def test_a_missing_extra_is_one_problem_line_and_the_other_clouds_still_run(
+    tmp_path: Path,
+) -> None:
+    """boto3 is not installed (``None`` in a child interpreter's ``sys.modules``, which is
+    what Python does for a missing package): the AWS hook's import is named as the
+    extra to install; GCP's and Azure's sources are still built."""
+    policy = tmp_path / "all.yaml"
+    policy.write_text(f"""\
+version: 1
+name: all
+scope:
+  aws: {{regions: [us-east-1]}}
+  gcp: {{projects: [ml-proj]}}
+  azure: {{subscriptions: [{SUB}]}}
+idle: {{allow_data_loss: false}}
+bill: {{gcp_billing_table: billing-proj.billing.gcp_billing_export_v1_0A}}
+""")
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(policy)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    kinds, *problems = done.stdout.splitlines()
+    assert kinds == "['BillingExportSource', 'CostManagementSource']"
+    assert problems == [
+        "bill (AWS Cost Explorer): needs boto3, which is not installed: pip install 'gpuplan[aws]'"
+    ]
