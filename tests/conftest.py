@@ -10,6 +10,10 @@ from typing import Any
 
 import pytest
 
+# The catalog's row types are bound to the real datetime.date when their modules are
+# first imported; a test under freezegun that imported them first would bind FakeDate and
+# the validated reader's schema would fail (an artefact of import order, not of gpuplan).
+from gpuplan.loaders import catalog_files  # noqa: F401
 from gpuplan.loaders.paths import bundled_pricing_dir
 from gpuplan.usecases.clouds import registry as cloud_registry  # noqa: F401  (the entries' policy sections, as every policy reader has them)
 
