@@ -189,3 +189,15 @@ def test_off_hours_stops_and_on_hours_starts_only_what_the_schedule_stopped(
     code, again = run([*cluster.args, "--apply"], THU_MORNING, capsys)
     assert code == 0
     assert {d["action"] for d in again["decisions"]} == {"none"}
+
+    # history lists the schedule runs, newest first, with what each did
+    code, runs = run(["history", "--json"], THU_MORNING, capsys)
+    assert code == 0
+    assert [(r["kind"], r["dry_run"], r["actions"]) for r in runs] == [
+        ("schedule", False, {}),
+        ("schedule", False, {"started": 3}),
+        ("schedule", True, {}),  # a dry run records no action
+        ("schedule", False, {"stopped": 3}),
+    ]
+    code, runs = run(["history", "--kind", "stop-idle", "--json"], THU_MORNING, capsys)
+    assert (code, runs) == (0, [])
