@@ -201,3 +201,17 @@ def test_off_hours_stops_and_on_hours_starts_only_what_the_schedule_stopped(
     ]
     code, runs = run(["history", "--kind", "stop-idle", "--json"], THU_MORNING, capsys)
     assert (code, runs) == (0, [])
+
+
+def test_a_schedules_calls_are_within_the_cluster_role(
+    cluster: Cluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.providers.kubernetes.test_clusterrole import role_verbs, verb_of
+
+    api = cluster.api
+    assert run([*cluster.args, "--apply"], WED_EVENING, capsys)[0] == 0
+    controllers_remove_pods(api)
+    assert run(cluster.args, THU_MORNING, capsys)[0] == 0
+    assert run([*cluster.args, "--apply"], THU_MORNING, capsys)[0] == 0
+    assert api.writes()
+    assert {verb_of(r) for r in api.requests} - role_verbs() == set()
