@@ -162,7 +162,7 @@ ALWAYS: dict[str, frozenset[str]] = {
     "schedule": _words("--apply --catalog-dir --concurrency --db --json --lock-wait --policy"),
     "snooze": _words("--clear --concurrency --for --json --policy"),
     "restore": _words("--apply --db --json --policy --scope"),
-    "history": _words("--db --json --limit --policy"),
+    "history": _words("--db --json --kind --limit --policy"),
     "savings": _words("--by --db --json --policy"),
     "waste": _words("--by --db --json --since"),
     "audit": _words("--by --catalog-dir --csv --json --period --policy --traces"),

@@ -8,13 +8,17 @@ from typing import Any
 from gpuplan.cli.common import add_db, add_wide, print_notices, row_limit
 from gpuplan.cli.render import print_json, render_table
 
+KINDS = ("stop-idle", "schedule")
+"""The lifecycle runs history lists (``runs.kind``: the command that recorded them)."""
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "history",
         help="lifecycle runs recorded in the ledger: what was decided and done",
-        description="List stop-idle runs from the ledger with their outcome counts.",
+        description="List stop-idle and schedule runs from the ledger with their outcome counts.",
     )
+    p.add_argument("--kind", choices=KINDS, help="only runs of this command (default: both)")
     p.add_argument("--policy", metavar="NAME", help="only runs of this policy name")
     p.add_argument("--limit", type=row_limit, default=20, metavar="N", help="at most N runs (20)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -30,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
 
     with Ledger.open(args.db) as ledger:
         runs = [r for r in ledger.runs(limit=args.limit * 5, policy=args.policy)]
-        runs = [r for r in runs if r.kind == "stop-idle"][: args.limit]
+        kinds = (args.kind,) if args.kind else KINDS
+        runs = [r for r in runs if r.kind in kinds][: args.limit]
         tallies = run_tallies(ledger, [r.id for r in runs])
         made = made_in_runs(ledger, [r.id for r in runs])
         print_notices(str(row) for row in ledger.damaged)
@@ -65,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             str(r["run_id"]),
             f"{r['started_at']:%Y-%m-%d %H:%M}",
             r["policy"],
+            r["kind"],
             "dry run" if r["dry_run"] else "apply",
             r["status"],
             ", ".join(f"{n} {k}" for k, n in sorted(r["verdicts"].items())),
@@ -72,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         ]
         for r in records
     ]
-    headers = ("run", "started (UTC)", "policy", "mode", "status", "verdicts", "actions")
-    # The policy name, then the start time, go first; the actions wrap.
-    print(render_table(headers, rows, drop=(2, 1), wrap_last=True))
+    headers = ("run", "started (UTC)", "policy", "kind", "mode", "status", "verdicts", "actions")
+    # The kind, the policy name, then the start time, go first; the actions wrap.
+    print(render_table(headers, rows, drop=(3, 2, 1), wrap_last=True))
     return 0

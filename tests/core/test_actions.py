@@ -27,8 +27,10 @@ def test_every_cloud_has_a_row_for_every_acting_action() -> None:
 
     assert set(ACTIONS) == set(Provider)
     assert all(set(rows) >= set(ACTING) for rows in ACTIONS.values())
-    # Start (gpuplan schedule) is offered by the clouds gpuplan manages; elsewhere refused.
-    assert set(offered_by(Action.START)) == {Provider.AWS, Provider.GCP, Provider.AZURE}
+    # Start (gpuplan schedule) is offered by the clouds gpuplan manages, and by Kubernetes
+    # workloads (scale back, resume, unstop); elsewhere refused.
+    kube = Provider.named("kubernetes")
+    assert set(offered_by(Action.START)) == {Provider.AWS, Provider.GCP, Provider.AZURE, kube}
     assert all(set(rows) <= {*ACTING, *RESTORING} for rows in ACTIONS.values())
 
 

@@ -97,8 +97,10 @@ def decide(
     schedules: Schedules,
     marks: Sequence[Mark],
     now: datetime,
+    startable: frozenset[InstanceState] = STOPPED_STATES,
 ) -> ScheduleDecision:
-    """The move for one instance (``marks``: its history, oldest first)."""
+    """The move for one instance (``marks``: its history, oldest first; ``startable``: the
+    states its cloud's start brings back, e.g. a suspended Kubernetes Job)."""
     name, why = schedules.pick(inst.labels)
     if name is None:
         return ScheduleDecision(Move.NONE, why)
@@ -108,7 +110,7 @@ def decide(
     if verdict.verdict in LEFT_ALONE or _out_of_scope(verdict):
         return ScheduleDecision(Move.NONE, f"{verdict.reason}; {said}", name, period)
     if period.on:
-        return _on_hours(inst, marks, said, name, period)
+        return _on_hours(inst, marks, said, name, period, startable)
     return _off_hours(inst, marks, said, name, period, schedules.enforce_off_hours)
 
 
@@ -156,9 +158,14 @@ _UP = frozenset({Event.STARTED, Event.SEEN_RUNNING})
 
 
 def _on_hours(
-    inst: GpuInstance, marks: Sequence[Mark], said: str, name: str, period: Period
+    inst: GpuInstance,
+    marks: Sequence[Mark],
+    said: str,
+    name: str,
+    period: Period,
+    startable: frozenset[InstanceState],
 ) -> ScheduleDecision:
-    if inst.state not in STOPPED_STATES:
+    if inst.state not in startable:
         return ScheduleDecision(Move.NONE, f"{inst.state.value}; {said}", name, period)
     ours = [m for m in marks if m.event is Event.STOPPED]
     if not ours:

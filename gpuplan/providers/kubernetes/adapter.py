@@ -37,9 +37,18 @@ from gpuplan.core.lifecycle.workloads import (
     stranded,
     workload_hourly,
 )
+from gpuplan.core.lifecycle.workloads import (
+    Owner as WorkloadOwner,
+)
 from gpuplan.providers.base import ProviderError, unsupported
 from gpuplan.providers.kubernetes import reclaim
-from gpuplan.providers.kubernetes.discovery import Reader, Snapshot, owner_state
+from gpuplan.providers.kubernetes.discovery import (
+    REPLICAS_ANNOTATION,
+    OwnerState,
+    Reader,
+    Snapshot,
+    owner_state,
+)
 from gpuplan.providers.kubernetes.pod_metrics import PodMetrics, PodRef
 
 NAMESPACE_LABEL = "gpuplan.io/namespace"
@@ -82,9 +91,21 @@ class KubeAdapter:
         return f"kubernetes {self.context}"
 
     @property
+    def start_states(self) -> frozenset[InstanceState]:
+        """States a start brings back: scaled to 0 or annotated (stopped), and a
+        suspended Job or CronJob (its start is ``spec.suspend: false``)."""
+        return frozenset({InstanceState.STOPPED, InstanceState.SUSPENDED})
+
+    @property
     def capabilities(self) -> frozenset[Capability]:
         # terminate reclaims as stop does (the entry's row): a workload's owner is kept
-        caps = {Capability.LIST, Capability.STOP, Capability.TERMINATE, Capability.TAG}
+        caps = {
+            Capability.LIST,
+            Capability.STOP,
+            Capability.TERMINATE,
+            Capability.TAG,
+            Capability.START,  # undoes gpuplan's own stop (:func:`reclaim.restore`)
+        }
         if self.metrics is not None:
             caps.add(Capability.METRICS)
         return frozenset(caps)
@@ -112,7 +133,8 @@ class KubeAdapter:
                 )
         for spare in self.stranded():
             self._notices.append(f"{self.scope}: {stranded_line(spare)}")
-        return [self._unit(w) for w in group(snap.pods)]
+        units = [self._unit(w) for w in group(snap.pods)]
+        return units + [self._stopped_unit(k, o) for k, o in sorted(snap.stopped.items())]
 
     def stranded(self) -> list[Stranded]:
         return stranded(self.last.nodes.values(), self.last.pods)
@@ -191,6 +213,39 @@ class KubeAdapter:
             },
         )
 
+    def _stopped_unit(self, key: str, owner: OwnerState) -> GpuInstance:
+        """An owner gpuplan stopped that holds no pod now: listed so that a schedule can
+        start it again; no node, so no price (unknown, never zero)."""
+        ns, kind, name = split_key(key)
+        workload = Workload(ns, WorkloadOwner(kind, name), ())
+        labels = dict(owner.labels)
+        labels.update({k: v for k, v in owner.annotations.items() if k.startswith(KEPT_PREFIX)})
+        labels.update({NAMESPACE_LABEL: ns, OWNER_LABEL: f"{kind}/{name}"})
+        why = refusal(workload, protected=self.protected, opt_out=self.opt_out, budgets=())
+        marked = opted_out([*owner.labels, *owner.annotations], self.opt_out)
+        if not why and marked:
+            why = f"opted out: {kind} {name} carries {marked}"
+        recorded = owner.annotations.get(REPLICAS_ANNOTATION, "")
+        replicas = int(recorded) if recorded.isdigit() and int(recorded) <= 10_000 else None
+        return GpuInstance(
+            provider=self.provider,
+            account=self.context,
+            region="unknown",
+            instance_id=key,
+            name=name,
+            instance_type="unknown",
+            state=owner.state,
+            labels=labels,
+            risk=RiskFacts(refused=why, undo=undo_of(workload, replicas)),
+            attributes={
+                "namespace": ns,
+                "owner_kind": kind,
+                "owner_name": name,
+                "nodes": "",
+                "pods": "",
+            },
+        )
+
     def _gpu_name(self, nodes: Sequence[GpuNode]) -> str | None:
         if self.catalog is None or not nodes:
             return None
@@ -253,20 +308,26 @@ class KubeAdapter:
         return instance.model_copy(update={"labels": labels, "state": state})
 
     def act(self, instance: GpuInstance, action: Action) -> InstanceState:
-        if action not in (Action.STOP, Action.TERMINATE):
+        if action not in (Action.STOP, Action.TERMINATE, Action.START):
             raise unsupported(self.scope, action)
         if instance.risk.refused:
             raise ProviderError(f"{instance.instance_id}: refused: {instance.risk.refused}")
         ns, kind, name = self._where(instance)
+        if action is Action.START:
+            reclaim.restore(self.client, ns, kind, name)
+            return InstanceState.RUNNING
         reclaim.reclaim(self.client, ns, kind, name, self._now())
         return InstanceState.SUSPENDED if kind in reclaim.SUSPENDED else InstanceState.STOPPED
 
     def preview(self, instance: GpuInstance, action: Action) -> str:
         """The action sent with ``dryRun=All``: what the API server would do."""
-        if action not in (Action.STOP, Action.TERMINATE):
+        if action not in (Action.STOP, Action.TERMINATE, Action.START):
             raise unsupported(self.scope, action)
         ns, kind, name = self._where(instance)
-        done = reclaim.reclaim(self.client, ns, kind, name, self._now(), dry_run=True)
+        if action is Action.START:
+            done = reclaim.restore(self.client, ns, kind, name, dry_run=True)
+        else:
+            done = reclaim.reclaim(self.client, ns, kind, name, self._now(), dry_run=True)
         return f"dry run accepted by the API server (dryRun=All): would have {done}"
 
     def restore(self, instance_id: str, *, dry_run: bool = False) -> str:

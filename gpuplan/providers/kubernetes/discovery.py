@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from gpuplan.core.catalog.offers import Offer, PricingModel
+from gpuplan.core.lifecycle.idle import STOPPED_AT_TAG
 from gpuplan.core.lifecycle.instances import InstanceState
 from gpuplan.core.lifecycle.workloads import Budget, GpuNode, GpuPod, Owner
 from gpuplan.providers.kubernetes.client import call
@@ -24,6 +25,11 @@ from gpuplan.providers.kubernetes.client import call
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 MIG_PREFIX = "nvidia.com/mig-"
 STOP_ANNOTATION = "kubeflow-resource-stopped"
+REPLICAS_ANNOTATION = "gpuplan.io/replicas-before"
+"""The replica count gpuplan wrote on an owner it scaled to 0 (restore scales back to it)."""
+STOP_MARKS = (REPLICAS_ANNOTATION, STOPPED_AT_TAG)
+"""Annotations only gpuplan writes when it stops an owner: an owner stopped and carrying
+one is listed with no pods (a schedule starts it again); one a person stopped is not."""
 SPOT_LABELS: dict[str, tuple[str, ...]] = {
     "karpenter.sh/capacity-type": ("spot",),
     "eks.amazonaws.com/capacityType": ("SPOT",),
@@ -56,6 +62,8 @@ class Snapshot:
     budgets: list[Budget] = field(default_factory=list)
     owners: dict[str, OwnerState] = field(default_factory=dict)
     """``namespace/Kind/name`` -> the owner's state (Deployment, Job, Notebook ...)."""
+    stopped: dict[str, OwnerState] = field(default_factory=dict)
+    """Owners gpuplan stopped (:data:`STOP_MARKS`) that hold no GPU pod now, by key."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -122,8 +130,6 @@ class Reader:
             if gpu_node is not None:
                 snap.nodes[gpu_node.name] = gpu_node
         pods = [p for p in self.listed(Pod, labels=self.match_labels) if pod_gpus(p) > 0]
-        if not pods:
-            return snap
         replica_sets = {_key(o): _controller(o) for o in self.listed(ReplicaSet)}
         sets = {_key(o): _controller(o) for o in self.listed(StatefulSet)}
         jobs = {_key(o): _controller(o) for o in self.listed(Job)}
@@ -132,34 +138,69 @@ class Reader:
             snap.pods.append(to_pod(pod, owner_of(pod, chains)))
         self._owners(snap, [Deployment, StatefulSet, ReplicaSet, Job, CronJob])
         self._notebooks(snap)
-        snap.budgets = [to_budget(b) for b in self.listed(PodDisruptionBudget)]
+        if pods:
+            snap.budgets = [to_budget(b) for b in self.listed(PodDisruptionBudget)]
         return snap
 
     def _owners(self, snap: Snapshot, resources: Sequence[Any]) -> None:
         wanted = {f"{p.namespace}/{p.owner.kind}/{p.owner.name}" for p in snap.pods}
         for resource in resources:
             kind = resource.__name__
-            if not any(w.split("/")[1] == kind for w in wanted):
-                continue
             for obj in self.listed(resource):
                 key = f"{_namespace(obj)}/{kind}/{obj.metadata.name}"
-                if key in wanted:
-                    snap.owners[key] = owner_state(kind, obj)
+                self._keep(snap, key, owner_state(kind, obj), wanted, _template_labels(obj))
+
+    def _keep(
+        self,
+        snap: Snapshot,
+        key: str,
+        state: OwnerState,
+        wanted: set[str],
+        template: Mapping[str, str],
+    ) -> None:
+        """An owner of a GPU pod, or one gpuplan stopped (in the scope's labels)."""
+        if key in wanted:
+            snap.owners[key] = state
+        elif (
+            state.state is not InstanceState.RUNNING
+            and any(m in state.annotations for m in STOP_MARKS)
+            and all(template.get(k) == v for k, v in self.match_labels.items())
+        ):
+            # its pods' labels (the schedule tag ...) outlive the pods in the template
+            snap.stopped[key] = replace(state, labels={**template, **state.labels})
 
     def _notebooks(self, snap: Snapshot) -> None:
         from gpuplan.providers.base import ProviderError
 
-        if not any(p.owner.kind == "Notebook" for p in snap.pods):
-            return
+        wanted = {f"{p.namespace}/{p.owner.kind}/{p.owner.name}" for p in snap.pods}
         try:
             found = self.listed(notebook_resource())
         except ProviderError as exc:
-            snap.notes.append(f"notebooks not read: {exc.message}")
+            # no Kubeflow (404) matters only when a pod names a notebook as its owner
+            if "Notebook" in {w.split("/")[1] for w in wanted} or "HTTP 404" not in exc.message:
+                snap.notes.append(f"notebooks not read: {exc.message}")
             return
         for obj in found:
-            snap.owners[f"{_namespace(obj)}/Notebook/{obj.metadata.name}"] = owner_state(
-                "Notebook", obj
-            )
+            key = f"{_namespace(obj)}/Notebook/{obj.metadata.name}"
+            self._keep(snap, key, owner_state("Notebook", obj), wanted, _template_labels(obj))
+
+
+def _template_labels(obj: Any) -> dict[str, str]:
+    """The labels its pods would carry (the pod template's), with the owner's own."""
+    spec = obj.spec
+    if isinstance(spec, dict):  # a custom resource (Notebook)
+        template = spec.get("template") or {}
+        meta = template.get("metadata") or {} if isinstance(template, dict) else {}
+        found = meta.get("labels") or {} if isinstance(meta, dict) else {}
+    else:
+        template = getattr(spec, "template", None)
+        jobs = getattr(spec, "jobTemplate", None)
+        if template is None and jobs is not None and jobs.spec is not None:
+            template = jobs.spec.template
+        meta = template.metadata if template is not None else None
+        found = (meta.labels if meta is not None else None) or {}
+    labels = {str(k): str(v) for k, v in dict(found).items()}
+    return {**dict(obj.metadata.labels or {}), **labels}
 
 
 def _cluster_wide(resource: Any) -> bool:

@@ -21,9 +21,12 @@ from typing import Any
 
 from gpuplan.providers.base import ProviderError
 from gpuplan.providers.kubernetes.client import call
-from gpuplan.providers.kubernetes.discovery import STOP_ANNOTATION, notebook_resource
+from gpuplan.providers.kubernetes.discovery import (
+    REPLICAS_ANNOTATION,
+    STOP_ANNOTATION,
+    notebook_resource,
+)
 
-REPLICAS_ANNOTATION = "gpuplan.io/replicas-before"
 SCALED = ("Deployment", "StatefulSet", "ReplicaSet")
 SUSPENDED = ("Job", "CronJob")
 

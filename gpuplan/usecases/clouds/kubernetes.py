@@ -106,6 +106,12 @@ ENTRY = CloudEntry(
             "scale Deployment/StatefulSet to 0, suspend Job/CronJob, annotate Notebook "
             "kubeflow-resource-stopped, delete a bare pod (allow_data_loss)",
         ),
+        # Only what gpuplan stopped: the replicas it recorded, the suspend, the annotation.
+        Action.START: one(
+            Call.START,
+            "scale back to gpuplan.io/replicas-before, spec.suspend: false on Job/CronJob, "
+            "remove the Notebook's kubeflow-resource-stopped",
+        ),
         Action.HIBERNATE: Refusal(NOT_A_NODE_ACTION),
         Action.SUSPEND: Refusal("use stop: a Job or CronJob is suspended by stop"),
         Action.DEALLOCATE: Refusal(NOT_A_NODE_ACTION),

@@ -15,7 +15,7 @@ ledger nothing is started (what the job stopped is known only from the ledger).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -44,6 +44,7 @@ from gpuplan.usecases.lifecycle.stop_idle import (
     message,
     not_acted,
     open_run,
+    platform_preview,
 )
 from gpuplan.usecases.lifecycle.survey import Survey, action_rule, decide_one, idle_rule, survey
 
@@ -78,7 +79,12 @@ def run_schedule(
             s.decision,
             s.adapter.capabilities,
             decide(
-                s.instance, s.decision, policy.schedules, marks.get(s.instance.instance_id, ()), now
+                s.instance,
+                s.decision,
+                policy.schedules,
+                marks.get(s.instance.instance_id, ()),
+                now,
+                start_states(s.adapter),
             ),
         )
         for s in seen.seen
@@ -99,12 +105,15 @@ def run_schedule(
         # A killed run's stop intents are settled as every stop is (idle: none resumed).
         result.reconciled += reconcile(ledger, both, "offhours", now, owner)
     if apply and planned.aborted is None:
-        recheck = _recheck(policy, marks, now)
+        startable = {iid: start_states(a) for iid, a in by_id.items()}
+        recheck = _recheck(policy, marks, now, startable)
         executor = Executor(journal, rule, now, should_stop, concurrency, actions, recheck=recheck)
         executor.run(result.outcomes, by_id)
         result.problems.extend(executor.problems)
         result.interrupted = executor.interrupted
     else:
+        if planned.aborted is None:
+            platform_preview(result.outcomes, by_id)  # the platform's own dry run (dryRun=All)
         not_acted(result, journal, apply, now)
     finish(result, ledger, notifier if apply else None, now, schedule_message)
     return result
@@ -139,20 +148,32 @@ def settle_starts(
     return out
 
 
+def start_states(adapter: CloudAdapter) -> frozenset[InstanceState]:
+    """The states ``adapter``'s start brings back (a Kubernetes suspended Job too)."""
+    found = getattr(adapter, "start_states", None)
+    return frozenset(found) if isinstance(found, frozenset) else STOPPED_STATES
+
+
 def _recheck(
-    policy: Policy, marks: dict[str, list[Mark]], now: datetime
+    policy: Policy,
+    marks: dict[str, list[Mark]],
+    now: datetime,
+    startable: Mapping[str, frozenset[InstanceState]],
 ) -> Callable[[GpuInstance, PlannedAction], str | None]:
     """The executor's re-check: the re-read instance (state, tags) is still due."""
     rule = idle_rule(policy)
 
     def recheck(inst: GpuInstance, item: PlannedAction) -> str | None:
         starting = item.do is Action.START
-        if starting and inst.state not in STOPPED_STATES:
+        states = startable.get(inst.instance_id, STOPPED_STATES)
+        if starting and inst.state not in states:
             return f"state changed to {inst.state.value} since the plan"
         if not starting and inst.state is not InstanceState.RUNNING:
             return f"state changed to {inst.state.value} since the plan"
         verdict = decide_one(inst, {}, rule, now)
-        again = decide(inst, verdict, policy.schedules, marks.get(inst.instance_id, ()), now)
+        again = decide(
+            inst, verdict, policy.schedules, marks.get(inst.instance_id, ()), now, states
+        )
         wanted = Move.START if starting else Move.STOP
         if again.move is not wanted:
             return f"no longer due: {again.reason}"

@@ -119,13 +119,13 @@ def run_stop_idle(
             result.notices.extend(notices_of(result.owner_notices))
     else:
         if planned.aborted is None:
-            _preview(result.outcomes, by_id)
+            platform_preview(result.outcomes, by_id)
         not_acted(result, journal, apply, now)
     finish(result, ledger, notifier if apply else None, now, message)
     return result
 
 
-def _preview(outcomes: Sequence[InstanceResult], by_id: Mapping[str, CloudAdapter]) -> None:
+def platform_preview(outcomes: Sequence[InstanceResult], by_id: Mapping[str, CloudAdapter]) -> None:
     """A dry run's would-be actions sent through the platform's own dry run, where it has
     one (Kubernetes ``dryRun=All``): its answer, or why it refused, is the detail."""
     for o in outcomes:

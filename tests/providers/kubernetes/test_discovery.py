@@ -212,3 +212,36 @@ def test_an_owner_can_opt_out_too(api: KubeApi, served: Cluster) -> None:
     s.pod(api, "ml", "web-1-a", "n", 1, owner=("ReplicaSet", "web-1"))
     (unit,) = adapter(served).list_instances()
     assert unit.risk.refused == "opted out: Deployment web carries gpuplan.io/opt-out"
+
+
+def test_owners_gpuplan_stopped_are_listed_with_no_pods_and_a_persons_stop_is_not(
+    api: KubeApi, served: Cluster
+) -> None:
+    ours = {"gpuplan-stopped-at": "2026-12-02T19:30:00Z", "gpuplan-schedule": "office"}
+    s.owner(api, "Deployment", "ml", "scaled", replicas=0, annotations={
+        **ours, "gpuplan.io/replicas-before": "2"})  # fmt: skip
+    s.owner(api, "Deployment", "ml", "by-hand", replicas=0)
+    s.owner(api, "Notebook", "ml", "nb", annotations={**ours, "kubeflow-resource-stopped": "x"})
+    s.owner(api, "Notebook", "ml", "nb-by-hand", annotations={"kubeflow-resource-stopped": "x"})
+    job = s.owner(api, "CronJob", "ml", "nightly", annotations=ours)
+    job["spec"]["suspend"] = True
+    s.owner(api, "CronJob", "ml", "running", annotations=ours)  # marks left, not stopped
+    s.owner(api, "Deployment", "kube-system", "sys", replicas=0, annotations=ours)
+    s.owner(api, "Deployment", "ml", "other-team", replicas=0, annotations=ours,
+            labels={"team": "b"})  # fmt: skip
+    units = {u.instance_id: u for u in adapter(served, match_labels={"app": "scaled"})
+             .list_instances()}  # fmt: skip
+    assert set(units) == {"ml/Deployment/scaled"}  # the pod template's labels select
+    units = {u.instance_id: u for u in adapter(served).list_instances()}
+    assert {k: u.state.value for k, u in units.items()} == {
+        "ml/Deployment/scaled": "stopped",
+        "ml/Notebook/nb": "stopped",
+        "ml/CronJob/nightly": "suspended",
+        "kube-system/Deployment/sys": "stopped",
+        "ml/Deployment/other-team": "stopped",
+    }
+    scaled = units["ml/Deployment/scaled"]
+    assert scaled.hourly_usd is None and scaled.gpu_count == 0  # unknown, never zero dollars
+    assert scaled.labels["gpuplan-schedule"] == "office"
+    assert scaled.risk.undo == "gpuplan restore ml/Deployment/scaled (back to 2 replicas)"
+    assert "never touched" in units["kube-system/Deployment/sys"].risk.refused
