@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuplan.cli.common import add_catalog_dir, add_wide, load_catalog_for
 from gpuplan.cli.render import plural, print_json, render_table, wrap
@@ -117,8 +117,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_table(results)
         _print_spend(traces)
+        if not args.sweep:
+            _print_workloads(records[0])
         _print_schedules(scheduled)
     return 0
+
+
+def _print_workloads(record: dict[str, Any]) -> None:
+    """Kubernetes workload units replayed, by namespace then by owner (Kind/name)."""
+    for field, title in (("by_namespace", "namespace"), ("by_owner", "owner")):
+        groups = record.get(field)
+        if not groups:
+            return
+        headers = [title, "units", "saved $", "window oracle $", "harmful stops"]
+        rows = [[k, str(v["units"]), f"{v['saved_usd']:,.2f}", f"{v['window_oracle_usd']:,.2f}",
+                 str(v["false_stops"])] for k, v in groups.items()]  # fmt: skip
+        print(f"\nKubernetes workloads by {title}:")
+        print(render_table(headers, rows, align_right=[False] + [True] * 4))
 
 
 def _print_schedules(scheduled: list[dict[str, object]]) -> None:

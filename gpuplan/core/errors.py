@@ -32,6 +32,11 @@ class InputError(GpuplanError):
     exit_code = 2
 
 
+class ScopeInputError(InputError):
+    """A policy's scope section names what does not exist or cannot be read (a kubeconfig
+    file, a context in it): bad input for the whole run, never one scope's problem line."""
+
+
 class DataError(InputError):
     """A data file (catalog, policy, job file) is malformed at a known place."""
 

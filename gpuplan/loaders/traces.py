@@ -5,8 +5,9 @@ A folder (documented in docs/simulation.md, a stable interface other tools write
 - ``fleet.csv``: ``instance_id,instance_type[,trace_class][,hourly_usd]`` (hourly_usd may
   be empty: the catalog's on-demand price of instance_type is used); without it, every
   ``*.csv`` is one instance at $1/h;
-- ``<instance_id>.csv`` per instance, with a header naming its columns (any order, extra
-  columns ignored):
+- ``<instance_id>.csv`` per instance (a Kubernetes workload's id is
+  ``namespace/Kind/name``, its file ``<namespace>/<Kind>/<name>.csv``), with a header
+  naming its columns (any order, extra columns ignored):
 
   - ``minute``: rows at one fixed step (1 or 5 minutes...) from 0; a skipped row is a gap;
   - ``utilisation``: the busiest GPU, percent; empty when not every GPU reported;
@@ -37,7 +38,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from gpuplan.core.errors import DataError
-from gpuplan.core.lifecycle.simulation.traces import Kind, Segment, Trace
+from gpuplan.core.lifecycle.simulation.traces import Kind, Segment, Trace, workload_parts
 from gpuplan.loaders.safe_read import TRACE_LIMIT, read_text
 
 FLEET_FILE = "fleet.csv"
@@ -72,13 +73,21 @@ def _write_traces(directory: Path, traces: Sequence[Trace]) -> None:
             columns.append(("cpu_percent", t.cpu))
         for index, series in enumerate(t.gpus or ()):
             columns.append((f"gpu{index}_utilisation", series))
-        with (directory / f"{t.instance_id}.csv").open("w", newline="", encoding="utf-8") as fh:
+        path = series_path(directory, t.instance_id)
+        path.parent.mkdir(parents=True, exist_ok=True)  # a workload: namespace/Kind/name.csv
+        with path.open("w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh, lineterminator="\n")
             writer.writerow(["minute", *(name for name, _ in columns), "kind", "label"])
             for seg in t.segments:
                 for minute in range(seg.start, seg.end):
                     cells = [_cell(values[minute]) for _, values in columns]
                     writer.writerow([minute, *cells, seg.kind, seg.label])
+
+
+def series_path(directory: Path, unit_id: str) -> Path:
+    """``<instance_id>.csv``; a workload's ``<namespace>/<Kind>/<name>.csv``."""
+    *folders, last = unit_id.split("/")
+    return directory.joinpath(*folders, f"{last}.csv")
 
 
 def _cell(value: float | None) -> str:
@@ -104,9 +113,12 @@ def read_traces(
     for line, row in rows:
         instance_id = row["instance_id"].strip()
         instance_type = row["instance_type"].strip()
-        if not instance_id or "/" in instance_id or instance_id.startswith("."):
+        workload = workload_parts(instance_id)
+        plain = instance_id and "/" not in instance_id and not instance_id.startswith(".")
+        if not plain and workload is None:
             raise DataError(
-                str(fleet_path), f"not a usable instance id: {instance_id!r}", line=line,
+                str(fleet_path), f"not a usable instance id: {instance_id!r} (an instance "
+                "id, or a Kubernetes workload as namespace/Kind/name)", line=line,
                 field="instance_id",
             )  # fmt: skip
         price = _price(fleet_path, line, row.get("hourly_usd", ""))
@@ -119,7 +131,8 @@ def read_traces(
                 line=line,
                 field="hourly_usd",
             )
-        series = _read_series(directory / f"{instance_id}.csv")
+        # a workload's series is <namespace>/<Kind>/<name>.csv (parts checked above)
+        series = _read_series(series_path(directory, instance_id))
         kinds, labels = series.kinds, series.labels
         if not series.labelled:
             kinds = _derive_kinds(series.values, threshold, min_idle_minutes)

@@ -44,7 +44,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("busy", "busy %", 3),
     Column("oversized", "oversized $", 3),
     Column("type", "type", 4, 8, 20),
+    Column("namespace", "namespace", 2, 6, 16),
+    Column("owner", "owner", 3, 8, 30),
+    Column("gpus", "GPUs", 3),
+    Column("hourly", "$/h", 3),
+    Column("node", "node", 4, 6, 24),
 )
+WORKLOAD_COLUMNS = frozenset({"namespace", "owner", "gpus", "hourly", "node"})
+"""Columns of Kubernetes workloads: shown only when an audited row is one."""
 
 
 def split_bar(split: Split, width: int = 30, oversized: Decimal = Decimal(0)) -> Text:
@@ -72,10 +79,22 @@ def _dollars(value: Decimal) -> Text:
     return Text(fmt.compact_money(value), justify="right")
 
 
+def is_workload(a: InstanceAudit) -> bool:
+    return "owner_kind" in a.subject.attributes
+
+
+def audit_name(a: InstanceAudit) -> str:
+    """A workload by ``namespace/Kind/name``, an instance by its name, else its id."""
+    subject = a.subject
+    return subject.instance_id if is_workload(a) else subject.name or subject.instance_id
+
+
 def audit_cells(a: InstanceAudit, bar_width: int) -> dict[str, str | Text]:
     s = a.split
+    facts = a.subject.attributes
+    owner = f"{facts['owner_kind']}/{facts.get('owner_name', '')}" if is_workload(a) else ""
     return {
-        "instance": a.subject.name or a.subject.instance_id,
+        "instance": audit_name(a),
         "split": split_bar(s, bar_width, a.oversized),
         "stake": _dollars(a.at_stake_per_month),
         "paid": _dollars(s.paid),
@@ -83,6 +102,11 @@ def audit_cells(a: InstanceAudit, bar_width: int) -> dict[str, str | Text]:
         "busy": Text(f"{100 * s.share(s.busy):.0f}%", justify="right"),
         "oversized": _dollars(a.oversized),
         "type": a.subject.instance_type,
+        "namespace": facts.get("namespace", ""),
+        "owner": owner,
+        "gpus": Text(fmt.count(a.subject.gpu_count), justify="right"),
+        "hourly": Text(fmt.money(a.subject.hourly_usd), justify="right"),
+        "node": facts.get("nodes", ""),
     }
 
 
@@ -141,7 +165,12 @@ def sort_audits(rows: list[InstanceAudit], key: str, descending: bool) -> list[I
     def value(a: InstanceAudit) -> Decimal | float | str:
         s = a.split
         values: dict[str, Decimal | float | str] = {
-            "instance": a.subject.name or a.subject.instance_id,
+            "instance": audit_name(a),
+            "namespace": a.subject.attributes.get("namespace", ""),
+            "owner": a.subject.attributes.get("owner_name", ""),
+            "gpus": a.subject.gpu_count,
+            "hourly": a.subject.hourly_usd,
+            "node": a.subject.attributes.get("nodes", ""),
             "split": s.share(s.busy),
             "stake": a.at_stake_per_month,
             "paid": s.paid,
@@ -155,12 +184,16 @@ def sort_audits(rows: list[InstanceAudit], key: str, descending: bool) -> list[I
     return sorted(rows, key=value, reverse=descending)
 
 
-def fit_audit_columns(rows: Sequence[dict[str, str | Text]], width: int) -> dict[str, int]:
-    """Column key -> width for ``width`` characters, most important columns first."""
+def fit_audit_columns(
+    rows: Sequence[dict[str, str | Text]], width: int, workloads: bool = False
+) -> dict[str, int]:
+    """Column key -> width for ``width`` characters, most important columns first; the
+    workload columns (namespace, owner, GPUs, $/h, node) only when ``workloads``."""
+    columns = [c for c in COLUMNS if workloads or c.key not in WORKLOAD_COLUMNS]
     natural = {
-        c.key: max([len(_plain(r[c.key])) for r in rows] + [len(c.label) + 1]) for c in COLUMNS
+        c.key: max([len(_plain(r[c.key])) for r in rows] + [len(c.label) + 1]) for c in columns
     }
-    return choose_columns(COLUMNS, natural, width)
+    return choose_columns(columns, natural, width)
 
 
 def _plain(cell: str | Text) -> str:
@@ -210,7 +243,8 @@ class AuditPane(Vertical):
             self.rows = sort_audits(self.rows, *self.sort)
         bar_width = 30 if width >= 117 else 20 if width >= 97 else 16
         cells = [audit_cells(a, bar_width) for a in self.rows]
-        layout = fit_audit_columns(cells, width)
+        workloads = any(is_workload(a) for a in audits)
+        layout = fit_audit_columns(cells, width, workloads)
         labels = {c.key: c.label for c in COLUMNS}
         for key, size in layout.items():
             here = self.sort is not None and self.sort[0] == key
@@ -253,7 +287,9 @@ class AuditPane(Vertical):
 def _row_text(a: InstanceAudit) -> str:
     """What ``/`` searches in the audit view: name, id, type, advice kinds (lower case)."""
     kinds = " ".join(v.kind.value for v in a.advice)
-    return f"{a.subject.name} {a.subject.instance_id} {a.subject.instance_type} {kinds}".lower()
+    facts = " ".join(a.subject.attributes.get(k, "") for k in ("namespace", "owner_kind", "nodes"))
+    subject = a.subject
+    return f"{subject.name} {subject.instance_id} {subject.instance_type} {kinds} {facts}".lower()
 
 
 def _cut(cell: str | Text, width: int) -> str | Text:

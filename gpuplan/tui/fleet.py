@@ -31,10 +31,18 @@ from gpuplan.core.errors import GpuplanError
 from gpuplan.core.lifecycle.instances import InstanceState
 from gpuplan.tui.audit_view import AuditPane, AuditResult
 from gpuplan.tui.context import TuiContext
-from gpuplan.tui.fleet_rows import COLUMNS, cut, fit_columns, instance_row, row_text, sort_rows
+from gpuplan.tui.fleet_rows import (
+    COLUMNS,
+    cut,
+    fit_columns,
+    instance_row,
+    is_workload,
+    row_text,
+    sort_rows,
+)
 from gpuplan.tui.fleet_scope import busiest_per_period
 from gpuplan.tui.fleet_stop import StopActions
-from gpuplan.tui.fleet_view import FleetView, idle_summary, load_adapters
+from gpuplan.tui.fleet_view import FleetView, idle_summary, load_adapters, stranded_text
 from gpuplan.tui.keys import LEAVE_FIELD, command, focus_now
 from gpuplan.tui.policies import check_file, find_policy_files
 from gpuplan.tui.problems import describe
@@ -74,9 +82,11 @@ class FleetScreen(StopActions):
     FleetScreen ProgressBar { width: 30; }
     FleetScreen #instances { height: 1fr; }
     FleetScreen #detail { height: 3; padding: 0 1; border-top: solid $primary; }
+    FleetScreen #stranded { height: auto; max-height: 4; padding: 0 1; color: $warning; }
     FleetScreen #audit { display: none; }
     FleetScreen.audit #audit { display: block; }
     FleetScreen.audit #instances, FleetScreen.audit #detail { display: none; }
+    FleetScreen.audit #stranded { display: none; }
     """
 
     def __init__(self, context: TuiContext) -> None:
@@ -101,6 +111,7 @@ class FleetScreen(StopActions):
             yield ProgressBar(id="progress", show_eta=False)
         yield NavTable(id="instances", cursor_type="row")
         yield Static("", id="detail")
+        yield Static("", id="stranded")
         yield AuditPane(id="audit")
         yield Footer(compact=True)
 
@@ -230,7 +241,7 @@ class FleetScreen(StopActions):
         """Load policy and catalog, build adapters, survey each scope; report as we go."""
         from gpuplan.core.lifecycle.idle import period_starts
         from gpuplan.usecases.lifecycle.concurrency import DEFAULT_CONCURRENCY, Concurrency
-        from gpuplan.usecases.lifecycle.survey import Survey, idle_rule, survey
+        from gpuplan.usecases.lifecycle.survey import Survey, idle_rule, stranded_gpus, survey
 
         now = self.context.clock()
         try:
@@ -263,6 +274,7 @@ class FleetScreen(StopActions):
         pool = self.context.concurrency or Concurrency(DEFAULT_CONCURRENCY)
         judged = survey(adapters, rule, now, concurrency=pool, on_scope=read)
         view.seen[:] = judged.seen  # judged across every scope (metric faults)
+        view.stranded = stranded_gpus(adapters)  # Kubernetes nodes' GPUs no pod requests
         if not get_current_worker().is_cancelled:  # a newer refresh replaced this one
             self.app.call_from_thread(self._show_survey, path, view)
 
@@ -309,7 +321,8 @@ class FleetScreen(StopActions):
             series = self.view.series.get(key, []) if self.view else []
             cells = instance_row(s, series, self.acted.get(key))
             rows.append(dict(zip((k for k, _ in COLUMNS), cells, strict=True)))
-        layout = fit_columns(rows, self._table_width())
+        workloads = any(is_workload(s.instance) for s in seen)
+        layout = fit_columns(rows, self._table_width(), workloads)
         for key, width in layout.items():
             here = self.sort is not None and self.sort[0] == key
             label = header(dict(COLUMNS)[key], here, bool(self.sort and self.sort[1]), width)
@@ -318,6 +331,10 @@ class FleetScreen(StopActions):
             cells = [cut(row[key], width) for key, width in layout.items()]
             table.add_row(*cells, key=s.instance.instance_id)
         self._detail(self.rows[0] if self.rows else None)
+        spare = self.query_one("#stranded", Static)
+        lines = stranded_text(self.view.stranded if self.view else [])
+        spare.update(lines)
+        spare.display = bool(lines.plain)
 
     def filter_words(self) -> list[str]:
         return self.query_one("#filter", Input).value.lower().split()

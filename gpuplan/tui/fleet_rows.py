@@ -24,6 +24,8 @@ SPARK_WIDTH = 24
 """Most characters a sparkline takes; longer windows are bucketed (busiest per bucket)."""
 COLUMNS = (
     ("instance", "instance"),
+    ("namespace", "namespace"),
+    ("owner", "owner"),
     ("verdict", "verdict"),
     ("idle", "idle for"),
     ("util", "util (window)"),
@@ -31,28 +33,40 @@ COLUMNS = (
     ("cpu", "CPU"),
     ("hourly", "$/h"),
     ("gpus", "GPUs"),
+    ("node", "node"),
     ("state", "state"),
     ("type", "type"),
     ("region", "region"),
 )
 
 
-PRIORITY = {"instance": 0, "verdict": 0, "idle": 1, "hourly": 1, "region": 1, "util": 2}
+WORKLOAD_COLUMNS = frozenset({"namespace", "owner", "node"})
+"""Columns of Kubernetes workloads: shown only when a row is one."""
+PRIORITY = {"instance": 0, "verdict": 0, "idle": 1, "hourly": 1, "region": 1, "namespace": 1,
+            "node": 1, "util": 2, "owner": 2}  # fmt: skip
 """Which columns stay on a narrow terminal; columns not named here come last."""
-SHRINKS = {"instance": (10, 24), "region": (9, 16), "type": (8, 20), "state": (7, 12)}
+WORKLOAD_PRIORITY = {**PRIORITY, "gpus": 2}
+"""With workloads on screen, a pod's share of its node's GPUs is worth a column early."""
+SHRINKS = {"instance": (10, 24), "region": (9, 16), "type": (8, 20), "state": (7, 12),
+           "namespace": (6, 16), "owner": (8, 30), "node": (6, 24)}  # fmt: skip
 """Text columns that may be cut with an ellipsis: (narrowest, widest admitted at)."""
 STRETCH = {"instance": NAME_MAX, "type": 40}
 """Text columns that grow past their widest into room left over (names in full)."""
 
 
-def fit_columns(rows: list[dict[str, str | Text]], width: int) -> dict[str, int]:
-    """The columns that fit ``width``: key -> fixed width (the widest cell where it fits).
+def fit_columns(
+    rows: list[dict[str, str | Text]], width: int, workloads: bool = False
+) -> dict[str, int]:
+    """The columns that fit ``width``: key -> fixed width (the widest cell where it fits);
+    the workload columns (namespace, owner, node) only when ``workloads``.
 
     Every width is fixed: an auto width is measured when the table next lays out, which
     can come after a snapshot or a modal is drawn (cells cut to their header's width)."""
+    rank = WORKLOAD_PRIORITY if workloads else PRIORITY
     columns = [
-        Column(key, label, PRIORITY.get(key, 3), *SHRINKS.get(key, (0, 0)), STRETCH.get(key, 0))
+        Column(key, label, rank.get(key, 3), *SHRINKS.get(key, (0, 0)), STRETCH.get(key, 0))
         for key, label in COLUMNS
+        if workloads or key not in WORKLOAD_COLUMNS
     ]
     natural = {  # not the sort arrow: a click must not reflow the columns (table.header)
         key: max([len(plain(r[key])) for r in rows] + [len(label)]) for key, label in COLUMNS
@@ -79,15 +93,29 @@ def cut(cell: str | Text, width: int | None) -> str | Text:
 def unit_name(inst: GpuInstance) -> str:
     """The row's name: a Kubernetes workload by ``namespace/Kind/name`` (its name alone
     repeats across namespaces and kinds), an instance by its name, else its id."""
-    if "owner_kind" in inst.attributes:
+    if is_workload(inst):
         return inst.instance_id
     return inst.name or inst.instance_id
 
 
+def is_workload(inst: GpuInstance) -> bool:
+    """A Kubernetes workload (pods under one owner), not a machine."""
+    return "owner_kind" in inst.attributes
+
+
+def owner_of(inst: GpuInstance) -> str:
+    """``Kind/name`` of a workload's owner; empty for an instance."""
+    if not is_workload(inst):
+        return ""
+    return f"{inst.attributes['owner_kind']}/{inst.attributes.get('owner_name', '')}"
+
+
 def row_text(seen: Seen) -> str:
-    """What ``/`` searches: name, id, type, region, verdict, state (lower case)."""
+    """What ``/`` searches: name, id, type, region, verdict, state, and a workload's
+    namespace, owner and nodes (lower case)."""
     inst = seen.instance
-    parts = (inst.name or "", inst.instance_id, inst.instance_type, inst.region)
+    extra = (inst.attributes.get("namespace", ""), owner_of(inst), inst.attributes.get("nodes", ""))
+    parts = (inst.name or "", inst.instance_id, inst.instance_type, inst.region, *extra)
     return " ".join((*parts, seen.decision.verdict.value, inst.state.value)).lower()
 
 
@@ -98,6 +126,9 @@ def sort_rows(rows: list[Seen], key: str, descending: bool) -> list[Seen]:
         inst, d = s.instance, s.decision
         values: dict[str, float | str | None] = {
             "instance": unit_name(inst),
+            "namespace": inst.attributes.get("namespace") or None,
+            "owner": owner_of(inst) or None,
+            "node": inst.attributes.get("nodes") or None,
             "verdict": d.verdict.value,
             "idle": d.idle_minutes,
             "util": None,
@@ -128,6 +159,8 @@ def instance_row(
         verdict = Text(inst.state.value, style="dim")
     return [
         unit_name(inst),
+        inst.attributes.get("namespace", ""),
+        owner_of(inst),
         verdict,
         fmt.minutes(d.idle_minutes),
         sparkline(series, width=SPARK_WIDTH),
@@ -135,6 +168,7 @@ def instance_row(
         Text(_percent(d.cpu_percent), justify="right"),
         Text(fmt.money(inst.hourly_usd), justify="right"),
         f"{fmt.count(inst.gpu_count)}x {inst.gpu or '?'}",
+        inst.attributes.get("nodes", ""),
         Text(acted_label(acted), style="bold") if acted is not None else inst.state.value,
         inst.instance_type,
         inst.region,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from rich.text import Text
 
 from gpuplan.core.lifecycle.idle import IdleVerdict
 from gpuplan.core.lifecycle.plan import Outcome
@@ -31,6 +34,40 @@ class FleetView:
     notices: list[str] = field(default_factory=list)
     now: datetime | None = None
     """When the survey ran (exemptions that end are judged at this time)."""
+    stranded: list[dict[str, object]] = field(default_factory=list)
+    """Kubernetes nodes' GPUs that no pod requests, one record per node
+    (:func:`gpuplan.usecases.lifecycle.survey.stranded_gpus`)."""
+
+
+def stranded_text(records: Sequence[Mapping[str, object]]) -> Text:
+    """One line per node with GPUs no pod requests: ``stranded: node gpu-1 (p4d.24xlarge,
+    us-east-1, on_demand): 3 of 8 GPUs, $12.29/h``; empty when there are none."""
+    out = Text()
+    for i, r in enumerate(records):
+        price = r.get("hourly_usd")
+        money = (
+            f"${float(price):,.2f}/h"
+            if isinstance(price, (int, float, Decimal))
+            else "price unknown"
+        )
+        out.append("\n" if i else "")
+        out.append("stranded: ", style="bold")
+        out.append(
+            f"node {r['node']} ({r['instance_type']}, {r['region']}, {r['pricing']}): "
+            f"{r['gpus']} of {r['node_gpus']} GPUs requested by no pod, {money}"
+        )
+    return out
+
+
+def stranded_part(view: FleetView) -> str:
+    """``, 3 GPUs stranded $12.29/h``: the GPUs no pod requests, all nodes together."""
+    if not view.stranded:
+        return ""
+    gpus = sum(int(str(r["gpus"])) for r in view.stranded)
+    prices = [r.get("hourly_usd") for r in view.stranded]
+    known = [Decimal(str(p)) for p in prices if isinstance(p, (int, float, Decimal))]
+    money = f" ${sum(known, Decimal(0)):,.2f}/h" if known else ""
+    return f", {fmt.plural(gpus, 'GPU')} stranded{money}"
 
 
 def exempt_part(view: FleetView) -> str:
@@ -61,6 +98,7 @@ def idle_summary(view: FleetView, acted: Mapping[str, Outcome] | None = None) ->
     if stopped:
         text += f", {stopped} stopped"
     text += exempt_part(view)
+    text += stranded_part(view)
     return text + (f", {fmt.plural(len(view.problems), 'problem')} (!)" if view.problems else "")
 
 

@@ -34,6 +34,8 @@ from gpuplan.core.planner.spot import spot_overhead
 
 class AdviceKind(StrEnum):
     STOP_IDLE = "stop-idle"
+    IDLE_REFUSED = "idle-refused"
+    """Idle, but stop-idle refuses to act on it (a workload it never touches)."""
     INPUT_BOUND = "input-bound"
     ONE_BUSY_GPU = "one-busy-gpu"
     SMALLER_GPU = "smaller-gpu"
@@ -97,6 +99,14 @@ def _stop_idle(a: InstanceAudit) -> Advice | None:
     s = a.split
     if not s.idle or s.share(s.idle) < 0.05:
         return None
+    if a.subject.refused:  # stop-idle would refuse it: say why, never suggest it
+        return Advice(
+            AdviceKind.IDLE_REFUSED,
+            f"release it by hand: stop-idle refuses it ({a.subject.refused})",
+            f"{s.share(s.idle):.0%} of ${s.paid:,.2f} paid with no GPU work, no GPU memory "
+            "held and a quiet CPU",
+            _monthly(s.idle, s.hours),
+        )
     return Advice(
         AdviceKind.STOP_IDLE,
         "stop it when nothing runs (an idle: policy with stop-idle)",

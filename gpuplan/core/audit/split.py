@@ -104,6 +104,12 @@ class Subject:
     labels: Mapping[str, str] = field(default_factory=dict)
     name: str = ""
     """The instance's name where the cloud gives one (shown beside the id)."""
+    attributes: Mapping[str, str] = field(default_factory=dict)
+    """Provider facts beside the tags: a Kubernetes workload's ``namespace``,
+    ``owner_kind``, ``owner_name`` and ``nodes``."""
+    refused: str = ""
+    """Why stop-idle will not act on it (a DaemonSet, a protected namespace, an opt-out,
+    a PodDisruptionBudget); empty when it may."""
 
 
 class Bucket(StrEnum):

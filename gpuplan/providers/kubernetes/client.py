@@ -45,6 +45,40 @@ def make_client(kubeconfig: str | None, context: str | None, *, in_cluster: bool
         raise ProviderError(f"kubernetes {where}: {str(exc)[:200]}") from None
 
 
+def kubeconfig_contexts(path: Path) -> tuple[list[str], str]:
+    """The context names in the kubeconfig at ``path`` and its ``current-context``.
+
+    OSError when it cannot be read; ValueError (one line) when it is larger than
+    :data:`MAX_KUBECONFIG_BYTES` or not a kubeconfig. Nothing of its content but context
+    names is said (tokens and keys live in it)."""
+    import yaml
+
+    with path.open("rb") as f:
+        raw = f.read(MAX_KUBECONFIG_BYTES + 1)
+    if len(raw) > MAX_KUBECONFIG_BYTES:
+        raise ValueError("larger than 4 MiB")
+    try:
+        doc = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ValueError(f"not YAML{where}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("contexts", []), list):
+        raise ValueError("not a kubeconfig (expected a mapping with a contexts list)")
+    names = [
+        str(c["name"])
+        for c in doc.get("contexts") or []
+        if isinstance(c, dict) and isinstance(c.get("name"), str)
+    ]
+    current = doc.get("current-context")
+    return names, current if isinstance(current, str) else ""
+
+
+def default_kubeconfig() -> Path:
+    """``$KUBECONFIG``'s first file, else ``~/.kube/config``."""
+    return _default_path()
+
+
 def _transport(single: Any) -> Any:
     """The cluster's TLS (its CA, a client certificate) without keep-alive: a run makes a
     few dozen calls, and no connection outlives its answer (none is left open at exit)."""

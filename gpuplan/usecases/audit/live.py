@@ -70,6 +70,7 @@ def subject_of(inst: GpuInstance, settings: AuditSettings) -> Subject | None:
         pricing=inst.pricing,
         gpu_count=max(1, int(inst.gpu_count)), restartable=restartable,
         account=inst.account, labels=dict(inst.labels), name=inst.name or "",
+        attributes=dict(inst.attributes), refused=inst.risk.refused,
     )  # fmt: skip
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.catalog.query import Catalog
-from gpuplan.core.errors import GpuplanError
+from gpuplan.core.errors import GpuplanError, ScopeInputError
 from gpuplan.core.policy import Policy
 from gpuplan.providers.base import CloudAdapter, MetricsSource
 from gpuplan.providers.cloud_entry import (
@@ -91,7 +91,7 @@ class ProviderRegistry:
             try:
                 with needs_extra(f"{provider.value}"):
                     built = entry.scopes(context)
-            except MissingExtra:
+            except (MissingExtra, ScopeInputError):
                 raise
             except GpuplanError as exc:
                 fleet.problems.append(_named(provider, exc.message))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.catalog.region_naming import AWS_NAMING, AZURE_NAMING, GCP_NAMING, RegionGroup
-from gpuplan.core.errors import GpuplanError, InputError
+from gpuplan.core.errors import GpuplanError, InputError, ScopeInputError
 from gpuplan.core.lifecycle.actions import Call, Refusal, one
 from gpuplan.core.lifecycle.instances import Action
 from gpuplan.core.policy.kubernetes_scope import KubernetesScope
@@ -66,6 +66,8 @@ def kube_scopes(context: BuildContext) -> dict[str, CloudAdapter]:
         if prometheus is not None
         else None
     )
+    if not section.in_cluster:
+        check_kubeconfig(section)
     out = ScopeAdapters()
     names: list[str | None] = list(section.contexts) or [None]
     for name in names:
@@ -95,6 +97,42 @@ def kube_scopes(context: BuildContext) -> dict[str, CloudAdapter]:
     if not out and out.problems and len(names) == 1:
         raise InputError(out.problems[0])
     return out
+
+
+def check_kubeconfig(section: KubernetesScope) -> None:
+    """The kubeconfig ``scope.kubernetes`` names is read and holds each of its contexts
+    (or a current context when none is named); else one line naming the file and field,
+    exit 2, before any cluster is called."""
+    from pathlib import Path
+
+    from gpuplan.providers.kubernetes.client import default_kubeconfig, kubeconfig_contexts
+
+    if section.kubeconfig:
+        path, field = Path(section.kubeconfig).expanduser(), "scope.kubernetes.kubeconfig"
+    else:
+        path, field = default_kubeconfig(), "scope.kubernetes.kubeconfig (not set: the default)"
+    try:
+        known, current = kubeconfig_contexts(path)
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise ScopeInputError(f"{field}: {path}: cannot be read ({why})") from None
+    except ValueError as exc:
+        raise ScopeInputError(f"{field}: {path}: {exc}") from None
+    has = ", ".join(known[:10]) or "none"
+    for name in section.contexts:
+        if name not in known:
+            raise ScopeInputError(
+                f"scope.kubernetes.contexts: {name!r} is not a context in {path} (it has: {has})"
+            )
+    if not section.contexts and current not in known:
+        said = (
+            f"current-context {current!r} is not one of its contexts"
+            if current
+            else ("it has no current-context")
+        )
+        raise ScopeInputError(
+            f"scope.kubernetes.contexts: none named and {path}: {said} (it has: {has})"
+        )
 
 
 ENTRY = CloudEntry(

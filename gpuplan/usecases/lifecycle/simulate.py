@@ -19,7 +19,12 @@ from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.lifecycle.idle import IdleRule
 from gpuplan.core.lifecycle.simulation.replay import ActionSettings, SimulationResult, simulate
 from gpuplan.core.lifecycle.simulation.schedule_replay import ScheduleReplay, replay_schedule
-from gpuplan.core.lifecycle.simulation.traces import DEFAULT_TYPES, Trace, generate_fleet
+from gpuplan.core.lifecycle.simulation.traces import (
+    DEFAULT_TYPES,
+    Trace,
+    generate_fleet,
+    workload_parts,
+)
 from gpuplan.core.policy import Policy
 from gpuplan.core.policy.models import IdleAction, IdleSettings
 
@@ -164,7 +169,7 @@ def result_record(result: SimulationResult) -> dict[str, Any]:
         row["perfect_oracle_usd"] += t.usd(t.perfect_oracle_minutes)
         row["false_stops"] += t.false_stops
     rule = result.rule
-    return {
+    record: dict[str, Any] = {
         "window_minutes": rule.window_minutes,
         "live_process_window_minutes": rule.live_process_window_minutes,
         "threshold_percent": rule.threshold_percent,
@@ -202,6 +207,34 @@ def result_record(result: SimulationResult) -> dict[str, Any]:
             for k, v in sorted(by_class.items())
         },
     }
+    if any(workload_parts(t.instance_id) for t in result.traces):
+        record["by_namespace"] = workload_groups(result, lambda n, _k, _o: n)
+        record["by_owner"] = workload_groups(result, lambda _n, k, o: f"{k}/{o}")
+    return record
+
+
+def workload_groups(
+    result: SimulationResult, key: Callable[[str, str, str], str]
+) -> dict[str, dict[str, Any]]:
+    """Kubernetes workload units (``namespace/Kind/name``) grouped by ``key`` of their
+    parts: units, dollars saved, the window oracle's dollars and harmful stops."""
+    groups: dict[str, dict[str, Any]] = {}
+    for t in result.traces:
+        parts = workload_parts(t.instance_id)
+        if parts is None:
+            continue
+        row = groups.setdefault(key(*parts), {"units": 0, "saved_usd": Decimal(0),
+                                              "window_oracle_usd": Decimal(0),
+                                              "false_stops": 0})  # fmt: skip
+        row["units"] += 1
+        row["saved_usd"] += t.usd(t.saved_minutes)
+        row["window_oracle_usd"] += t.usd(t.window_oracle_minutes)
+        row["false_stops"] += t.false_stops
+    return {
+        k: {**v, "saved_usd": round(v["saved_usd"], 2),
+            "window_oracle_usd": round(v["window_oracle_usd"], 2)}
+        for k, v in sorted(groups.items())
+    }  # fmt: skip
 
 
 def event_records(result: SimulationResult, *, flags: bool = False) -> list[dict[str, Any]]:

@@ -267,3 +267,16 @@ def test_a_notice_is_an_annotation_on_the_owner_and_nothing_is_scaled(
     deployment = api.get("apis/apps/v1", "deployments", "ml-eval", "eval-server")
     assert "gpuplan-stop-after" in deployment["metadata"]["annotations"]
     assert deployment["spec"]["replicas"] == 2
+
+
+def test_audit_never_advises_stop_idle_for_a_refused_workload(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, audit = run(["audit", "--policy", str(setup.policy), "--since", "24h", "--json"], capsys)
+    assert code in (0, 1)
+    advice = {r["instance_id"]: [a["kind"] for a in r["advice"]] for r in audit["instances"]}
+    refused = [k for k, v in world.EXPECTED.items() if v[2] == "refused"]
+    assert len(refused) == 4  # kube-system, DaemonSet, PDB, opt-out
+    for key in refused:  # idle all day: the reason instead of stop-idle
+        assert "stop-idle" not in advice[key] and "idle-refused" in advice[key], key
+    assert "stop-idle" in advice["research/Notebook/idle-nb"]

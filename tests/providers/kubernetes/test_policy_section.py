@@ -57,7 +57,7 @@ def test_a_good_section_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "ok" in capsys.readouterr().out
 
 
-def test_a_missing_kubeconfig_is_a_problem_line_exit_1(
+def test_a_missing_kubeconfig_is_bad_input_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -65,6 +65,6 @@ def test_a_missing_kubeconfig_is_a_problem_line_exit_1(
     path.write_text(HEAD + f"    kubeconfig: {tmp_path / 'none'}\n", encoding="utf-8")
     code = main(["fleet", "--policy", str(path)])
     err = capsys.readouterr().err
-    # as a cloud that cannot be reached: the scope's problem, one line, the run fails (1)
-    assert code == 1 and "Traceback" not in err
-    assert "kubernetes context (current): [Errno 2] No such file or directory" in err
+    # the policy names a file that is not there: bad input, one line, exit 2 (issue 35)
+    assert code == 2 and "Traceback" not in err and err.count("\n") == 1
+    assert f"scope.kubernetes.kubeconfig: {tmp_path / 'none'}: cannot be read" in err

@@ -30,6 +30,7 @@ are those a measured week of 80 instances showed (issue 12):
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -73,6 +74,23 @@ class Trace:
             if seg.start <= minute < seg.end:
                 return seg.kind
         return "idle"
+
+
+_NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
+_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+
+
+def workload_parts(unit_id: str) -> tuple[str, str, str] | None:
+    """``(namespace, Kind, name)`` of a Kubernetes workload's unit id
+    (``namespace/Kind/name``, each part as Kubernetes allows it); None for anything else."""
+    parts = unit_id.split("/")
+    if len(parts) != 3:
+        return None
+    namespace, kind, name = parts
+    if not (_NAMESPACE.fullmatch(namespace) and _KIND.fullmatch(kind) and _NAME.fullmatch(name)):
+        return None
+    return namespace, kind, name
 
 
 CLASS_MIX: dict[str, float] = {
