@@ -79,8 +79,8 @@ class Smtp(Section):
 
     host: Annotated[str, _text(r"^[A-Za-z0-9.-]{1,253}$", "a host name")]
     """Host name of the SMTP server."""
-    port: PositiveInt = 587
-    """Port; 587 with STARTTLS, 465 with implicit TLS."""
+    port: int = Field(default=587, ge=1, le=65535)
+    """Port (1-65535); 587 with STARTTLS, 465 with implicit TLS."""
     tls: Annotated[str, _text(r"^(starttls|implicit|none)$", "starttls, implicit or none")] = (
         "starttls"
     )

@@ -57,6 +57,10 @@ def test_secret_names_must_be_gpuplan_or_allowed(
             "owners:\n  smtp: {host: 127.0.0.1, tls: none, sender: g@example.org}\n",
             "owners.smtp.tls: tls: none sends mail",
         ),
+        (
+            "owners:\n  smtp: {host: mail.example.org, port: 70000, sender: g@example.org}\n",
+            "owners.smtp.port: input should be less than or equal to 65535",
+        ),
         ("exemptions: {max_days: 0}\n", "exemptions.max_days: must be at least 1"),
         ("lifetimes: {max_runtime: 3 days}\n", "lifetimes.max_runtime"),
     ],
