@@ -137,7 +137,7 @@ class PrometheusSource:
         return {
             owner: HostSamples(
                 utilisation=gpus,
-                memory=_memory_percent(used.get(owner, {}), free.get(owner, {})),
+                memory=memory_percent(used.get(owner, {}), free.get(owner, {})),
                 cpu=next(iter(cpu.get(owner, {}).values()), {}),
             )
             for owner, gpus in util.items()
@@ -197,9 +197,11 @@ class PrometheusSource:
         return _data(payload, redact_url(url), response.status)
 
 
-def _memory_percent(
+def memory_percent(
     used: Mapping[str, Mapping[datetime, float]], free: Mapping[str, Mapping[datetime, float]]
 ) -> dict[str, dict[datetime, float]]:
+    """GPU memory in use, percent of total, per GPU and period: used / (used + free)
+    (dcgm-exporter's FB_USED and FB_FREE; a period without both is left out)."""
     out: dict[str, dict[datetime, float]] = {}
     for gpu, points in used.items():
         for t, value in points.items():

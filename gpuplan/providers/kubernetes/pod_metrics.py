@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gpuplan.core.lifecycle.instances import HostSamples
-from gpuplan.providers.prometheus import PrometheusSource, _sample, _series
+from gpuplan.providers.prometheus import PrometheusSource, _sample, _series, memory_percent
 
 PROFILING = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 UTIL = "DCGM_FI_DEV_GPU_UTIL"
@@ -105,7 +105,7 @@ class PodMetrics(PrometheusSource):
                 else:
                     series = util.get(key, {})
                 gpus.update({f"{pod.name}/{g}": p for g, p in series.items()})
-                for g, points in _memory(used.get(key, {}), free.get(key, {})).items():
+                for g, points in memory_percent(used.get(key, {}), free.get(key, {})).items():
                     memory[f"{pod.name}/{g}"] = points
             if gpus:
                 out[unit] = HostSamples(gpus, memory, _cpu_percent(pods, cpu))
@@ -131,18 +131,6 @@ class PodMetrics(PrometheusSource):
                 begin = sample[0] - period
                 points[begin] = max(points.get(begin, 0.0), sample[1])
         return out
-
-
-def _memory(
-    used: Mapping[str, Mapping[datetime, float]], free: Mapping[str, Mapping[datetime, float]]
-) -> dict[str, dict[datetime, float]]:
-    out: dict[str, dict[datetime, float]] = {}
-    for gpu, points in used.items():
-        for t, value in points.items():
-            rest = free.get(gpu, {}).get(t)
-            if rest is not None and value + rest > 0:
-                out.setdefault(gpu, {})[t] = 100.0 * value / (value + rest)
-    return out
 
 
 def _cpu_percent(pods: Sequence[PodRef], cpu: Series) -> dict[datetime, float]:
