@@ -20,6 +20,9 @@ from gpuplan.ledger.store import Ledger
 KIND = "schedule"
 """The ``runs.kind`` of a ``gpuplan schedule`` run."""
 _STOPS = (Outcome.STOPPED, Outcome.HIBERNATED, Outcome.SUSPENDED, Outcome.DEALLOCATED)
+_SEEN_DOWN = STOPPED_STATES | {InstanceState.SUSPENDED}
+"""States a run may see an instance down in: a suspended VM or Kubernetes Job counts, so a
+person's resume during off-hours is told from one the schedule never saw down."""
 
 
 def schedule_marks(
@@ -41,7 +44,7 @@ def schedule_marks(
             continue
         if known is InstanceState.RUNNING:
             marks[instance_id].append(Mark(moment, Event.SEEN_RUNNING))
-        elif known in STOPPED_STATES:
+        elif known in _SEEN_DOWN:
             marks[instance_id].append(Mark(moment, Event.SEEN_STOPPED))
     outcomes = (*(o.value for o in _STOPS), Outcome.STARTED.value)
     done = ledger.select(
