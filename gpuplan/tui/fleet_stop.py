@@ -126,11 +126,12 @@ class StopActions(RoutedScreen):
         self.app.call_from_thread(self._confirm_stop, policy, seen, result)
 
     def _confirm_stop(self, policy: Policy, seen: Seen, plan: StopIdleResult) -> None:
-        from gpuplan.tui.fleet_text import plan_text
+        from gpuplan.tui.fleet_text import plan_text, stop_title, unit_noun
 
         self._status("Waiting for confirmation…")
         live = self.live
-        title = f"{'Stop' if live else 'Dry run: plan the stop of'} {seen.instance.instance_id}?"
+        title = stop_title(seen.instance, live)
+        noun = unit_noun(seen.instance)
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -138,7 +139,7 @@ class StopActions(RoutedScreen):
             else:
                 self._status("Stop cancelled; nothing was done.")
 
-        self.app.push_screen(ConfirmScreen(title, plan_text(plan, live)), answered)
+        self.app.push_screen(ConfirmScreen(title, plan_text(plan, live, noun)), answered)
 
     @work(thread=True, exclusive=True, group="fleet")
     def _execute_stop(self, policy: Policy, seen: Seen, live: bool) -> None:

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from gpuplan.core.lifecycle.instances import Action
+from gpuplan.core.lifecycle.instances import Action, GpuInstance
 from gpuplan.core.lifecycle.plan import Outcome
 from gpuplan.tui import format as fmt
+from gpuplan.tui.fleet_rows import is_workload
 from gpuplan.usecases.lifecycle.executor import InstanceResult
 from gpuplan.usecases.lifecycle.stop_idle import StopIdleResult
 
 
-def plan_text(plan: StopIdleResult, live: bool) -> Text:
-    """The dry-run plan for one instance, and what confirming will do in this mode."""
+def plan_text(plan: StopIdleResult, live: bool, noun: str = "instance") -> Text:
+    """The dry-run plan for one instance (``noun``: "instance" or "workload"), and what
+    confirming will do in this mode."""
     out = Text()
     if plan.aborted:
         out.append(plan.aborted + "\n", style="bold red")
     for problem in plan.problems:
         out.append(f"problem: {problem}\n", style="red")
     if not plan.outcomes:
-        out.append("The instance was not listed again; nothing to plan.\n", style="red")
+        out.append(f"The {noun} was not listed again; nothing to plan.\n", style="red")
     for outcome in plan.outcomes:
         item = outcome.item
         inst = item.instance
@@ -32,21 +34,41 @@ def plan_text(plan: StopIdleResult, live: bool) -> Text:
         out.append("\n")
         if item.note:
             out.append(f"note: {item.note}\n")
+        if inst.risk.refused:
+            out.append(f"refused: {inst.risk.refused}\n", style="red")
+        if inst.risk.undo and item.planned_action is not Action.NONE:
+            out.append(f"undo: {inst.risk.undo}\n")
         for warning in item.warnings:
             out.append(f"warning: {warning}\n", style="yellow")
     out.append("\n")
     if live:
         out.append(
-            "LIVE: on yes, the instance is re-read and re-checked, then the plan is carried "
+            f"LIVE: on yes, the {noun} is re-read and re-checked, then the plan is carried "
             "out and recorded in the ledger.",
             style="bold red",
         )
     else:
         out.append(
-            "DRY RUN: on yes, this plan is recorded in the ledger; nothing is stopped.",
+            "DRY RUN: on yes, this plan is recorded in the ledger; nothing is "
+            + ("scaled down or suspended." if noun == "workload" else "stopped."),
             style="bold green",
         )
     return out
+
+
+def unit_noun(inst: GpuInstance) -> str:
+    """What the dialog calls the unit: a Kubernetes workload is not an instance."""
+    return "workload" if is_workload(inst) else "instance"
+
+
+def stop_title(inst: GpuInstance, live: bool) -> str:
+    """The stop dialog's title: a workload is scaled down or suspended, not stopped."""
+    noun = unit_noun(inst)
+    if live:
+        verb = "Stop the workload" if noun == "workload" else "Stop"
+        return f"{verb} {inst.instance_id}?"
+    what = "workload " if noun == "workload" else ""
+    return f"Dry run: plan the stop of {what}{inst.instance_id}?"
 
 
 def outcome_word(outcome: InstanceResult, dry_run: bool) -> str:
