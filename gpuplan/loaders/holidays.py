@@ -9,6 +9,7 @@ bad line is a problem naming the holiday file and its line, as for the policy it
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from pathlib import Path
 
@@ -18,6 +19,11 @@ from gpuplan.core.policy.schedules import MAX_HOLIDAYS
 from gpuplan.loaders.safe_read import read_bytes
 
 HOLIDAYS_LIMIT = 64 * 1024
+_DATE_LIKE = re.compile(r"(?=.*[0-9])(?!.*[A-Za-z0-9]{11})[A-Za-z0-9 ,./-]{1,24}")
+"""What a mistyped date looks like (``2026-13-45``, ``July 4``, ``25.12.2026``): short,
+with a digit, no word of over 10 characters and nothing but letters, digits, spaces and
+``,./-``. Only such a line is quoted back; any other is not shown, so a policy naming a
+credentials file (``key = value`` lines, long tokens) cannot print it into a CI log."""
 
 
 def with_holiday_files(
@@ -67,12 +73,15 @@ def parse_holidays(data: bytes, shown: str) -> tuple[list[date], list[DataError]
         try:
             days.append(date.fromisoformat(word) if len(word) == 10 else _refuse())
         except ValueError:
-            problems.append(
-                DataError(
-                    shown, f"expected a date such as 2026-12-25, got {word[:40]!r}", line=number
-                )
-            )
+            said = f"expected a date such as 2026-12-25, got {_quoted(word)}"
+            problems.append(DataError(shown, said, line=number))
     return days, problems
+
+
+def _quoted(word: str) -> str:
+    if _DATE_LIKE.fullmatch(word):
+        return repr(word)
+    return f"a line of {len(word)} characters that is not a date (not shown)"
 
 
 def _refuse() -> date:

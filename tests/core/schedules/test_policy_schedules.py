@@ -107,13 +107,32 @@ def test_holidays_come_from_a_file_beside_the_policy(tmp_path: Path) -> None:
 
 
 def test_a_bad_holiday_file_names_its_own_line(tmp_path: Path) -> None:
-    (tmp_path / "holidays.txt").write_text("2026-12-31\nNew Year\n", encoding="utf-8")
+    (tmp_path / "holidays.txt").write_text("2026-12-31\n2026-13-45\n", encoding="utf-8")
     policy_path = tmp_path / "p.yaml"
     policy_path.write_text(GOOD + "      holidays_file: holidays.txt\n", encoding="utf-8")
     with pytest.raises(PolicyFileError) as caught:
         load_policy_file(policy_path, split=split_url)
     assert str(caught.value) == (
-        f"{tmp_path / 'holidays.txt'}:2: expected a date such as 2026-12-25, got 'New Year'"
+        f"{tmp_path / 'holidays.txt'}:2: expected a date such as 2026-12-25, got '2026-13-45'"
+    )
+
+
+def test_a_holiday_file_that_is_not_one_is_never_printed(tmp_path: Path) -> None:
+    """A policy naming a credentials file as its holidays must not print it into a log:
+    only date-shaped lines are quoted."""
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    lines = ["[default]", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE"]
+    lines += [f"aws_secret_access_key = {secret}"] * 7
+    (tmp_path / "credentials").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    policy_path = tmp_path / "p.yaml"
+    policy_path.write_text(GOOD + "      holidays_file: credentials\n", encoding="utf-8")
+    with pytest.raises(PolicyFileError) as caught:
+        load_policy_file(policy_path, split=split_url)
+    said = str(caught.value)
+    assert "AKIA" not in said and secret[:8] not in said and "default" not in said
+    assert said.splitlines()[0].endswith(
+        "credentials:1: expected a date such as 2026-12-25, got a line of 9 characters that "
+        "is not a date (not shown)"
     )
 
 
