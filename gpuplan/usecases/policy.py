@@ -145,7 +145,7 @@ def policy_schema() -> dict[str, Any]:
     registered cloud's ``scope.<name>`` and metrics source's ``idle.metrics.<name>``
     appear in it as they do in validation."""
     from gpuplan.core import clouds
-    from gpuplan.core.policy.metrics_settings import registered_sections
+    from gpuplan.core.policy.metrics_settings import defaulted_sections, registered_sections
     from gpuplan.core.policy.section import splice_sections
 
     schema: dict[str, Any] = {
@@ -159,7 +159,7 @@ def policy_schema() -> dict[str, Any]:
         if (section := clouds.facts_of(provider).scope_section) is not None
     }
     splice_sections(schema, "Scope", scopes)
-    splice_sections(schema, "MetricsSettings", registered_sections())
+    splice_sections(schema, "MetricsSettings", registered_sections(), defaulted_sections())
     return schema
 
 

@@ -11,7 +11,7 @@ section; none names a cloud).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidatorFunctionWrapHandler, create_model
@@ -79,13 +79,17 @@ def split_registered(
 
 
 def splice_sections(
-    schema: dict[str, Any], owner: str, sections: Mapping[str, type[BaseModel]]
+    schema: dict[str, Any],
+    owner: str,
+    sections: Mapping[str, type[BaseModel]],
+    defaulted: Collection[str] = (),
 ) -> dict[str, Any]:
     """``schema`` (a policy's JSON Schema) with each registered section as an optional
     property of the ``$defs`` model ``owner`` (``Scope``, ``MetricsSettings``), checked
     by its model's own schema, first and in the order given (registration order): what
     validation accepts, the schema accepts too, so an editor does not flag a registered
-    cloud's ``scope.<name>`` as an unknown key."""
+    cloud's ``scope.<name>`` as an unknown key. A ``defaulted`` section (present with
+    its defaults when omitted) is its model, never null; the others default to null."""
     defs: dict[str, Any] = schema.setdefault("$defs", {})
     own: dict[str, Any] = defs[owner].get("properties", {})
     properties: dict[str, Any] = {}
@@ -93,9 +97,9 @@ def splice_sections(
         sub = model.model_json_schema(ref_template="#/$defs/{model}")
         defs.update(sub.pop("$defs", {}))
         defs[model.__name__] = sub
-        properties[key] = {
-            "anyOf": [{"$ref": f"#/$defs/{model.__name__}"}, {"type": "null"}],
-            "default": None,
-        }
+        ref = {"$ref": f"#/$defs/{model.__name__}"}
+        properties[key] = (
+            ref if key in defaulted else {"anyOf": [ref, {"type": "null"}], "default": None}
+        )
     defs[owner]["properties"] = {**properties, **own}
     return schema

@@ -217,6 +217,36 @@ def test_its_section_is_in_the_policy_schema(toy: Provider) -> None:
     assert {"regions", "api_endpoint"} <= set(toy_schema["properties"])
 
 
+def test_its_metrics_section_is_checked_defaulted_and_in_the_schema(
+    toy: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``idle.metrics.toy`` comes from the entry as the built-in clouds' sections do: checked
+    by its model (an error names file, line and field), present with its defaults when
+    the file omits it, and a property of MetricsSettings in the generated schema."""
+    scope = "  toy:\n    regions: [us-toy1]\n"
+    omitted = _policy_file(tmp_path, scope)
+    assert main(["policy", "show", str(omitted), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["idle"]["metrics"]
+    assert list(shown)[:4] == ["aws", "gcp", "azure", "toy"]
+    assert shown["toy"] == {"metric": "toy_gpu_busy", "resolution_seconds": 60}
+
+    path = _policy_file(tmp_path, scope)
+    path.write_text(
+        path.read_text() + "  metrics:\n    toy:\n      metric: busy\n      resolution_seconds: 5\n"
+    )
+    assert main(["policy", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:14:" in err and "idle.metrics.toy.resolution_seconds" in err, err
+    path.write_text(path.read_text().replace("resolution_seconds: 5", "resolution_seconds: 30"))
+    assert main(["policy", "check", str(path)]) == 0, capsys.readouterr()
+
+    schema = json.loads(policy_schema_text())
+    metrics = schema["$defs"]["MetricsSettings"]
+    assert metrics["additionalProperties"] is False
+    assert metrics["properties"]["toy"] == {"$ref": "#/$defs/ToyMetrics"}
+    assert set(schema["$defs"]["ToyMetrics"]["properties"]) == {"metric", "resolution_seconds"}
+
+
 def test_without_the_entry_its_section_is_an_unknown_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -224,7 +254,9 @@ def test_without_the_entry_its_section_is_an_unknown_key(
     assert main(["policy", "check", str(path)]) == 2
     err = capsys.readouterr().err
     assert "scope.toy" in err and ":4" in err, err
-    assert "toy" not in json.loads(policy_schema_text())["$defs"]["Scope"]["properties"]
+    schema = json.loads(policy_schema_text())["$defs"]
+    assert "toy" not in schema["Scope"]["properties"]
+    assert "toy" not in schema["MetricsSettings"]["properties"]
 
 
 def test_estimate_ranks_its_offers_with_spot(
