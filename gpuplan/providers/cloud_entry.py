@@ -202,6 +202,16 @@ class CloudEntry:
     """The pip extra that installs the cloud's SDKs (``pip install 'gpuplan[<extra>]'``)."""
     sdk_modules: tuple[str, ...] = ()
     """The top-level modules that extra installs: a missing one is the extra's line."""
+    account_kind: str = ""
+    """What the cloud calls the unit an instance is billed to (``account``, ``project``,
+    ``subscription``): ``--by account`` groups by it."""
+    reservations: str = ""
+    """The commitments ``gpuplan savings --policy`` reads through the adapter's
+    ``reserved_types()`` to mark savings doubtful (``reserved instances``); empty: none."""
+    bill_keys: type[BaseModel] | None = None
+    """The model of the cloud's keys in the policy's ``bill`` section (where its bill is
+    read: an export, a table; every key with a default), beside the common keys; its
+    ``cost_sources`` reads them with ``bill.section(name)``. None: no keys of its own."""
 
     @property
     def actions(self) -> dict[Action, str]:

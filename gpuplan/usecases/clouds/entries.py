@@ -38,6 +38,7 @@ from gpuplan.providers.aws import actions as aws_actions
 from gpuplan.providers.aws import cost_explorer as aws_bill
 from gpuplan.providers.aws import metrics_settings as aws_metrics
 from gpuplan.providers.aws import prices as aws_prices
+from gpuplan.providers.aws.bill_settings import AwsBill
 from gpuplan.providers.aws.scope import AwsScope, OrgUnits
 from gpuplan.providers.azure import actions as azure_actions
 from gpuplan.providers.azure import cost_management as azure_bill
@@ -58,6 +59,7 @@ from gpuplan.providers.gcp import actions as gcp_actions
 from gpuplan.providers.gcp import billing_export as gcp_bill
 from gpuplan.providers.gcp import metrics_settings as gcp_metrics
 from gpuplan.providers.gcp import prices as gcp_prices
+from gpuplan.providers.gcp.bill_settings import GcpBill
 from gpuplan.providers.gcp.scope import GcpScope
 from gpuplan.usecases.clouds import prices as cloud_prices
 from gpuplan.usecases.clouds.kubernetes import ENTRY as KUBERNETES
@@ -283,6 +285,9 @@ ENTRIES = (
         cost_api="AWS Cost Explorer",
         metrics=aws_metrics.METRICS,
         extra="aws",
+        bill_keys=AwsBill,
+        account_kind="account",
+        reservations="reserved instances",
         sdk_modules=("boto3", "botocore"),
     ),
     CloudEntry(
@@ -306,6 +311,8 @@ ENTRIES = (
         cost_api="GCP billing export in BigQuery",
         metrics=gcp_metrics.METRICS,
         extra="gcp",
+        bill_keys=GcpBill,
+        account_kind="project",
         sdk_modules=("google", "grpc", "proto"),
     ),
     CloudEntry(
@@ -328,6 +335,7 @@ ENTRIES = (
         cost_api="Azure Cost Management",
         metrics=azure_metrics.METRICS,
         extra="azure",
+        account_kind="subscription",
         sdk_modules=("azure", "msal"),
     ),
     catalog_entry(

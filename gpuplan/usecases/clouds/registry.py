@@ -19,7 +19,7 @@ from types import MappingProxyType
 from gpuplan.core import clouds
 from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.lifecycle import actions
-from gpuplan.core.policy import metrics_settings
+from gpuplan.core.policy import bill_settings, metrics_settings
 from gpuplan.providers.cloud_entry import CloudEntry, Discoverer, Fetcher
 from gpuplan.usecases.clouds import extras
 from gpuplan.usecases.clouds.entries import ENTRIES
@@ -30,7 +30,7 @@ _ENTRIES: dict[Provider, CloudEntry] = {}
 def register(entry: CloudEntry) -> None:
     """Add (or replace) one cloud's entry: its provider is defined, its facts go to
     :mod:`gpuplan.core.clouds`, its own monitoring becomes ``idle.metrics.<name>``, its
-    SDK modules are its extra's."""
+    bill keys are keys of ``bill``, its SDK modules are its extra's."""
     Provider.define(entry.provider)
     clouds.register(entry.facts)
     actions.register(entry.provider, entry.steps)
@@ -40,6 +40,10 @@ def register(entry: CloudEntry) -> None:
         metrics_settings.register_section(name, entry.metrics.settings, defaulted=True)
     elif replaced is not None and replaced.metrics is not None:
         metrics_settings.unregister_section(name)
+    if entry.bill_keys is not None:
+        bill_settings.register_keys(name, entry.bill_keys)
+    else:
+        bill_settings.unregister_keys(name)
     extras.register_modules(entry.sdk_modules, entry.extra)
     _ENTRIES[entry.provider] = entry
 
@@ -51,6 +55,7 @@ def unregister(provider: Provider) -> None:
     dropped = _ENTRIES.pop(provider, None)
     if dropped is not None and dropped.metrics is not None:
         metrics_settings.unregister_section(provider.value)
+    bill_settings.unregister_keys(provider.value)
     clouds.unregister(provider)
     actions.unregister(provider)
     Provider.forget(provider.value)

@@ -7,6 +7,7 @@ from gpuplan.core.lifecycle.actions import Call, Refusal, one
 from gpuplan.core.lifecycle.instances import Action
 from gpuplan.providers.cloud_entry import CloudEntry, Service
 from tests.fakes.toycloud import adapter, listing, metrics, prices
+from tests.fakes.toycloud.bill import ToyBill
 from tests.fakes.toycloud.scope import ToyScope
 
 ENTRY = CloudEntry(
@@ -30,4 +31,5 @@ ENTRY = CloudEntry(
     local_storage="Toycloud scratch disks",
     scope_section=ToyScope,
     metrics=metrics.METRICS,
+    bill_keys=ToyBill,
 )
