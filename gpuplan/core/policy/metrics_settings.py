@@ -87,7 +87,7 @@ class MetricsSettings(OpenSection):
         for name, model in _REGISTERED.items():
             if name in sections:
                 settings._registered[name] = sections[name]
-            elif name in _DEFAULTED:
+            elif name in _DEFAULTED and name not in settings._registered:
                 settings._registered[name] = model()
         return settings
 
@@ -106,7 +106,8 @@ class MetricsSettings(OpenSection):
         return dict(_REGISTERED)
 
     def section(self, name: str) -> BaseModel | None:
-        """The settings of source ``name`` (``aws``, ``prometheus``, a registered one)."""
+        """The settings of source ``name`` (``prometheus``, a cloud's own monitoring, a
+        registered one); None when the policy does not set it."""
         if name in type(self).model_fields:
             found: BaseModel | None = getattr(self, name)
             return found
