@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.cli.common import add_db, add_wide, print_notices
+from gpuplan.cli.common import Worded, add_db, add_wide, cloud_words, print_notices
 from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 
@@ -26,15 +26,24 @@ def _day(text: str) -> date:
         ) from None
 
 
+_DESCRIPTION = (
+    "Read actual daily spend from {} (read-only), store it in the ledger beside "
+    "gpuplan's list-price estimate, and reconcile the two. Cost data is about a day "
+    "behind. Exit 0 ok, 1 when a source failed or a gap is over the policy's "
+    "threshold, 2 bad input."
+)
+
+
+def _description() -> str:
+    """The description naming each registered cloud's cost API (``cost_api``)."""
+    return _DESCRIPTION.format(cloud_words(lambda e: e.cost_api if e.cost_sources else ""))
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "bill",
         help="actual spend from each cloud's cost API, and its reconciliation",
-        description="Read actual daily spend from AWS Cost Explorer, the GCP billing export "
-        "in BigQuery and Azure Cost Management (read-only), store it in the ledger beside "
-        "gpuplan's list-price estimate, and reconcile the two. Cost data is about a day "
-        "behind. Exit 0 ok, 1 when a source failed or a gap is over the policy's "
-        "threshold, 2 bad input.",
+        description=Worded(_DESCRIPTION.format("each cloud's cost API"), _description),
     )
     inner = p.add_subparsers(dest="bill_command", metavar="SUBCOMMAND", parser_class=type(p))
     inner.required = True

@@ -16,10 +16,49 @@ from gpuplan.core.errors import InputError
 if TYPE_CHECKING:
     from gpuplan.core.catalog.query import Catalog
     from gpuplan.providers.base import CloudAdapter
+    from gpuplan.providers.cloud_entry import CloudEntry
     from gpuplan.usecases.lifecycle.concurrency import Concurrency
     from gpuplan.usecases.lifecycle.survey import Survey
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+class Worded(str):
+    """Help text that names the registered clouds: the string itself is the cloud-neutral
+    wording (what argparse holds while the parser is built, which loads no registry),
+    and :func:`exact_help` puts in ``wording()``, built from the registry's entries, when
+    the help is printed (``--help`` alone pays for loading the registry)."""
+
+    wording: Callable[[], str]
+
+    def __new__(cls, neutral: str, wording: Callable[[], str]) -> Worded:
+        text = super().__new__(cls, neutral)
+        text.wording = wording
+        return text
+
+
+def exact_help(parser: argparse.ArgumentParser) -> None:
+    """Put each :class:`Worded` description and flag help of ``parser`` in its exact
+    wording (the parser's ``format_help`` calls this)."""
+    if isinstance(parser.description, Worded):
+        parser.description = parser.description.wording()
+    for action in parser._actions:
+        if isinstance(action.help, Worded):
+            action.help = action.help.wording()
+
+
+def cloud_words(word: Callable[[CloudEntry], str], conjunction: str = "and") -> str:
+    """``word(entry)`` of each registered cloud that has one, as a list in a sentence
+    (``A, B and C``), in registry order."""
+    from gpuplan.usecases.clouds.registry import entries
+
+    words = [w for e in entries() if (w := word(e))]
+    return f" {conjunction} ".join(filter(None, [", ".join(words[:-1]), *words[-1:]]))
+
+
+def cloud_named(entry: CloudEntry, word: str) -> str:
+    """``AWS account``: the cloud's name before ``word``; empty when ``word`` is."""
+    return f"{entry.title or entry.provider.value} {word}" if word else ""
 
 
 MAX_WAIT_S = 24 * 3600.0
@@ -132,14 +171,23 @@ def add_shard(parser: argparse._ActionsContainer) -> None:
     )
 
 
+_GROUP_BY = (
+    "group by account ({}), by a label's value, or a Kubernetes workload's namespace or owner ({})"
+)
+
+
 def add_group_by(parser: argparse.ArgumentParser, default: str = "label:team") -> None:
     """``--by``: a label's value or the account; parsed by the core's one parser."""
     parser.add_argument(
         "--by",
         default=default,
         metavar="account|label:KEY|namespace|owner",
-        help=f"group by account (AWS account, GCP project, Azure subscription), by a "
-        f"label's value, or a Kubernetes workload's namespace or owner ({default})",
+        help=Worded(
+            _GROUP_BY.format("each cloud's account, project or subscription", default),
+            lambda: _GROUP_BY.format(
+                cloud_words(lambda e: cloud_named(e, e.account_kind), "or"), default
+            ),
+        ),
     )
 
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from gpuplan import __version__
-from gpuplan.cli.common import Handler
+from gpuplan.cli.common import Handler, exact_help
 from gpuplan.cli.output import guarded_output
 from gpuplan.cli.render import set_wide
 from gpuplan.core.errors import GpuplanError
@@ -68,6 +68,10 @@ class _Parser(argparse.ArgumentParser):
 
     def format_usage(self) -> str:
         return shown(super().format_usage())
+
+    def format_help(self) -> str:
+        exact_help(self)
+        return super().format_help()
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

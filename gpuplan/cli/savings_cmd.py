@@ -13,12 +13,28 @@ import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.cli.common import add_db, add_group_by, add_wide
+from gpuplan.cli.common import Worded, add_db, add_group_by, add_wide, cloud_words
 from gpuplan.cli.output import say
 from gpuplan.cli.render import format_cell, print_json, render_table, wrap
 
 if TYPE_CHECKING:
     from gpuplan.core.audit.savings import Line
+
+
+_POLICY_HELP = (
+    "only runs of this policy; also marks savings on types with active {} in its regions "
+    "as doubtful (one read-only call per region)"
+)
+
+
+def _policy_help() -> str:
+    """``--policy``'s help naming each registered cloud's reservations (``AWS reserved
+    instances``)."""
+    return _POLICY_HELP.format(
+        cloud_words(
+            lambda e: f"{e.title or e.provider.value} {e.reservations}" * bool(e.reservations)
+        )
+    )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,8 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--policy",
         metavar="FILE",
-        help="only runs of this policy; also marks savings on types with active AWS "
-        "reserved instances in its regions as doubtful (one read-only call per region)",
+        help=Worded(_POLICY_HELP.format("the cloud's reservations"), _policy_help),
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     add_wide(p)

@@ -85,11 +85,11 @@ def known_keys(parent: KeyPath) -> list[str]:
 def _keys(model: type[BaseModel]) -> dict[str, type[BaseModel] | None]:
     """The keys of ``model``'s mapping, each with the model of its value (None: a plain
     value); a section open to registry entries has their keys too (``scope.<cloud>``)."""
-    keys: dict[str, type[BaseModel] | None] = {}
-    if issubclass(model, OpenSection):
-        keys.update(model.registered_models())
-    keys.update({k: _model_of(f.annotation) for k, f in model.model_fields.items()})
-    return keys
+    own = {k: _model_of(f.annotation) for k, f in model.model_fields.items()}
+    if not issubclass(model, OpenSection):
+        return own
+    added = dict(model.registered_keys())
+    return {**added, **own} if model.registered_first else {**own, **added}
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:

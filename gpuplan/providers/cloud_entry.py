@@ -129,6 +129,30 @@ is imported inside the call: the caller turns a missing extra into one line; a s
 that cannot be built raises GpuplanError (a problem line, the other clouds still run)."""
 
 
+class IdMatch(StrEnum):
+    """How a metrics source ties a series to an instance: by an id, never by a display name."""
+
+    INSTANCE_ID = "instance id"
+    """The series carries the instance id exactly (GCP ``instance_id`` resource label,
+    Azure VM resource id)."""
+    INSTANCE_OR_VM_ID = "instance id or the VM's platform id"
+    """A label holds the instance id or, for Azure, the VM's ``vmId`` (case-insensitive)."""
+    INSTANCE_ID_OR_UNIQUE_HOST = "instance id, else a host name unique in the region"
+    """The ``InstanceId`` dimension; a series with only a ``host`` belongs to the one
+    instance listed with that private DNS name (said in the verdict: ``matched_by``)."""
+
+
+@dataclass(frozen=True)
+class NativeMetrics:
+    """A cloud's own monitoring, read by its adapter: the model of the policy's
+    ``idle.metrics.<name>`` section (every key with a default: the section is present
+    when a policy omits it) and how its series are tied to an instance. The registry
+    makes it the metrics source native to the entry's cloud."""
+
+    settings: type[BaseModel]
+    matching: IdMatch
+
+
 NOTHING_SURVEYED = "scope discovered nothing: nothing was surveyed"
 
 
@@ -171,6 +195,23 @@ class CloudEntry:
     """The cloud's cost sources for ``gpuplan bill``; None: its bill is not read."""
     cost_api: str = ""
     """The cost API's name, for the missing-extra line (``AWS Cost Explorer``)."""
+    metrics: NativeMetrics | None = None
+    """The cloud's own monitoring (its ``idle.metrics.<name>`` section); None: none, its
+    instances' metrics come from a shared source (Prometheus) only."""
+    extra: str = ""
+    """The pip extra that installs the cloud's SDKs (``pip install 'gpuplan[<extra>]'``)."""
+    sdk_modules: tuple[str, ...] = ()
+    """The top-level modules that extra installs: a missing one is the extra's line."""
+    account_kind: str = ""
+    """What the cloud calls the unit an instance is billed to (``account``, ``project``,
+    ``subscription``): ``--by account`` groups by it."""
+    reservations: str = ""
+    """The commitments ``gpuplan savings --policy`` reads through the adapter's
+    ``reserved_types()`` to mark savings doubtful (``reserved instances``); empty: none."""
+    bill_keys: type[BaseModel] | None = None
+    """The model of the cloud's keys in the policy's ``bill`` section (where its bill is
+    read: an export, a table; every key with a default), beside the common keys; its
+    ``cost_sources`` reads them with ``bill.section(name)``. None: no keys of its own."""
 
     @property
     def actions(self) -> dict[Action, str]:

@@ -142,11 +142,12 @@ SCHEMA_ID = "https://github.com/gpuplan/gpuplan/raw/main/policies/policy.schema.
 
 def policy_schema() -> dict[str, Any]:
     """The JSON Schema of policy files, generated from the models and the registry: every
-    registered cloud's ``scope.<name>`` and metrics source's ``idle.metrics.<name>``
-    appear in it as they do in validation."""
+    registered cloud's ``scope.<name>``, metrics source's ``idle.metrics.<name>`` and
+    keys of ``bill`` appear in it as they do in validation."""
     from gpuplan.core import clouds
-    from gpuplan.core.policy.metrics_settings import registered_sections
-    from gpuplan.core.policy.section import splice_sections
+    from gpuplan.core.policy.bill_settings import registered_keys
+    from gpuplan.core.policy.metrics_settings import defaulted_sections, registered_sections
+    from gpuplan.core.policy.section import splice_keys, splice_sections
 
     schema: dict[str, Any] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -159,7 +160,8 @@ def policy_schema() -> dict[str, Any]:
         if (section := clouds.facts_of(provider).scope_section) is not None
     }
     splice_sections(schema, "Scope", scopes)
-    splice_sections(schema, "MetricsSettings", registered_sections())
+    splice_sections(schema, "MetricsSettings", registered_sections(), defaulted_sections())
+    splice_keys(schema, "BillSettings", registered_keys())
     return schema
 
 

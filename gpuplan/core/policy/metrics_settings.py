@@ -1,72 +1,51 @@
 """The policy's ``idle.metrics`` section: where each cloud's GPU utilisation, GPU memory
 and CPU are read from, and the optional Prometheus that replaces them all. Each section
-is a metrics source's settings (``usecases.metrics_sources``)."""
+is a metrics source's settings (``usecases.metrics_sources``).
+
+A cloud's own monitoring (``idle.metrics.<cloud>``) is not a field here: its registry
+entry names the section's model (built-in clouds too, as for ``scope.<cloud>``), and the
+registry calls :func:`register_section`. Such a section is present with its defaults
+when the policy does not write it, so a cloud's adapter always has its metric names."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
+from pydantic import (
+    BaseModel,
+    PrivateAttr,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidatorFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from gpuplan.core.policy.fields import HttpUrl
 from gpuplan.core.policy.section import OpenSection, Section, split_registered
 
 _REGISTERED: dict[str, type[BaseModel]] = {}
-"""``idle.metrics.<name>`` sections that metrics registry entries add, by name."""
+"""``idle.metrics.<name>`` sections that registry entries add, by name, in order."""
+_DEFAULTED: set[str] = set()
+"""Those of them present with their defaults when the policy does not write them."""
 
 
-def register_section(name: str, model: type[BaseModel]) -> None:
-    """Accept ``idle.metrics.<name>``, checked by ``model`` (the metrics registry calls
-    this for an entry whose section is not a field of :class:`MetricsSettings`)."""
+def register_section(name: str, model: type[BaseModel], *, defaulted: bool = False) -> None:
+    """Accept ``idle.metrics.<name>``, checked by ``model`` (the registries call this for
+    a cloud's own monitoring and for a source whose section is not a field of
+    :class:`MetricsSettings`). ``defaulted``: absent from a policy, the section is
+    ``model()`` (a cloud's own monitoring: every key has a default); else it is unset."""
     _REGISTERED[name] = model
+    if defaulted:
+        _DEFAULTED.add(name)
+    else:
+        _DEFAULTED.discard(name)
 
 
 def unregister_section(name: str) -> None:
-    """Stop accepting ``idle.metrics.<name>`` (a source a test registered)."""
+    """Stop accepting ``idle.metrics.<name>`` (a source or cloud a test registered)."""
     _REGISTERED.pop(name, None)
-
-
-class AwsMetrics(Section):
-    """Where the CloudWatch agent publishes GPU utilisation."""
-
-    namespace: str = "CWAgent"
-    """CloudWatch namespace the agent publishes to."""
-    metric: str = "nvidia_smi_utilization_gpu"
-    """Metric name; per GPU, dimensions ``InstanceId``, ``index``, ``name``, ``host``."""
-    memory_used_metric: str = "nvidia_smi_memory_used"
-    """Agent metric with GPU memory in use (MiB), per GPU like ``metric``."""
-    memory_total_metric: str = "nvidia_smi_memory_total"
-    """Agent metric with each GPU's total memory (MiB)."""
-    cpu_namespace: str = "AWS/EC2"
-    """Namespace of the instance CPU metric (EC2 basic monitoring: 5-minute points)."""
-    cpu_metric: str = "CPUUtilization"
-    """Instance CPU utilisation, percent, dimension ``InstanceId``."""
-
-
-class GcpMetrics(Section):
-    """The Cloud Monitoring metric with GPU utilisation (Ops Agent)."""
-
-    metric_type: str = "agent.googleapis.com/gpu/utilization"
-    """Metric type; one series per GPU (label ``gpu_number``) per ``gce_instance``."""
-    memory_used_type: str = "agent.googleapis.com/gpu/memory/bytes_used"
-    """GPU memory in use, bytes, per GPU; label ``memory_state`` ``used``/``free``."""
-    cpu_type: str = "compute.googleapis.com/instance/cpu/utilization"
-    """Instance CPU utilisation, a fraction 0-1."""
-
-
-class AzureMetrics(Section):
-    """The custom metric with GPU utilisation (Telegraf ``nvidia_smi``)."""
-
-    namespace: str = "Telegraf/nvidia_smi"
-    """Custom metric namespace (Azure has no platform GPU metric for VMs)."""
-    metric: str = "utilization_gpu"
-    """Metric name, one series per GPU."""
-    memory_used_metric: str = "memory_used"
-    """Telegraf ``nvidia_smi`` GPU memory in use (MiB), per GPU."""
-    memory_total_metric: str = "memory_total"
-    """Telegraf ``nvidia_smi`` GPU memory total (MiB), per GPU."""
-    cpu_metric: str = "Percentage CPU"
-    """Platform metric with the VM's CPU utilisation, percent."""
+    _DEFAULTED.discard(name)
 
 
 class PrometheusMetrics(Section):
@@ -92,9 +71,9 @@ class PrometheusMetrics(Section):
 class MetricsSettings(OpenSection):
     """Where GPU utilisation is read from, per provider."""
 
-    aws: AwsMetrics = Field(default_factory=AwsMetrics)
-    gcp: GcpMetrics = Field(default_factory=GcpMetrics)
-    azure: AzureMetrics = Field(default_factory=AzureMetrics)
+    # Each cloud's own monitoring (idle.metrics.<cloud>) is checked by the model its
+    # registry entry names, built in or not; any other unknown key stays an error.
+
     prometheus: PrometheusMetrics | None = None
     """When set, every provider's utilisation comes from this Prometheus."""
     _registered: dict[str, BaseModel] = PrivateAttr(default_factory=dict)
@@ -105,15 +84,30 @@ class MetricsSettings(OpenSection):
         """``idle.metrics.<name>`` of a source a registry entry adds is checked by its
         settings model; any other unknown key stays an error."""
         settings, sections = split_registered(cls, data, handler, _REGISTERED.get)
-        settings._registered.update(sections)
+        for name, model in _REGISTERED.items():
+            if name in sections:
+                settings._registered[name] = sections[name]
+            elif name in _DEFAULTED and name not in settings._registered:
+                settings._registered[name] = model()
         return settings
+
+    @model_serializer(mode="wrap")
+    def _with_sections(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        """The registered sections first (in registration order), then the other keys."""
+        dumped: dict[str, Any] = handler(self)
+        mode = "json" if info.mode_is_json() else "python"
+        sections = {k: v.model_dump(mode=mode) for k, v in self._registered.items()}
+        return {**sections, **dumped}
 
     @classmethod
     def registered_models(cls) -> dict[str, type[BaseModel]]:
         return dict(_REGISTERED)
 
     def section(self, name: str) -> BaseModel | None:
-        """The settings of source ``name`` (``aws``, ``prometheus``, a registered one)."""
+        """The settings of source ``name`` (``prometheus``, a cloud's own monitoring, a
+        registered one); None when the policy does not set it."""
         if name in type(self).model_fields:
             found: BaseModel | None = getattr(self, name)
             return found
@@ -123,3 +117,8 @@ class MetricsSettings(OpenSection):
 def registered_sections() -> dict[str, type[BaseModel]]:
     """The ``idle.metrics.<name>`` sections registry entries added, by name."""
     return dict(_REGISTERED)
+
+
+def defaulted_sections() -> frozenset[str]:
+    """The registered sections present with their defaults when a policy omits them."""
+    return frozenset(_DEFAULTED)

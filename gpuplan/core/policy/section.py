@@ -1,9 +1,10 @@
 """The base of every policy section: unknown keys are errors, values are frozen, and each
 field's docstring is its reference text (the JSON Schema and docs/policy.md).
 
-Two sections also take keys that registry entries add (a cloud's ``scope.<name>``, a
-metrics source's ``idle.metrics.<name>``): :func:`split_registered` checks those with the
-model the entry names, and leaves every other unknown key an error. A cloud's section
+Three sections also take keys that registry entries add (a cloud's ``scope.<name>``, a
+metrics source's ``idle.metrics.<name>``, a cloud's keys of ``bill``): :func:`split_registered`
+checks the sections with the model the entry names, and leaves every other unknown key
+an error. A cloud's section
 model may take :class:`CloudSection` as its base to bring its own rules: the problems
 across its keys, and why it leaves an instance out of scope (the policy rules ask every
 section; none names a cloud).
@@ -11,8 +12,9 @@ section; none names a cloud).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+import functools
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidatorFunctionWrapHandler, create_model
 
@@ -32,10 +34,20 @@ class OpenSection(Section):
     ``idle.metrics``): :meth:`registered_models` names them, for the loader's
     "did you mean" and the reference."""
 
+    registered_first: ClassVar[bool] = True
+    """The keys registry entries add come before the section's own (``scope``,
+    ``idle.metrics``: sections) or after them (``bill``: plain keys)."""
+
     @classmethod
     def registered_models(cls) -> Mapping[str, type[BaseModel]]:
         """The keys registry entries added here, with the model that checks each."""
         return {}
+
+    @classmethod
+    def registered_keys(cls) -> Mapping[str, type[BaseModel] | None]:
+        """Every key registry entries added here, with the model of its value (None: a
+        plain value)."""
+        return cls.registered_models()
 
 
 class CloudSection(Section):
@@ -61,7 +73,9 @@ def split_registered(
 ) -> tuple[Any, dict[str, BaseModel]]:
     """For a ``mode="wrap"`` model validator: the section built from its own fields, and
     each registered key's value checked by ``model_of(key)`` (errors at
-    ``<section>.<key>.<field>``, as for a field). Keys nobody registered stay errors."""
+    ``<section>.<key>.<field>``, as for a field). Keys nobody registered stay errors.
+    The registered keys and the section's own are checked in one pass: a file with
+    errors in both gets every line at once, as when every section was a field."""
     if not isinstance(data, dict):
         return handler(data), {}
     models = {
@@ -69,23 +83,38 @@ def split_registered(
         for key in data
         if key not in section.model_fields and (model := model_of(key)) is not None
     }
-    built = handler({k: v for k, v in data.items() if k not in models})
     if not models:
-        return built, {}
-    fields: Any = {key: (model, ...) for key, model in models.items()}
-    checked = create_model("RegisteredSections", __config__=Section.model_config, **fields)
-    values = checked.model_validate({key: data[key] for key in models})
+        return handler(data), {}
+    checked = together(section, tuple((key, (model, ...)) for key, model in models.items()))
+    values = checked.model_validate(data)
+    built = handler({k: v for k, v in data.items() if k not in models})
     return built, {key: getattr(values, key) for key in models}
 
 
+@functools.cache
+def together(section: type[BaseModel], added: tuple[tuple[str, Any], ...]) -> type[BaseModel]:
+    """A model with ``added`` fields (``(name, (annotation, default or FieldInfo))``) and
+    ``section``'s own, in that order, checked as ``section`` checks its keys: what one
+    pass over a section with registered keys reports."""
+    fields: Any = {
+        **dict(added),
+        **{key: (info.annotation, info) for key, info in section.model_fields.items()},
+    }
+    return create_model(section.__name__, __config__=section.model_config, **fields)
+
+
 def splice_sections(
-    schema: dict[str, Any], owner: str, sections: Mapping[str, type[BaseModel]]
+    schema: dict[str, Any],
+    owner: str,
+    sections: Mapping[str, type[BaseModel]],
+    defaulted: Collection[str] = (),
 ) -> dict[str, Any]:
     """``schema`` (a policy's JSON Schema) with each registered section as an optional
     property of the ``$defs`` model ``owner`` (``Scope``, ``MetricsSettings``), checked
     by its model's own schema, first and in the order given (registration order): what
     validation accepts, the schema accepts too, so an editor does not flag a registered
-    cloud's ``scope.<name>`` as an unknown key."""
+    cloud's ``scope.<name>`` as an unknown key. A ``defaulted`` section (present with
+    its defaults when omitted) is its model, never null; the others default to null."""
     defs: dict[str, Any] = schema.setdefault("$defs", {})
     own: dict[str, Any] = defs[owner].get("properties", {})
     properties: dict[str, Any] = {}
@@ -93,9 +122,24 @@ def splice_sections(
         sub = model.model_json_schema(ref_template="#/$defs/{model}")
         defs.update(sub.pop("$defs", {}))
         defs[model.__name__] = sub
-        properties[key] = {
-            "anyOf": [{"$ref": f"#/$defs/{model.__name__}"}, {"type": "null"}],
-            "default": None,
-        }
+        ref = {"$ref": f"#/$defs/{model.__name__}"}
+        properties[key] = (
+            ref if key in defaulted else {"anyOf": [ref, {"type": "null"}], "default": None}
+        )
     defs[owner]["properties"] = {**properties, **own}
+    return schema
+
+
+def splice_keys(
+    schema: dict[str, Any], owner: str, models: Mapping[str, type[BaseModel]]
+) -> dict[str, Any]:
+    """``schema`` with each registered model's fields as optional properties of the
+    ``$defs`` model ``owner`` (``BillSettings``: a cloud's keys of ``bill``), after its
+    own and in the order given, each checked as its model checks it."""
+    defs: dict[str, Any] = schema.setdefault("$defs", {})
+    properties: dict[str, Any] = defs[owner].setdefault("properties", {})
+    for model in models.values():
+        sub = model.model_json_schema(ref_template="#/$defs/{model}")
+        defs.update(sub.pop("$defs", {}))
+        properties.update(sub.get("properties", {}))
     return schema

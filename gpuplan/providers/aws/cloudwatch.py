@@ -28,7 +28,7 @@ from enum import StrEnum
 from typing import Any
 
 from gpuplan.core.lifecycle.instances import GpuInstance, HostSamples
-from gpuplan.core.policy.metrics_settings import AwsMetrics
+from gpuplan.providers.aws.metrics_settings import AwsMetrics
 
 MAX_QUERIES = 500
 _POLICY = AwsMetrics()

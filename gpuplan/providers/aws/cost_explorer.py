@@ -171,6 +171,7 @@ def bill_sources(
     """The AWS scope's cost source (the :class:`~gpuplan.providers.cloud_entry.CloudEntry`
     hook): Cost Explorer, or the CUR 2.0 export when ``bill.aws_cur_export`` is set;
     nothing without ``scope.aws``. boto3 is imported here."""
+    from gpuplan.providers.aws.bill_settings import AwsBill
     from gpuplan.providers.aws.scope import AwsScope
 
     if not isinstance(section, AwsScope):
@@ -179,6 +180,7 @@ def bill_sources(
     from gpuplan.providers.aws.session import make_session
 
     session = make_session(section.profile, section.role_arn)
-    cur = bill.aws_cur_export
+    keys = bill.section("aws")
+    cur = keys.aws_cur_export if isinstance(keys, AwsBill) else None
     source = CostExplorerSource(session) if cur is None else CurExportSource(session, cur)
     return [source], []

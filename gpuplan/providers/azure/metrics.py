@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.lifecycle.instances import HostSamples
-from gpuplan.core.policy.metrics_settings import AzureMetrics
+from gpuplan.providers.azure.metrics_settings import AzureMetrics
 
 if TYPE_CHECKING:
     from azure.monitor.querymetrics import MetricsClient

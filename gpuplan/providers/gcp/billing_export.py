@@ -137,7 +137,11 @@ def bill_sources(
     """The billing export's cost source when ``bill.gcp_billing_table`` is set (the
     :class:`~gpuplan.providers.cloud_entry.CloudEntry` hook); a problem line naming the
     setting when the policy has a GCP scope without it."""
-    table = bill.gcp_billing_table
+    from gpuplan.providers.gcp.bill_settings import GcpBill
+
+    found = bill.section("gcp")
+    keys = found if isinstance(found, GcpBill) else GcpBill()
+    table = keys.gcp_billing_table
     if table is None:
         if section is None:
             return [], []
@@ -145,4 +149,4 @@ def bill_sources(
             "gcp: set bill.gcp_billing_table (the Cloud Billing export in BigQuery) to read "
             "GCP actuals"
         ]
-    return [BillingExportSource(table, endpoint=bill.bigquery_endpoint)], []
+    return [BillingExportSource(table, endpoint=keys.bigquery_endpoint)], []

@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from gpuplan.core.lifecycle.instances import HostSamples
-from gpuplan.core.policy.metrics_settings import GcpMetrics
+from gpuplan.providers.gcp.metrics_settings import GcpMetrics
 
 if TYPE_CHECKING:
     from google.api_core.retry import Retry

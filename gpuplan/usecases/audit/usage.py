@@ -16,12 +16,9 @@ from typing import Any
 from gpuplan.core.audit.advice import InstanceAudit, audit_instance
 from gpuplan.core.audit.grouping import GroupBy
 from gpuplan.core.audit.split import AuditRule, Subject, Usage
-from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.lifecycle.simulation.traces import Trace
-
-TRACE_REGION = "us-east-1"
-"""Trace folders carry no region: their instances are priced as AWS us-east-1."""
+from gpuplan.usecases.clouds.entries import TRACE_PRICES
 
 
 @dataclass(frozen=True)
@@ -61,8 +58,9 @@ def usage_of(trace: Trace, period_minutes: int) -> Usage:
 def subject_of(trace: Trace, catalog: Catalog) -> Subject:
     count = len(trace.gpus) if trace.gpus else _gpu_count(trace.instance_type, catalog)
     return Subject(
-        instance_id=trace.instance_id, provider=Provider.AWS, region=TRACE_REGION,
-        instance_type=trace.instance_type, hourly_usd=trace.hourly_usd,
+        instance_id=trace.instance_id, provider=TRACE_PRICES.provider,
+        region=TRACE_PRICES.region, instance_type=trace.instance_type,
+        hourly_usd=trace.hourly_usd,
         group=trace.trace_class, gpu_count=count,
     )  # fmt: skip
 

@@ -26,17 +26,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic import BaseModel
+
 from gpuplan.core import clouds
 from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.errors import InputError
 from gpuplan.core.lifecycle.actions import Call, one
 from gpuplan.core.lifecycle.instances import ACTING
+from gpuplan.core.lifecycle.simulation.traces import PriceList
 from gpuplan.providers.aws import actions as aws_actions
 from gpuplan.providers.aws import cost_explorer as aws_bill
+from gpuplan.providers.aws import metrics_settings as aws_metrics
 from gpuplan.providers.aws import prices as aws_prices
+from gpuplan.providers.aws.bill_settings import AwsBill
 from gpuplan.providers.aws.scope import AwsScope, OrgUnits
 from gpuplan.providers.azure import actions as azure_actions
 from gpuplan.providers.azure import cost_management as azure_bill
+from gpuplan.providers.azure import metrics_settings as azure_metrics
 from gpuplan.providers.azure import prices as azure_prices
 from gpuplan.providers.azure.scope import AzureScope
 from gpuplan.providers.base import CloudAdapter
@@ -51,18 +57,20 @@ from gpuplan.providers.cloud_entry import (
 from gpuplan.providers.found import FoundScopes
 from gpuplan.providers.gcp import actions as gcp_actions
 from gpuplan.providers.gcp import billing_export as gcp_bill
+from gpuplan.providers.gcp import metrics_settings as gcp_metrics
 from gpuplan.providers.gcp import prices as gcp_prices
+from gpuplan.providers.gcp.bill_settings import GcpBill
 from gpuplan.providers.gcp.scope import GcpScope
 from gpuplan.usecases.clouds import prices as cloud_prices
 from gpuplan.usecases.clouds.kubernetes import ENTRY as KUBERNETES
 
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy
-    from gpuplan.core.policy.metrics_settings import AwsMetrics
     from gpuplan.providers.aws.cloudwatch import MetricNames
     from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
 
 _S = TypeVar("_S", AwsScope, GcpScope, AzureScope)
+_M = TypeVar("_M", bound=BaseModel)
 
 
 def _section(context: BuildContext, provider: Provider, model: type[_S]) -> _S:
@@ -71,6 +79,12 @@ def _section(context: BuildContext, provider: Provider, model: type[_S]) -> _S:
     if not isinstance(section, model):
         raise InputError(f"the policy has no scope.{provider.value} section")
     return section
+
+
+def _metrics(policy: Policy, provider: Provider, model: type[_M]) -> _M:
+    """The policy's ``idle.metrics.<provider>`` (its defaults when the file omits it)."""
+    section = policy.idle.metrics.section(provider.value)
+    return section if isinstance(section, model) else model()
 
 
 def aws_scopes(context: BuildContext) -> dict[str, CloudAdapter]:
@@ -82,7 +96,9 @@ def aws_scopes(context: BuildContext) -> dict[str, CloudAdapter]:
     session = make_session(scope.profile, scope.role_arn)
     options: dict[str, Any] = {
         "catalog": context.catalog,
-        "metric_names": aws_metric_names(context.policy.idle.metrics.aws),
+        "metric_names": aws_metric_names(
+            _metrics(context.policy, Provider.AWS, aws_metrics.AwsMetrics)
+        ),
         "metrics": context.metrics,
     }
     if scope.accounts is None:
@@ -123,7 +139,7 @@ def _member_scopes(session: Any, scope: AwsScope, options: dict[str, Any]) -> Sc
     return out
 
 
-def aws_metric_names(metrics: AwsMetrics) -> MetricNames:
+def aws_metric_names(metrics: aws_metrics.AwsMetrics) -> MetricNames:
     """The policy's CloudWatch metric names (``idle.metrics.aws``)."""
     from gpuplan.providers.aws.cloudwatch import MetricNames
 
@@ -149,14 +165,15 @@ def gcp_scopes(context: BuildContext, *, credentials: Any = None) -> dict[str, C
         credentials=credentials,
     )
     found = _gcp_projects(scope, credentials)
+    settings = _metrics(context.policy, Provider.GCP, gcp_metrics.GcpMetrics)
     return ScopeAdapters(
         {
             project: GcpAdapter(
                 project,
                 zones=scope.zones,
-                metric_type=context.policy.idle.metrics.gcp.metric_type,
-                memory_type=context.policy.idle.metrics.gcp.memory_used_type,
-                cpu_type=context.policy.idle.metrics.gcp.cpu_type,
+                metric_type=settings.metric_type,
+                memory_type=settings.memory_used_type,
+                cpu_type=settings.cpu_type,
                 catalog=context.catalog,
                 clients=clients,
                 metrics=context.metrics,
@@ -185,7 +202,7 @@ def azure_metric_names(policy: Policy) -> AzureMetricNames:
     """The policy's Azure Monitor metric names (``idle.metrics.azure``)."""
     from gpuplan.providers.azure.metrics import MetricNames
 
-    m = policy.idle.metrics.azure
+    m = _metrics(policy, Provider.AZURE, azure_metrics.AzureMetrics)
     return MetricNames(
         namespace=m.namespace,
         utilisation=m.metric,
@@ -201,7 +218,7 @@ def azure_scopes(context: BuildContext, *, credential: Any = None) -> dict[str, 
     scope = _section(context, Provider.AZURE, AzureScope)
     from gpuplan.providers.azure.provider import AzureAdapter, default_credential
 
-    settings = context.policy.idle.metrics.azure
+    settings = _metrics(context.policy, Provider.AZURE, azure_metrics.AzureMetrics)
     credential = credential or default_credential(context.environ)
     found = _azure_subscriptions(scope, credential)
     return ScopeAdapters(
@@ -266,6 +283,12 @@ ENTRIES = (
         "every account): nothing was surveyed",
         cost_sources=aws_bill.bill_sources,
         cost_api="AWS Cost Explorer",
+        metrics=aws_metrics.METRICS,
+        bill_keys=AwsBill,
+        extra="aws",
+        sdk_modules=("boto3", "botocore"),
+        account_kind="account",
+        reservations="reserved instances",
     ),
     CloudEntry(
         Provider.GCP,
@@ -286,6 +309,11 @@ ENTRIES = (
         "active project, or project_labels match none): nothing was surveyed",
         cost_sources=gcp_bill.bill_sources,
         cost_api="GCP billing export in BigQuery",
+        metrics=gcp_metrics.METRICS,
+        bill_keys=GcpBill,
+        extra="gcp",
+        sdk_modules=("google", "grpc", "proto"),
+        account_kind="project",
     ),
     CloudEntry(
         Provider.AZURE,
@@ -305,6 +333,10 @@ ENTRIES = (
         "the identity can read): nothing was surveyed",
         cost_sources=azure_bill.bill_sources,
         cost_api="Azure Cost Management",
+        metrics=azure_metrics.METRICS,
+        extra="azure",
+        sdk_modules=("azure", "msal"),
+        account_kind="subscription",
     ),
     catalog_entry(
         clouds.LAMBDA,
@@ -328,6 +360,11 @@ ENTRIES = (
 managed (:func:`~gpuplan.providers.cloud_entry.catalog_entry`), then Kubernetes (GPU
 workloads priced from their nodes' clouds);
 :mod:`gpuplan.usecases.clouds.registry` adds any registered later."""
+
+TRACE_PRICES = PriceList(Provider.AWS, "us-east-1")
+"""Where trace folders' instances (no cloud or region of their own) and the simulator's
+seeded fleet are priced: AWS us-east-1 on-demand, else the lowest on-demand price the
+catalog has for the type (``gpuplan audit --traces``, ``gpuplan simulate``)."""
 
 FAKE_ENTRY = CloudEntry(
     Provider.AWS,

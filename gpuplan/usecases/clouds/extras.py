@@ -1,9 +1,9 @@
 """Which pip extra brings a missing library: one line naming it, exit 2, never a traceback.
 
 ``pip install gpuplan`` brings what the catalog and the planner need; each cloud's SDKs
-are an extra (``gpuplan[aws]``, ``gpuplan[gcp]``, ``gpuplan[azure]``, all of them:
-``gpuplan[all]``), as SkyPilot does (``skypilot[aws,gcp]``), and so is the terminal UI
-(``gpuplan[tui]``: Textual and Rich). The SDKs are imported where an adapter, a price
+are an extra named in its registry entry (``gpuplan[<cloud>]``, all of them:
+``gpuplan[all]``), as SkyPilot does (``skypilot[<cloud>,<cloud>]``), and so is the
+terminal UI (``gpuplan[tui]``: Textual and Rich). The SDKs are imported where an adapter, a price
 fetcher or a type listing is built; those places turn a missing one into
 :class:`MissingExtra` through :func:`needs_extra`. A module that no extra provides is a
 real bug and is raised as it is.
@@ -11,24 +11,22 @@ real bug and is raised as it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from gpuplan.core.errors import InputError
 
 EXTRA_OF_MODULE = {
-    "boto3": "aws",
-    "botocore": "aws",
-    "google": "gcp",
-    "grpc": "gcp",
-    "proto": "gcp",
-    "azure": "azure",
-    "msal": "azure",
     "textual": "tui",
     "rich": "tui",
-    "lightkube": "kubernetes",
 }
-"""Top-level module -> the extra that installs it."""
+"""Top-level module -> the extra that installs it: the terminal UI's here, each cloud's
+SDK modules added by the cloud registry from its entry (``extra``, ``sdk_modules``)."""
+
+
+def register_modules(modules: Iterable[str], extra: str) -> None:
+    """``extra`` installs each top-level module of ``modules`` (a cloud's SDKs)."""
+    EXTRA_OF_MODULE.update(dict.fromkeys(modules, extra))
 
 
 class MissingExtra(InputError):

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuplan.core import clouds
 from gpuplan.core.catalog.offers import Provider
-from gpuplan.core.catalog.region_naming import AWS_NAMING, AZURE_NAMING, GCP_NAMING, RegionGroup
+from gpuplan.core.catalog.region_naming import RegionGroup
 from gpuplan.core.errors import GpuplanError, InputError, ScopeInputError
 from gpuplan.core.lifecycle.actions import Call, Refusal, one
 from gpuplan.core.lifecycle.instances import Action
@@ -29,14 +30,19 @@ KUBERNETES = Provider.named("kubernetes")
 @dataclass(frozen=True)
 class NodeRegions:
     """A node's region is its cloud's (``topology.kubernetes.io/region``), grouped as that
-    cloud groups it. Kubernetes documents no region of its own (``known`` is empty), so a
-    region name is never said to be Kubernetes' rather than its cloud's."""
+    cloud groups it: the first registered cloud gpuplan manages (not catalog-only) whose
+    naming groups it, the built-in ones first. Kubernetes documents no region of its own
+    (``known`` is empty), so a region name is never said to be Kubernetes' rather than
+    its cloud's."""
 
     known: frozenset[str] = frozenset()
 
     def group(self, region: str) -> RegionGroup | None:
-        for naming in (AWS_NAMING, GCP_NAMING, AZURE_NAMING):
-            found = naming.group(region)
+        for provider in clouds.registered():
+            facts = clouds.facts_of(provider)
+            if provider == KUBERNETES or facts.catalog_only:
+                continue
+            found = facts.regions.group(region)
             if found is not None:
                 return found
         return None
@@ -163,5 +169,7 @@ ENTRY = CloudEntry(
     nothing_found="scope.kubernetes found no context: nothing was surveyed",
     local_storage="a bare pod's emptyDir volumes",
     scope_section=KubernetesScope,
+    extra="kubernetes",
+    sdk_modules=("lightkube",),
 )
 """Kubernetes GPU workloads (docs/kubernetes.md)."""

@@ -18,10 +18,14 @@ says, for one source:
 
 :func:`shared_source` is what the adapter builder calls (``usecases.adapters``): the
 source of the shared entry the policy sets, passed to every adapter; None leaves each
-cloud on its own monitoring. Adding a source: its module (``providers/<name>.py``, with
-its settings model) and one entry in :data:`METRICS_ENTRIES`, or :func:`register` at run
-time; the entry's ``name`` becomes the policy section ``idle.metrics.<name>``
-(docs/architecture.md, "Adding a metrics source").
+cloud on its own monitoring. A cloud's own monitoring is part of its registry entry
+(``CloudEntry.metrics``: the section's model and the matching rule, in the cloud's
+package); :func:`native_entries` reads them from the cloud registry, which also makes
+each one the policy section ``idle.metrics.<cloud>``. Adding a shared source: its module
+(``providers/<name>.py``, with its settings model) and one entry in
+:data:`METRICS_ENTRIES`, or :func:`register` at run time; the entry's ``name`` becomes
+the policy section ``idle.metrics.<name>`` (docs/architecture.md, "Adding a metrics
+source").
 """
 
 from __future__ import annotations
@@ -36,14 +40,13 @@ from pydantic import BaseModel
 from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.errors import InputError
 from gpuplan.core.policy.metrics_settings import (
-    AwsMetrics,
-    AzureMetrics,
-    GcpMetrics,
     MetricsSettings,
     PrometheusMetrics,
     register_section,
     unregister_section,
 )
+from gpuplan.providers.cloud_entry import IdMatch
+from gpuplan.usecases.clouds import registry as cloud_registry
 
 if TYPE_CHECKING:
     from gpuplan.core.policy import Policy
@@ -57,19 +60,6 @@ class SourceKind(StrEnum):
     """A cloud's own monitoring, read by that cloud's adapter (the default)."""
     SHARED = "shared"
     """One source for every cloud of the run, passed to every adapter when set."""
-
-
-class IdMatch(StrEnum):
-    """How a source ties a series to an instance: by an id, never by a display name."""
-
-    INSTANCE_ID = "instance id"
-    """The series carries the instance id exactly (GCP ``instance_id`` resource label,
-    Azure VM resource id)."""
-    INSTANCE_OR_VM_ID = "instance id or Azure vmId"
-    """A label holds the instance id or, for Azure, the VM's ``vmId`` (case-insensitive)."""
-    INSTANCE_ID_OR_UNIQUE_HOST = "instance id, else a host name unique in the region"
-    """The ``InstanceId`` dimension; a series with only a ``host`` belongs to the one
-    instance listed with that private DNS name (said in the verdict: ``matched_by``)."""
 
 
 @dataclass(frozen=True)
@@ -110,22 +100,36 @@ def prometheus_source(settings: PrometheusMetrics) -> MetricsSource:
 
 
 METRICS_ENTRIES: list[MetricsEntry[Any]] = [
-    MetricsEntry("aws", AwsMetrics, IdMatch.INSTANCE_ID_OR_UNIQUE_HOST, native_to=Provider.AWS),
-    MetricsEntry("gcp", GcpMetrics, IdMatch.INSTANCE_ID, native_to=Provider.GCP),
-    MetricsEntry("azure", AzureMetrics, IdMatch.INSTANCE_ID, native_to=Provider.AZURE),
     MetricsEntry(
         "prometheus", PrometheusMetrics, IdMatch.INSTANCE_OR_VM_ID, factory=prometheus_source
     ),
 ]
-"""Every metrics source, in the order :func:`shared_source` considers them."""
+"""The metrics sources that are not a cloud's own monitoring (those come with the cloud
+registry's entries: :func:`metrics_entries`), in the order :func:`shared_source`
+considers them."""
+
+
+def native_entries() -> list[MetricsEntry[Any]]:
+    """Each registered cloud's own monitoring (its entry's ``metrics``), in registry order."""
+    return [
+        MetricsEntry(e.provider.value, e.metrics.settings, e.metrics.matching, native_to=e.provider)
+        for e in cloud_registry.entries()
+        if e.metrics is not None
+    ]
+
+
+def metrics_entries() -> list[MetricsEntry[Any]]:
+    """Every metrics source: the clouds' own monitoring, then :data:`METRICS_ENTRIES`."""
+    return [*native_entries(), *METRICS_ENTRIES]
 
 
 def register(entry: MetricsEntry[Any]) -> None:
     """Add (or replace) a metrics source: its entry, and its ``idle.metrics.<name>``
-    section when that is not a field of the policy schema."""
+    section when that is not a field of the policy schema (present with its defaults
+    when the source is native and every key has one)."""
     unregister(entry.name)
     if entry.name not in MetricsSettings.model_fields:
-        register_section(entry.name, entry.settings)
+        register_section(entry.name, entry.settings, defaulted=entry.kind is SourceKind.NATIVE)
     METRICS_ENTRIES.append(entry)
 
 
@@ -138,7 +142,7 @@ def unregister(name: str) -> None:
 
 def metrics_entry(name: str) -> MetricsEntry[Any]:
     """The entry called ``name``; KeyError when there is none."""
-    for entry in METRICS_ENTRIES:
+    for entry in metrics_entries():
         if entry.name == name:
             return entry
     raise KeyError(name)
@@ -146,7 +150,7 @@ def metrics_entry(name: str) -> MetricsEntry[Any]:
 
 def native_entry(provider: Provider) -> MetricsEntry[Any]:
     """The cloud's own monitoring; KeyError when the cloud has none registered."""
-    for entry in METRICS_ENTRIES:
+    for entry in metrics_entries():
         if entry.native_to is provider:
             return entry
     raise KeyError(provider.value)
@@ -159,7 +163,7 @@ def shared_source(
     monitoring. Raises InputError when the policy sets two shared sources."""
     chosen = [
         (entry.name, entry.factory, settings)
-        for entry in (METRICS_ENTRIES if entries is None else entries)
+        for entry in (metrics_entries() if entries is None else entries)
         if entry.factory is not None and (settings := entry.settings_in(policy)) is not None
     ]
     if not chosen:

@@ -19,7 +19,9 @@ from types import MappingProxyType
 from gpuplan.core import clouds
 from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.lifecycle import actions
+from gpuplan.core.policy import bill_settings, metrics_settings
 from gpuplan.providers.cloud_entry import CloudEntry, Discoverer, Fetcher
+from gpuplan.usecases.clouds import extras
 from gpuplan.usecases.clouds.entries import ENTRIES
 
 _ENTRIES: dict[Provider, CloudEntry] = {}
@@ -27,10 +29,22 @@ _ENTRIES: dict[Provider, CloudEntry] = {}
 
 def register(entry: CloudEntry) -> None:
     """Add (or replace) one cloud's entry: its provider is defined, its facts go to
-    :mod:`gpuplan.core.clouds`."""
+    :mod:`gpuplan.core.clouds`, its own monitoring becomes ``idle.metrics.<name>``, its
+    bill keys are keys of ``bill``, its SDK modules are its extra's."""
     Provider.define(entry.provider)
     clouds.register(entry.facts)
     actions.register(entry.provider, entry.steps)
+    replaced = _ENTRIES.get(entry.provider)
+    name = entry.provider.value
+    if entry.metrics is not None:
+        metrics_settings.register_section(name, entry.metrics.settings, defaulted=True)
+    elif replaced is not None and replaced.metrics is not None:
+        metrics_settings.unregister_section(name)
+    if entry.bill_keys is not None:
+        bill_settings.register_keys(name, entry.bill_keys)
+    else:
+        bill_settings.unregister_keys(name)
+    extras.register_modules(entry.sdk_modules, entry.extra)
     _ENTRIES[entry.provider] = entry
 
 
@@ -38,7 +52,10 @@ def unregister(provider: Provider) -> None:
     """Drop a cloud registered at run time (a cloud a test registered); built-ins stay."""
     if any(e.provider == provider for e in ENTRIES):
         raise ValueError(f"{provider.value} is built in")
-    _ENTRIES.pop(provider, None)
+    dropped = _ENTRIES.pop(provider, None)
+    if dropped is not None and dropped.metrics is not None:
+        metrics_settings.unregister_section(provider.value)
+    bill_settings.unregister_keys(provider.value)
     clouds.unregister(provider)
     actions.unregister(provider)
     Provider.forget(provider.value)
@@ -74,7 +91,7 @@ def discoverers(environ: Mapping[str, str]) -> dict[Provider, Discoverer]:
     return found
 
 
-# Every entry in ENTRIES is registered on import: its policy section, facts and action
+# Every entry in ENTRIES is registered on import: its policy sections, facts and action
 # row (for the built-in clouds this repeats what their constants already hold).
 for _entry in ENTRIES:
     register(_entry)

@@ -14,7 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel
 from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.lifecycle.idle import IdleRule
 from gpuplan.core.lifecycle.simulation.replay import ActionSettings, SimulationResult, simulate
@@ -27,9 +27,9 @@ from gpuplan.core.lifecycle.simulation.traces import (
 )
 from gpuplan.core.policy import Policy
 from gpuplan.core.policy.models import IdleAction, IdleSettings
+from gpuplan.usecases.clouds.entries import TRACE_PRICES
 
 EPOCH = datetime(2026, 1, 5, tzinfo=UTC)
-PRICE_REGION = "us-east-1"
 SWEEP_WINDOWS = (30, 60, 90)
 SWEEP_LIVE_WINDOWS = (60, 120, 150, 180, 240)
 SWEEP_THRESHOLDS = (2.0, 5.0, 10.0)
@@ -83,15 +83,16 @@ def action_settings(policy: Policy | None) -> ActionSettings:
 
 
 def catalog_prices(catalog: Catalog) -> Callable[[str], Decimal | None]:
-    """On-demand price of an instance type: AWS us-east-1 (the simulator's price list),
-    else the lowest on-demand price the catalog has for that type anywhere."""
+    """On-demand price of an instance type in the simulator's price list
+    (:data:`~gpuplan.usecases.clouds.entries.TRACE_PRICES`), else the lowest on-demand
+    price the catalog has for that type anywhere."""
     home: dict[str, Decimal] = {}
     anywhere: dict[str, Decimal] = {}
     for o in catalog.offers:
         price = o.price(PricingModel.ON_DEMAND)
         if price is None:
             continue
-        if o.provider is Provider.AWS and o.region == PRICE_REGION:
+        if o.provider is TRACE_PRICES.provider and o.region == TRACE_PRICES.region:
             home[o.instance_type] = price
         if o.instance_type not in anywhere or price < anywhere[o.instance_type]:
             anywhere[o.instance_type] = price
@@ -108,7 +109,7 @@ def seeded_fleet(catalog: Catalog, *, seed: int, instances: int, hours: int) -> 
     for instance_type, _ in DEFAULT_TYPES:
         price = lookup(instance_type)
         if price is None:
-            raise ValueError(f"the catalog has no {PRICE_REGION} price for {instance_type}")
+            raise ValueError(f"the catalog has no {TRACE_PRICES.region} price for {instance_type}")
         prices[instance_type] = price
     return generate_fleet(seed=seed, instances=instances, hours=hours, prices=prices)
 

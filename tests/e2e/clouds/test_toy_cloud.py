@@ -217,6 +217,61 @@ def test_its_section_is_in_the_policy_schema(toy: Provider) -> None:
     assert {"regions", "api_endpoint"} <= set(toy_schema["properties"])
 
 
+def test_its_metrics_section_is_checked_defaulted_and_in_the_schema(
+    toy: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``idle.metrics.toy`` comes from the entry as the built-in clouds' sections do: checked
+    by its model (an error names file, line and field), present with its defaults when
+    the file omits it, and a property of MetricsSettings in the generated schema."""
+    scope = "  toy:\n    regions: [us-toy1]\n"
+    omitted = _policy_file(tmp_path, scope)
+    assert main(["policy", "show", str(omitted), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["idle"]["metrics"]
+    assert list(shown)[:4] == ["aws", "gcp", "azure", "toy"]
+    assert shown["toy"] == {"metric": "toy_gpu_busy", "resolution_seconds": 60}
+
+    path = _policy_file(tmp_path, scope)
+    path.write_text(
+        path.read_text() + "  metrics:\n    toy:\n      metric: busy\n      resolution_seconds: 5\n"
+    )
+    assert main(["policy", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:14:" in err and "idle.metrics.toy.resolution_seconds" in err, err
+    path.write_text(path.read_text().replace("resolution_seconds: 5", "resolution_seconds: 30"))
+    assert main(["policy", "check", str(path)]) == 0, capsys.readouterr()
+
+    schema = json.loads(policy_schema_text())
+    metrics = schema["$defs"]["MetricsSettings"]
+    assert metrics["additionalProperties"] is False
+    assert metrics["properties"]["toy"] == {"$ref": "#/$defs/ToyMetrics"}
+    assert set(schema["$defs"]["ToyMetrics"]["properties"]) == {"metric", "resolution_seconds"}
+
+
+def test_its_bill_keys_sit_beside_the_common_ones(
+    toy: Provider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The entry's ``bill_keys`` are keys of ``bill`` like the built-in clouds' (AWS's
+    ``aws_cur_export``): checked with the common keys in one pass, after them in the
+    dumped policy, and properties of BillSettings in the schema."""
+    path = _policy_file(tmp_path, "  toy:\n    regions: [us-toy1]\n")
+    text = path.read_text()
+    path.write_text(text + "bill:\n  gap_percent: 5\n  toy_invoice_days: 14\n")
+    assert main(["policy", "show", str(path), "--json"]) == 0
+    bill = json.loads(capsys.readouterr().out)["bill"]
+    assert list(bill)[:3] == ["team_label", "gap_percent", "gap_min_usd"]
+    assert list(bill)[-1] == "toy_invoice_days" and bill["toy_invoice_days"] == 14
+
+    path.write_text(text + "bill:\n  gap_percent: 500\n  toy_invoice_days: 0\n")
+    assert main(["policy", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:12:" in err and "bill.gap_percent" in err, err
+    assert f"{path}:13:" in err and "bill.toy_invoice_days" in err, err
+
+    properties = json.loads(policy_schema_text())["$defs"]["BillSettings"]["properties"]
+    assert list(properties)[-1] == "toy_invoice_days"
+    assert properties["toy_invoice_days"]["maximum"] == 90
+
+
 def test_without_the_entry_its_section_is_an_unknown_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -224,7 +279,10 @@ def test_without_the_entry_its_section_is_an_unknown_key(
     assert main(["policy", "check", str(path)]) == 2
     err = capsys.readouterr().err
     assert "scope.toy" in err and ":4" in err, err
-    assert "toy" not in json.loads(policy_schema_text())["$defs"]["Scope"]["properties"]
+    schema = json.loads(policy_schema_text())["$defs"]
+    assert "toy" not in schema["Scope"]["properties"]
+    assert "toy" not in schema["MetricsSettings"]["properties"]
+    assert "toy_invoice_days" not in schema["BillSettings"]["properties"]
 
 
 def test_estimate_ranks_its_offers_with_spot(

@@ -6,8 +6,8 @@ bundled ones, add its entry to ``ENTRIES`` (one line, and the line that imports 
 and change nothing else. The import-linter contracts stay kept (the entry type lives
 below the providers, so the cloud's package builds its own entry), and a fresh process
 on that tree knows the cloud: the registry lists it, the policy schema has
-``scope.toy``, ``policy check`` checks its section, ``fleet`` and ``stop-idle`` (dry
-run) survey it, ``catalog`` lists its offers from its data file.
+``scope.toy`` and ``idle.metrics.toy``, ``policy check`` checks its section, ``fleet``
+and ``stop-idle`` (dry run) survey it, ``catalog`` lists its offers from its data file.
 
 Not proven here: ``catalog`` and ``estimate`` without a policy do not load the registry
 (their fast path reads the facts table of :mod:`gpuplan.core.clouds`), so a shipped cloud
@@ -44,6 +44,7 @@ toy = Provider("toy")
 entry = cloud_registry.entry_of(toy)
 assert entry.scopes.__module__ == "gpuplan.providers.toy.adapter", entry.scopes.__module__
 assert "toy" in policy_schema()["$defs"]["Scope"]["properties"]
+assert "toy" in policy_schema()["$defs"]["MetricsSettings"]["properties"]
 policy = folder / "team.yaml"
 policy.write_text(
     "version: 1\\nname: toy-team\\nscope:\\n  toy:\\n    regions: [us-toy1]\\n"

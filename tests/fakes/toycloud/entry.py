@@ -6,7 +6,8 @@ from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.lifecycle.actions import Call, Refusal, one
 from gpuplan.core.lifecycle.instances import Action
 from gpuplan.providers.cloud_entry import CloudEntry, Service
-from tests.fakes.toycloud import adapter, listing, prices
+from tests.fakes.toycloud import adapter, listing, metrics, prices
+from tests.fakes.toycloud.bill import ToyBill
 from tests.fakes.toycloud.scope import ToyScope
 
 ENTRY = CloudEntry(
@@ -29,4 +30,6 @@ ENTRY = CloudEntry(
     nothing_found="no Toycloud region: nothing was surveyed",
     local_storage="Toycloud scratch disks",
     scope_section=ToyScope,
+    metrics=metrics.METRICS,
+    bill_keys=ToyBill,
 )

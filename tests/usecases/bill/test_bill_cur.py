@@ -64,7 +64,9 @@ def test_location_is_parsed() -> None:
 
 def test_cur_lines_and_reconciliation(s3: boto3.Session, tmp_path: Path, write_policy: Any) -> None:
     policy = load_policy(write_policy(POLICY))
-    assert policy.bill.aws_cur_export == EXPORT
+    keys = policy.bill.section("aws")  # the AWS entry's keys of bill
+    assert keys is not None and keys.model_dump()["aws_cur_export"] == EXPORT
+    assert policy.bill.model_dump()["aws_cur_export"] == EXPORT
     source = CurExportSource(s3, EXPORT)
     lines = source.daily_costs(date(2026, 12, 1), date(2026, 12, 2), "team")
     assert sum(x.usd for x in lines) == Decimal("808.0104")  # November's row left out

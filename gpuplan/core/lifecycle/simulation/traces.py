@@ -36,7 +36,19 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
+from gpuplan.core.catalog.offers import Provider
+
 Kind = Literal["busy", "idle"]
+
+
+@dataclass(frozen=True)
+class PriceList:
+    """Where trace instances are priced: a trace folder names no cloud or region, so its
+    instances, and the seeded fleet's, take the on-demand prices of one cloud's region
+    (the registry's list of entries names it: ``TRACE_PRICES``)."""
+
+    provider: Provider
+    region: str
 
 
 @dataclass(frozen=True)
