@@ -10,6 +10,10 @@ as a function (the core imports no HTTP library): the parser that fetches them.
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
+from gpuplan.core.policy.bill_settings import registered_keys as registered_bill_keys
+from gpuplan.core.policy.metrics_settings import registered_sections as registered_metrics
 from gpuplan.core.policy.models import Policy
 from gpuplan.core.policy.rules import KeyPath, PolicyProblem
 from gpuplan.core.urls import Split, is_link_local, redacted, redacted_webhook, webhook_url_problem
@@ -66,7 +70,26 @@ def _other_urls(policy: Policy) -> list[tuple[KeyPath, str]]:
                 value = getattr(section, key)
                 url = None if value is None else str(value)
                 found.append((("scope", provider.value, key), url))
+    # The same for the keys clouds register in ``bill`` and ``idle.metrics`` (a private
+    # BigQuery endpoint, a monitoring endpoint): any ``*_endpoint`` is an outgoing URL.
+    for name in registered_bill_keys():
+        keys = policy.bill.section(name)
+        found.extend(_endpoints(keys, ("bill",)))
+    for name in registered_metrics():
+        settings = policy.idle.metrics.section(name)
+        found.extend(_endpoints(settings, ("idle", "metrics", name)))
     prometheus = policy.idle.metrics.prometheus
     if prometheus is not None:
         found.append((("idle", "metrics", "prometheus", "url"), prometheus.url))
     return [(path, url) for path, url in found if url is not None]
+
+
+def _endpoints(section: BaseModel | None, where: KeyPath) -> list[tuple[KeyPath, str | None]]:
+    if section is None:
+        return []
+    out: list[tuple[KeyPath, str | None]] = []
+    for key in type(section).model_fields:
+        if key.endswith("_endpoint"):
+            value = getattr(section, key)
+            out.append(((*where, key), None if value is None else str(value)))
+    return out

@@ -196,6 +196,8 @@ def test_numbers_finite_and_in_range_with_place(field: str, value: str, needle: 
             3,
         ),
         ("idle: {metrics: {prometheus: {url: 'http://u:p@169.254.169.254:9090'}}}", 3),
+        ("bill: {bigquery_endpoint: 'https://u:p@169.254.169.254/bigquery'}", 3),
+        ("bill:\n  team_label: team\n  bigquery_endpoint: 'https://[fe80::1]/'", 5),
     ],
 )
 def test_no_policy_url_points_at_the_metadata_service(section: str, line: int) -> None:
