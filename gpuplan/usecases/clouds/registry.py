@@ -1,4 +1,5 @@
-"""The registered clouds: the built-in :data:`ENTRIES` and any entry registered at run time.
+"""The registered clouds: the listed ones (:func:`~gpuplan.usecases.clouds.entries.built_in`)
+and any entry registered at run time.
 
 Every per-cloud table reads this module: the adapter builder's entries
 (:func:`gpuplan.usecases.clouds.adapters.default_registry`), the price fetchers and source
@@ -20,7 +21,7 @@ from gpuplan.core import clouds
 from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.lifecycle import actions
 from gpuplan.providers.cloud_entry import CloudEntry, Discoverer, Fetcher
-from gpuplan.usecases.clouds.entries import ENTRIES
+from gpuplan.usecases.clouds import entries as listed
 
 _ENTRIES: dict[Provider, CloudEntry] = {}
 
@@ -36,7 +37,7 @@ def register(entry: CloudEntry) -> None:
 
 def unregister(provider: Provider) -> None:
     """Drop a cloud registered at run time (a cloud a test registered); built-ins stay."""
-    if any(e.provider == provider for e in ENTRIES):
+    if any(e.provider == provider for e in listed.built_in()):
         raise ValueError(f"{provider.value} is built in")
     _ENTRIES.pop(provider, None)
     clouds.unregister(provider)
@@ -74,7 +75,9 @@ def discoverers(environ: Mapping[str, str]) -> dict[Provider, Discoverer]:
     return found
 
 
-# Every entry in ENTRIES is registered on import: its policy section, facts and action
-# row (for the built-in clouds this repeats what their constants already hold).
-for _entry in ENTRIES:
+# Every listed entry is registered on import: its policy section, facts and action row
+# (its facts first, as the shells register them, so its provider is defined before any
+# module that the entries import reads it).
+listed.register_facts()
+for _entry in listed.built_in():
     register(_entry)
