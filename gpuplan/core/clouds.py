@@ -28,10 +28,11 @@ from gpuplan.core.catalog.kinds import (
     ReservationRules,
 )
 from gpuplan.core.catalog.region_naming import RegionNaming
-from gpuplan.core.catalog.skypilot_rows import RowRules
 
 if TYPE_CHECKING:  # pydantic loads only where policies are read, never for `estimate`
     from pydantic import BaseModel
+
+    from gpuplan.core.catalog.skypilot_rows import RowRules
 
 
 class Feature(StrEnum):

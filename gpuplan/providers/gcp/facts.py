@@ -8,10 +8,14 @@ Google Cloud documents ("Regions and zones", read 2026-11).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpuplan.core.catalog.kinds import PricingModel, Provider, ReservationRules
 from gpuplan.core.catalog.region_naming import PrefixNaming, RegionGroup, names
 from gpuplan.core.clouds import CloudFacts
-from gpuplan.providers.gcp.skypilot import combine_rows
+
+if TYPE_CHECKING:
+    from gpuplan.core.catalog.skypilot_rows import VmRow
 
 GCP = Provider.named("gcp")
 """GCP's provider value: what GCP's own code compares and builds offers with."""
@@ -39,6 +43,15 @@ _GCP_PREFIX = {
 _GCP_SPECIAL = {"northamerica-south1": RegionGroup.US}  # Querétaro: with the US (as AWS mx-)
 
 NAMING = PrefixNaming(_GCP_REGIONS, _GCP_PREFIX, special=_GCP_SPECIAL)
+
+
+def combine_rows(rows: list[VmRow]) -> tuple[list[VmRow], list[str]]:
+    """Host and accelerator rows of a SkyPilot vms.csv joined (:mod:`.skypilot`, loaded
+    only for ``catalog import``)."""
+    from gpuplan.providers.gcp.skypilot import combine_rows as combine
+
+    return combine(rows)
+
 
 FACTS = CloudFacts(
     GCP,
