@@ -4,6 +4,7 @@ its facts (:mod:`gpuplan.providers.aws.facts`).
 Scopes may be discovered: member accounts through Organizations (one adapter per
 account and region, ``aws 111122223333/us-east-1``); a member role is assumed only when
 its scope is first used.
+
 The builder reads the policy's ``scope.aws`` (and ``idle.metrics.aws``), builds one
 adapter per scope with the metrics source passed to its constructor, and imports the
 SDK only when called. It raises GpuplanError only when the cloud cannot be reached at

@@ -3,6 +3,7 @@ its facts (:mod:`gpuplan.providers.azure.facts`).
 
 Scopes may be discovered: subscriptions the identity can read, or those under
 management groups.
+
 The builder reads the policy's ``scope.azure`` (and ``idle.metrics.azure``), builds one
 adapter per scope with the metrics source passed to its constructor, and imports the
 SDK only when called. It raises GpuplanError only when the cloud cannot be reached at

@@ -3,6 +3,7 @@ its facts (:mod:`gpuplan.providers.gcp.facts`).
 
 Scopes may be discovered: projects under folders, an organisation or with labels
 (Resource Manager).
+
 The builder reads the policy's ``scope.gcp`` (and ``idle.metrics.gcp``), builds one
 adapter per scope with the metrics source passed to its constructor, and imports the
 SDK only when called. It raises GpuplanError only when the cloud cannot be reached at
