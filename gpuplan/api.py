@@ -1,5 +1,8 @@
 """The Python API: the same queries as the CLI, without the CLI.
 
+Importing it registers every listed cloud's facts
+(:func:`gpuplan.usecases.clouds.entries.register_facts`), as the CLI does first.
+
 >>> from gpuplan.api import load_catalog, find_offers
 >>> catalog = load_catalog()
 >>> best = find_offers(catalog, gpus=["H100"], pricing="spot", sort="price-per-gpu")[0]
@@ -16,7 +19,10 @@ from gpuplan.core.planner.constraints import PlanConstraints
 from gpuplan.core.planner.records import plan_record
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.usecases.catalog.lookup import find_offers, offer_record
+from gpuplan.usecases.clouds.entries import register_facts
 from gpuplan.usecases.planner.estimate import EstimateArgs, estimate
+
+register_facts()  # every listed cloud's facts (no SDK), as the CLI registers them first
 
 __all__ = [
     "Catalog",

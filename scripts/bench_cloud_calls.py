@@ -34,11 +34,14 @@ from gpuplan.providers.azure.metrics import PLATFORM_NAMESPACE
 from gpuplan.providers.azure.provider import AzureAdapter
 from gpuplan.providers.gcp.monitoring import DEFAULT_CPU, DEFAULT_MEMORY
 from gpuplan.providers.gcp.provider import GcpAdapter
+from gpuplan.usecases.clouds.entries import register_facts
 from tests.fakes.azure_arm import AzureFake
 from tests.fakes.gcp_compute import GcpComputeFake
 from tests.fakes.gcp_monitoring import MonitoringFake, serve_monitoring
 from tests.fakes.http import serve
 from tests.fakes.scenarios import PERIODS, WINDOW
+
+register_facts()  # every listed cloud's facts, as the CLI registers them first
 
 SIZES = (10, 100, 1000)
 

@@ -137,8 +137,10 @@ def whole_catalog() -> list[tuple[str, int, int, float]]:
     from gpuplan.core.planner.options import PlanRequest
     from gpuplan.core.planner.ranking import plan
     from gpuplan.loaders.catalog import load_catalog
+    from gpuplan.usecases.clouds.entries import register_facts
     from gpuplan.usecases.planner.estimate import EstimateArgs, build_workload
 
+    register_facts()  # every listed cloud's facts, as the CLI registers them first
     catalog = load_catalog(fast=True)
     workload = build_workload(EstimateArgs(params="7B", tokens="1T"))
     results = []

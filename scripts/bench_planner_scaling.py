@@ -41,7 +41,10 @@ from gpuplan.core.catalog.query import Catalog  # noqa: E402
 from gpuplan.core.planner.options import PlanRequest  # noqa: E402
 from gpuplan.core.planner.ranking import plan  # noqa: E402
 from gpuplan.loaders.catalog import load_catalog  # noqa: E402
+from gpuplan.usecases.clouds.entries import register_facts  # noqa: E402
 from gpuplan.usecases.planner.estimate import EstimateArgs, build_workload  # noqa: E402
+
+register_facts()  # every listed cloud's facts, as the CLI registers them first
 
 MIB = 1024 * 1024
 

@@ -25,7 +25,10 @@ from pathlib import Path
 
 from gpuplan.core.lifecycle.idle import IdleRule
 from gpuplan.loaders.catalog import load_catalog
+from gpuplan.usecases.clouds.entries import register_facts
 from gpuplan.usecases.lifecycle.simulate import action_settings, folder_fleet, result_record, run
+
+register_facts()  # every listed cloud's facts, as the CLI registers them first
 
 SCRIPT = Path(__file__).resolve().parent / "adversarial_traces.py"
 

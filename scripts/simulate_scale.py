@@ -25,6 +25,7 @@ from typing import Any
 
 from gpuplan.core.lifecycle.idle import IdleRule
 from gpuplan.loaders.catalog import load_catalog
+from gpuplan.usecases.clouds.entries import register_facts
 from gpuplan.usecases.lifecycle.simulate import (
     action_settings,
     folder_fleet,
@@ -32,6 +33,8 @@ from gpuplan.usecases.lifecycle.simulate import (
     run,
     seeded_fleet,
 )
+
+register_facts()  # every listed cloud's facts, as the CLI registers them first
 
 HEADER = (
     "| trace set | instances | stops | harmful stops | % of perfect oracle | "

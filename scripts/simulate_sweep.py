@@ -29,6 +29,7 @@ from typing import Any
 from gpuplan.core.lifecycle.idle import IdleRule
 from gpuplan.core.lifecycle.simulation.replay import SimulationResult
 from gpuplan.loaders.catalog import load_catalog
+from gpuplan.usecases.clouds.entries import register_facts
 from gpuplan.usecases.lifecycle.simulate import (
     action_settings,
     folder_fleet,
@@ -37,6 +38,8 @@ from gpuplan.usecases.lifecycle.simulate import (
     seeded_fleet,
     sweep,
 )
+
+register_facts()  # every listed cloud's facts, as the CLI registers them first
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED, INSTANCES, HOURS = 7, 80, 168

@@ -20,7 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpuplan.core.lifecycle.simulation.audit_traces import AUDIT_CLASSES, generate_audit_fleet
 from gpuplan.loaders.catalog import load_catalog
 from gpuplan.loaders.traces import write_traces
+from gpuplan.usecases.clouds.entries import register_facts
 from gpuplan.usecases.lifecycle.simulate import catalog_prices
+
+register_facts()  # every listed cloud's facts, as the CLI registers them first
 
 
 def main() -> int:

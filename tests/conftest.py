@@ -15,7 +15,7 @@ import pytest
 # the validated reader's schema would fail (an artefact of import order, not of gpuplan).
 from gpuplan.loaders import catalog_files  # noqa: F401
 from gpuplan.loaders.paths import bundled_pricing_dir
-from gpuplan.usecases.clouds import registry as cloud_registry  # noqa: F401  (the entries' policy sections, as every policy reader has them)
+from gpuplan.usecases.clouds import registry as cloud_registry  # noqa: F401  (every listed cloud's facts and entry, as the shells and every policy reader have them)
 
 AWS_HEADER = (
     "instance_type,region,gpu,gpu_count,gpu_memory_gb,vcpus,memory_gb,interconnect,"
@@ -69,9 +69,9 @@ def write_catalog(
         ("azure.csv", AWS_HEADER, SMALL_AZURE if azure is None else azure),
     ):
         (root / name).write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
-    from gpuplan.core.clouds import GPU_CLOUDS
+    from gpuplan.core.clouds import facts_of, registered
 
-    for facts in GPU_CLOUDS:
+    for facts in (facts_of(p) for p in registered() if facts_of(p).catalog_only):
         rows = (gpu_clouds or {}).get(facts.catalog_file, [])
         text = "\n".join([GPU_CLOUD_HEADER, *rows]) + "\n"
         (root / facts.catalog_file).write_text(text, encoding="utf-8")

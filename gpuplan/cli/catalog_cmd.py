@@ -34,11 +34,12 @@ from gpuplan.cli.render import (
     shown_columns,
     wrap,
 )
-from gpuplan.core.catalog.kinds import PricingModel
+from gpuplan.core.catalog.kinds import PricingModel, Provider
+from gpuplan.core.clouds import facts_of, registered
 
 if TYPE_CHECKING:
     # Type names only: the models (and pydantic) load in the handler, not at start-up.
-    from gpuplan.core.catalog.offers import Offer, Provider
+    from gpuplan.core.catalog.offers import Offer
     from gpuplan.core.catalog.query import Catalog
 
 CSV_COLUMNS = (
@@ -61,12 +62,26 @@ CSV_COLUMNS = (
 )
 
 
+def _priced() -> list[Provider]:
+    """Every registered cloud with a catalog file, in the registry's order."""
+    return [p for p in registered() if facts_of(p).catalog_file]
+
+
+def _clouds_in_words() -> str:
+    """``AWS, GCP, Azure and the GPU clouds (Lambda, ...)``: the managed clouds by name,
+    then the catalog-only ones."""
+    managed = [facts_of(p).shown for p in _priced() if not facts_of(p).catalog_only]
+    gpu_clouds = [facts_of(p).shown for p in _priced() if facts_of(p).catalog_only]
+    if not gpu_clouds:
+        return ", ".join(managed)
+    return f"{', '.join(managed)} and the GPU clouds ({', '.join(gpu_clouds)})"
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "catalog",
         help="list GPU instance offers and prices (bundled data, no credentials)",
-        description="GPU instance offers on AWS, GCP, Azure and the GPU clouds (Lambda, "
-        "CoreWeave, Nebius, Crusoe, RunPod, Vast.ai) with hourly USD prices. "
+        description=f"GPU instance offers on {_clouds_in_words()} with hourly USD prices. "
         "Without an ACTION it lists offers; 'refresh' fetches current prices from the "
         "providers' APIs and 'import' reads a SkyPilot catalog, both into the user catalog "
         "directory that overlays the bundled one.",
@@ -74,8 +89,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--provider",
         action="append",
-        help="aws, gcp, azure, lambda, coreweave, nebius, crusoe, runpod, vast (repeatable, "
-        "comma list)",
+        help=f"{', '.join(p.value for p in _priced())} (repeatable, comma list)",
     )
     p.add_argument("--gpu", action="append", help="GPU name, e.g. H100, A100-80GB (repeatable)")
     p.add_argument("--gpus", type=gpu_count, metavar="N", help="exactly N GPUs per instance")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from gpuplan.cli.common import print_notices, split_list, target_dir
 from gpuplan.cli.flag_rules import check_flags
 from gpuplan.cli.render import print_json, wrap
+from gpuplan.core.clouds import facts_of, registered
 from gpuplan.core.errors import InputError
 from gpuplan.core.wording import plural, shown_line
 
@@ -72,8 +73,7 @@ def _refresh_parser(r: argparse.ArgumentParser) -> None:
     r.add_argument(
         "--provider",
         action="append",
-        help="aws, gcp, azure, lambda (LAMBDA_API_KEY), runpod (RUNPOD_API_KEY), vast; "
-        "coreweave, nebius and crusoe have no price API and are skipped (default: all)",
+        help=_refreshed_help(),
     )
     r.add_argument("--region", action="append", help="only these regions (repeatable)")
     r.add_argument(
@@ -94,16 +94,39 @@ def _refresh_parser(r: argparse.ArgumentParser) -> None:
     r.epilog = (
         "New GPU instance types are discovered from each provider's listing API and priced "
         "when their GPU is in the spec table (unknown GPUs are reported, not added). "
-        "Credentials: AWS needs pricing:GetProducts, ec2:DescribeSpotPriceHistory, "
-        "ec2:DescribeInstanceTypes and ec2:DescribeInstanceTypeOfferings (the usual boto3 "
-        "chain); GCP needs Application Default Credentials and the Cloud Billing API, and "
-        "for discovery GPUPLAN_GCP_PROJECT (compute.machineTypes.list, "
-        "compute.acceleratorTypes.list); Azure's Retail Prices API is public, discovery "
-        "needs AZURE_SUBSCRIPTION_ID (Microsoft.Compute/skus/read). Endpoints: "
-        "AWS_ENDPOINT_URL, GPUPLAN_GCP_BILLING_ENDPOINT, GPUPLAN_GCP_COMPUTE_ENDPOINT, "
-        "GPUPLAN_AZURE_PRICES_ENDPOINT, GPUPLAN_AZURE_ARM_ENDPOINT. " + OVERLAY_HELP
+        + _credentials_help()
+        + OVERLAY_HELP
     )
     r.set_defaults(handler=run_refresh)
+
+
+def _refreshed_help() -> str:
+    """The clouds with a price API (with the key each needs), then those without."""
+    from gpuplan.usecases.clouds.registry import entries
+
+    listed = [e for e in entries() if e.catalog_file]
+    with_api = [
+        f"{e.provider.value} ({e.facts.price_key_env})"
+        if e.facts.price_key_env
+        else e.provider.value
+        for e in listed
+        if e.prices is not None
+    ]
+    without = [e.provider.value for e in listed if e.prices is None]
+    if not without:
+        return f"{', '.join(with_api)} (default: all)"
+    skipped = f"{', '.join(without[:-1])} and {without[-1]}" if len(without) > 1 else without[0]
+    have, are = ("have", "are") if len(without) > 1 else ("has", "is")
+    return f"{', '.join(with_api)}; {skipped} {have} no price API and {are} skipped (default: all)"
+
+
+def _credentials_help() -> str:
+    """What each cloud's refresh needs, and the variables that point its APIs elsewhere."""
+    facts = [facts_of(p) for p in registered()]
+    needs = [f.credentials for f in facts if f.credentials]
+    endpoints = [name for f in facts for name in f.endpoint_env]
+    said = f"Credentials: {'; '.join(needs)}. " if needs else ""
+    return said + (f"Endpoints: {', '.join(endpoints)}. " if endpoints else "")
 
 
 def _import_parser(i: argparse.ArgumentParser) -> None:
@@ -111,7 +134,8 @@ def _import_parser(i: argparse.ArgumentParser) -> None:
         "Read SkyPilot vms.csv catalogs (v6-v8 columns) from DIR/<cloud>/vms.csv or "
         "DIR/<cloud>.csv and write them as this tool's catalog files."
     )
-    i.add_argument("directory", metavar="DIR", help="folder holding aws/ gcp/ azure/ vms.csv")
+    folders = " ".join(f"{p.value}/" for p in registered() if facts_of(p).skypilot)
+    i.add_argument("directory", metavar="DIR", help=f"folder holding {folders} vms.csv")
     i.add_argument("--format", required=True, choices=["skypilot"], help="source format")
     i.add_argument("--provider", action="append", help="only these providers")
     i.add_argument("--dry-run", action="store_true", help="read and report; write nothing")
@@ -143,7 +167,6 @@ def _add_target_dir(parser: argparse.ArgumentParser) -> None:
 
 def _clouds(values: list[str] | None) -> list[object]:
     from gpuplan.core.catalog.offers import Provider
-    from gpuplan.core.clouds import facts_of
     from gpuplan.usecases.catalog.lookup import parse_provider
 
     names = split_list(values)

@@ -18,6 +18,7 @@ from gpuplan.cli.output import guarded_output
 from gpuplan.cli.render import set_wide
 from gpuplan.core.errors import GpuplanError
 from gpuplan.core.wording import shown, shown_line
+from gpuplan.usecases.clouds.entries import register_facts
 
 COMMANDS = {
     "catalog": "catalog_cmd",
@@ -126,6 +127,7 @@ number would otherwise reach ``int()`` and its digit limit deep inside a command
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    register_facts()  # every listed cloud's facts (no SDK): before any provider name is read
     words = list(sys.argv[1:] if argv is None else argv)
     if _command(words) == "tui":
         # Textual draws the screen itself (its text is escaped there); the TUI's own

@@ -21,16 +21,18 @@ from typing import TextIO, cast
 
 from gpuplan.core.wording import shown, shown_line
 
-SECRET_ENV = (
-    "PGPASSWORD",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AZURE_CLIENT_SECRET",
-    "GOOGLE_OAUTH_ACCESS_TOKEN",
-    "GPUPLAN_WEBHOOK_URL",
-    "SLACK_WEBHOOK_URL",
-)
-"""Environment variables whose values are secrets wherever they turn up."""
+SECRET_ENV = ("PGPASSWORD", "GPUPLAN_WEBHOOK_URL", "SLACK_WEBHOOK_URL")
+"""Environment variables whose values are secrets wherever they turn up, besides each
+registered cloud's own (:func:`secret_env`)."""
+
+
+def secret_env() -> tuple[str, ...]:
+    """Every secret environment variable: the fixed ones and each registered cloud's."""
+    from gpuplan.core.clouds import facts_of, registered
+
+    return SECRET_ENV + tuple(n for p in registered() for n in facts_of(p).secret_env)
+
+
 MIN_SECRET = 6
 """Shorter values are not scrubbed (``***`` for every ``a`` would hide the message)."""
 
@@ -84,7 +86,7 @@ def known_secrets(words: Sequence[str]) -> list[str]:
     """Secret values named in the command line's ledger URLs and in the environment."""
     from gpuplan.core.urls import dsn_secrets, is_postgres_dsn
 
-    found = [os.environ.get(name, "") for name in SECRET_ENV]
+    found = [os.environ.get(name, "") for name in secret_env()]
     for word in (*words, os.environ.get("GPUPLAN_DB", "")):
         text = word.partition("=")[2] if word.startswith("--db=") else word
         if is_postgres_dsn(text):

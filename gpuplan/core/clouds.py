@@ -1,39 +1,38 @@
-"""The per-cloud facts that the lower layers need, by provider: one table, filled by the registry.
+"""The per-cloud facts that the lower layers need, by provider: one table, filled from above.
 
 The registry entry (:class:`gpuplan.providers.cloud_entry.CloudEntry`) is the one place a
-cloud is described. The loaders and the pure core must not import the use cases, so the
-few facts they need (the catalog file name and the region naming) travel down as a
-:class:`CloudFacts` value: the entry carries it, and registering the entry registers it
-here. The built-in clouds' facts are the constants below (the big three, and the GPU
-clouds gpuplan prices but does not manage: their ``unsupported`` map says so), from which
-their entries are built; they are in the table from the start, so the loaders and core
-work on them without the registry being imported.
+cloud is described. The loaders and the pure core must not import the use cases or the
+providers, so the few facts they need (the catalog file name, the region naming, the
+wording of its local disks) travel down as a :class:`CloudFacts` value. Each cloud's
+package states its facts in a light module (``gpuplan/providers/<cloud>/facts.py``: no
+SDK, no pydantic); the shells register every listed cloud's facts before reading the
+catalog (:func:`gpuplan.usecases.clouds.entries.register_facts`, a few small imports, so
+``catalog`` and ``estimate`` never load the registry), and registering an entry registers
+its facts again with what only the entry knows (its policy section's model).
 
-Pure: no I/O. The table is process-wide and changes only through :func:`register`.
+Pure: no I/O, and no cloud named here. The table is process-wide and changes only
+through :func:`register`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from gpuplan.core.catalog.kinds import Provider
-from gpuplan.core.catalog.region_naming import (
-    AWS_NAMING,
-    AZURE_NAMING,
-    COREWEAVE_NAMING,
-    CRUSOE_NAMING,
-    GCP_NAMING,
-    LAMBDA_NAMING,
-    MARKETPLACE_NAMING,
-    NEBIUS_NAMING,
-    RegionNaming,
+from gpuplan.core.catalog.kinds import (
+    RESERVATION_RULES,
+    PricingModel,
+    Provider,
+    ReservationRules,
 )
+from gpuplan.core.catalog.region_naming import RegionNaming
 
 if TYPE_CHECKING:  # pydantic loads only where policies are read, never for `estimate`
     from pydantic import BaseModel
+
+    from gpuplan.core.catalog.skypilot_rows import RowRules
 
 
 class Feature(StrEnum):
@@ -71,6 +70,33 @@ class CloudFacts:
     cloud it manages. A policy section naming such a cloud is refused with the reason."""
     title: str = ""
     """The cloud's name as people write it (``Azure``, ``Vast.ai``); empty: its value."""
+    secret_env: tuple[str, ...] = ()
+    """Environment variables whose values are this cloud's secrets: the CLI scrubs them
+    from everything it prints."""
+    price_key_env: str = ""
+    """The environment variable holding the user's key for its price API (``catalog
+    refresh``), where the API needs one."""
+    credentials: str = ""
+    """What ``catalog refresh`` needs from this cloud, as its help says it (a clause)."""
+    endpoint_env: tuple[str, ...] = ()
+    """Environment variables that point its price and listing APIs elsewhere."""
+    skypilot: bool = False
+    """SkyPilot publishes a ``vms.csv`` for it (``catalog import --format skypilot``)."""
+    skypilot_rows: RowRules | None = None
+    """How its vms.csv rows become one row per offer (host and accelerator rows joined);
+    None: each row is one as it is."""
+    outside_region: Callable[[str, str], bool] | None = None
+    """``(zone, region) ->`` the zone is listed under the region but is not the region
+    (a Local Zone: its own, far lower spot prices are left out of the region's)."""
+    reservations: Mapping[PricingModel, ReservationRules] = field(default_factory=dict)
+    """How the block-sold models this cloud sells are bought (Capacity Blocks ...):
+    registering the facts states them for :attr:`PricingModel.rules`."""
+    spot_evidence: str = ""
+    """What the cloud publishes about how often its spot capacity is reclaimed, as the
+    planner's spot assumption cites it; empty where it publishes nothing."""
+    spot_node_labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Node labels (and their values) by which its managed Kubernetes marks a spot or
+    preemptible node (EKS ``eks.amazonaws.com/capacityType: SPOT``)."""
 
     @property
     def shown(self) -> str:
@@ -83,32 +109,8 @@ class CloudFacts:
         return Feature.FLEET in self.unsupported
 
 
-AWS = CloudFacts(
-    Provider.AWS,
-    "aws.csv",
-    AWS_NAMING,
-    "AWS instance store (NVMe on g4dn, g5, g6, p4d, p5 ...)",
-    billing="per second, 60 s minimum (Linux; EC2 pricing page)",
-    title="AWS",
-)
-GCP = CloudFacts(
-    Provider.GCP,
-    "gcp.csv",
-    GCP_NAMING,
-    "GCP local SSD",
-    billing="per second, 1 min minimum (Compute Engine docs)",
-    title="GCP",
-)
-AZURE = CloudFacts(
-    Provider.AZURE,
-    "azure.csv",
-    AZURE_NAMING,
-    "the Azure temporary disk (every N-series size)",
-    title="Azure",
-)
-
-
-def _catalog_only(name: str) -> dict[Feature, str]:
+def catalog_only_features(name: str) -> dict[Feature, str]:
+    """Every lifecycle feature refused, with the reason a catalog-only cloud gives."""
     why = (
         f"{name} is a catalog-only cloud in gpuplan: its offers are priced and planned, "
         "but gpuplan has no adapter to list, watch or stop its instances"
@@ -116,49 +118,31 @@ def _catalog_only(name: str) -> dict[Feature, str]:
     return dict.fromkeys(Feature, why)
 
 
-def _gpu_cloud(name: str, shown: str, naming: RegionNaming, billing: str) -> CloudFacts:
-    """A catalog-only GPU cloud: its provider, ``<name>.csv``, naming and billing note."""
-    provider = Provider.define(Provider.named(name))
+def gpu_cloud(
+    name: str, shown: str, naming: RegionNaming, billing: str, *, price_key_env: str = ""
+) -> CloudFacts:
+    """A catalog-only GPU cloud's facts: its provider (not defined until registered),
+    ``<name>.csv``, region naming, billing note and the key its price API needs."""
     return CloudFacts(
-        provider,
+        Provider.named(name),
         f"{name}.csv",
         naming,
         billing=billing,
-        unsupported=_catalog_only(shown),
+        unsupported=catalog_only_features(shown),
         title=shown,
+        price_key_env=price_key_env,
     )
 
 
-LAMBDA = _gpu_cloud(
-    "lambda", "Lambda", LAMBDA_NAMING, "per minute; no minimum, no commitment (lambda.ai)"
-)
-COREWEAVE = _gpu_cloud(
-    "coreweave", "CoreWeave", COREWEAVE_NAMING, "per minute; no minimum charge (CoreWeave docs)"
-)
-NEBIUS = _gpu_cloud(
-    "nebius",
-    "Nebius",
-    NEBIUS_NAMING,
-    "per second; pay-as-you-go, commitments optional (Nebius docs)",
-)
-CRUSOE = _gpu_cloud(
-    "crusoe", "Crusoe", CRUSOE_NAMING, "per GPU-hour list; granularity not stated in the page read"
-)
-RUNPOD = _gpu_cloud("runpod", "RunPod", MARKETPLACE_NAMING, "per second; no commitment (runpod.io)")
-VAST = _gpu_cloud(
-    "vast",
-    "Vast.ai",
-    MARKETPLACE_NAMING,
-    "marketplace: host-set prices move daily; a median of verified offers",
-)
-GPU_CLOUDS = (LAMBDA, COREWEAVE, NEBIUS, CRUSOE, RUNPOD, VAST)
-"""The GPU clouds gpuplan prices beside the big three (catalog-only: no lifecycle)."""
-
-_TABLE: dict[Provider, CloudFacts] = {f.provider: f for f in (AWS, GCP, AZURE, *GPU_CLOUDS)}
+_TABLE: dict[Provider, CloudFacts] = {}
 
 
 def register(facts: CloudFacts) -> None:
-    """Add (or replace) one cloud's facts; the registry calls this for every entry."""
+    """Add (or replace) one cloud's facts, its provider defined; the shells call this for
+    every listed cloud's facts module before reading the catalog
+    (:func:`gpuplan.usecases.clouds.entries.register_facts`), the registry for every entry."""
+    Provider.define(facts.provider)
+    RESERVATION_RULES.update(facts.reservations)
     _TABLE[facts.provider] = facts
 
 

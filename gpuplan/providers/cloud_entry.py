@@ -15,10 +15,10 @@ readers import it without a cycle (an import-linter contract keeps it so).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from gpuplan.core.catalog.discovery import Discovery
 from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
@@ -155,6 +155,24 @@ class NativeMetrics:
 
 NOTHING_SURVEYED = "scope discovered nothing: nothing was surveyed"
 
+_Section = TypeVar("_Section")
+
+
+def metrics_settings(policy: Policy, provider: Provider, model: type[_Section]) -> _Section:
+    """The policy's ``idle.metrics.<provider>``, as the entry's model checked it (its
+    defaults when the file omits it)."""
+    found = policy.idle.metrics.section(provider.value)
+    return found if isinstance(found, model) else model()
+
+
+def section(context: BuildContext, provider: Provider, model: type[_Section]) -> _Section:
+    """The policy's ``scope.<provider>``, as the entry's model checked it (a builder's
+    first read); InputError when the policy has none."""
+    found = context.policy.scope.section(provider)
+    if not isinstance(found, model):
+        raise InputError(f"the policy has no scope.{provider.value} section")
+    return found
+
 
 @dataclass(frozen=True)
 class CloudEntry:
@@ -212,6 +230,10 @@ class CloudEntry:
     """The model of the cloud's keys in the policy's ``bill`` section (where its bill is
     read: an export, a table; every key with a default), beside the common keys; its
     ``cost_sources`` reads them with ``bill.section(name)``. None: no keys of its own."""
+    described: CloudFacts | None = None
+    """The cloud's facts module's value (``gpuplan/providers/<cloud>/facts.py``), what the
+    shells register before the registry loads; :attr:`facts` is it with the entry's own
+    fields (its policy section's model) over it. None: the facts are the entry's fields."""
 
     @property
     def actions(self) -> dict[Action, str]:
@@ -238,6 +260,18 @@ class CloudEntry:
         """The facts the loaders and the core read (registered with the entry)."""
         if self.regions is None:
             raise ValueError(f"{self.provider.value}: an entry without region naming")
+        if self.described is not None:
+            return replace(
+                self.described,
+                provider=self.provider,
+                catalog_file=self.catalog_file,
+                regions=self.regions,
+                local_storage=self.local_storage,
+                scope_section=self.scope_section,
+                billing=self.billing,
+                unsupported=self.unsupported,
+                title=self.title,
+            )
         return CloudFacts(
             self.provider,
             self.catalog_file,
@@ -281,4 +315,5 @@ def catalog_entry(
         billing=facts.billing,
         unsupported=facts.unsupported,
         title=facts.title,
+        described=facts,
     )

@@ -23,6 +23,7 @@ from gpuplan.tui.context import TuiContext
 from gpuplan.tui.help import HelpScreen, TooSmallScreen
 from gpuplan.tui.keys import command, typing
 from gpuplan.tui.problems import Problem, ProblemsScreen, describe
+from gpuplan.usecases.clouds.entries import register_facts
 
 if TYPE_CHECKING:
     from gpuplan.usecases.lifecycle.concurrency import Concurrency
@@ -67,6 +68,7 @@ class GpuplanApp(App[None]):
 
     def __init__(self, context: TuiContext | None = None, *, start: str = "catalog") -> None:
         super().__init__()
+        register_facts()  # every listed cloud's facts before any screen reads the catalog
         self.context = context or TuiContext()
         self._start = start
         self.problems: list[Problem] = []

@@ -22,7 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # cloud's idle.metrics section, SDK extra and the trace price list from its entry (or the
 # list of entries), Kubernetes nodes grouped by the registered clouds' naming: 14/12/11.
 # The CLI's cloud wording and each cloud's keys of bill from its entry: 10/9/9.
-CEILING = {"aws": 10, "gcp": 9, "azure": 9}
+# And each cloud's facts in its package (providers/<cloud>/facts.py: region naming, catalog file,
+# reservation rules, SkyPilot rules, help text, secrets, spot labels), its entry in its
+# package (providers/<cloud>/entry.py), ``entries.CLOUDS`` the one list: 10/7/6 on its
+# own; both together: 0/0/0, the issue's target (0 outside the list and the data files).
+CEILING = {"aws": 0, "gcp": 0, "azure": 0}
 
 
 def _script() -> ModuleType:

@@ -10,8 +10,8 @@ import pytest
 
 from gpuplan.cli.main import main
 from gpuplan.core.catalog.offers import Offer, PricingModel
-from gpuplan.core.catalog.refresh import is_aws_local_zone
 from gpuplan.loaders.catalog import load_catalog
+from gpuplan.providers.aws.facts import is_local_zone
 from tests.conftest import SMALL_AZURE, write_catalog
 
 DATA = Path(__file__).parent / "data" / "skypilot"
@@ -108,4 +108,4 @@ def test_not_a_skypilot_file_names_the_file(
     ],
 )
 def test_local_zones_are_told_apart(zone: str, region: str, local: bool) -> None:
-    assert is_aws_local_zone(zone, region) is local
+    assert is_local_zone(zone, region) is local

@@ -8,10 +8,10 @@ from typing import Any
 
 from gpuplan.core.catalog.offers import Provider
 from gpuplan.ledger import Ledger
+from gpuplan.providers.aws.entry import aws_scopes
 from gpuplan.providers.base import CloudAdapter
 from gpuplan.usecases.audit.budget import list_in_scope, run_budget
 from gpuplan.usecases.clouds.adapters import BuildContext, build_adapters, default_registry
-from gpuplan.usecases.clouds.entries import aws_scopes
 from tests.fakes.aws_helpers import Faults, policy
 from tests.fakes.aws_world import World
 

@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any
 
 
 class Precision(StrEnum):
@@ -36,22 +36,29 @@ class _Providers(type):
     def __len__(cls) -> int:
         return len(_DEFINED)
 
+    def __getattr__(cls, name: str) -> Provider:
+        """``Provider.<NAME>``: the defined provider of that name, upper-cased (what the
+        enum's members read as); AttributeError before the cloud's facts are registered.
+        A cloud's own package uses the constant of its facts module instead."""
+        found = _DEFINED.get(name.lower()) if name.isupper() else None
+        if found is None:
+            raise AttributeError(name)
+        return found
+
 
 class Provider(str, metaclass=_Providers):
     """A cloud's identity, as offers, instances and the registry name it.
 
-    An open value type, not a closed enum: the three built-in constants below, and any
-    cloud whose registry entry holds a :meth:`named` value, which registering the entry
-    defines (the entry is the one place to add a cloud).
-    It reads like the enum it replaces: ``Provider("aws") is Provider.AWS``, ``.value``
-    and ``.name``, iteration over the defined clouds, ``ValueError`` for an unknown name,
-    and it compares and serialises as its string value.
+    An open value type, not a closed enum, and no cloud is built into it: each cloud's
+    facts module holds a :meth:`named` value, and registering the facts (or the entry)
+    defines it (the list of entries is the one place naming the clouds).
+    It reads like the enum it replaces: ``Provider(name)`` is the defined object, so is
+    ``Provider.<NAME>``, with ``.value`` and ``.name``, iteration over the defined clouds
+    (in registration order), ``ValueError`` for an unknown name, and it compares and
+    serialises as its string value.
     """
 
     __slots__ = ()
-    AWS: ClassVar[Provider]
-    GCP: ClassVar[Provider]
-    AZURE: ClassVar[Provider]
 
     def __new__(cls, value: str) -> Provider:
         found = _DEFINED.get(value)
@@ -82,9 +89,8 @@ class Provider(str, metaclass=_Providers):
 
     @classmethod
     def forget(cls, value: str) -> None:
-        """Undefine a provider defined at run time (a cloud a test registered); built-ins stay."""
-        if value in _BUILT_IN:
-            raise ValueError(f"{value!r} is built in")
+        """Undefine a provider defined at run time (a cloud a test registered); the
+        registry refuses to unregister a listed cloud."""
         _DEFINED.pop(value, None)
 
     @property
@@ -133,10 +139,6 @@ class Provider(str, metaclass=_Providers):
 
 
 _DEFINED: dict[str, Provider] = {}
-Provider.AWS = Provider.define("aws")
-Provider.GCP = Provider.define("gcp")
-Provider.AZURE = Provider.define("azure")
-_BUILT_IN = frozenset(_DEFINED)
 
 
 class PricingModel(StrEnum):
@@ -200,37 +202,9 @@ class ReservationRules:
         return max(steps * self.step_hours, self.min_hours)
 
 
-RESERVATION_RULES: dict[PricingModel, ReservationRules] = {
-    PricingModel.CAPACITY_BLOCK: ReservationRules(
-        min_hours=24,
-        max_hours=182 * 24,
-        step_hours=24,
-        lead_days=56,
-        paid_upfront=True,
-        summary="blocks of 1-14 days in 1-day steps (up to 182 days in 7-day steps), booked "
-        "up to 8 weeks ahead, paid in full when reserved",
-        source="AWS EC2 User Guide, Capacity Blocks for ML",
-    ),
-    PricingModel.FLEX_START: ReservationRules(
-        min_hours=1,
-        max_hours=7 * 24,
-        step_hours=1,
-        lead_days=None,
-        paid_upfront=False,
-        summary="queued until capacity is free, runs at most 7 days, billed for run time",
-        source="Google Cloud docs, Dynamic Workload Scheduler Flex-start VMs",
-    ),
-    PricingModel.DWS_CALENDAR: ReservationRules(
-        min_hours=24,
-        max_hours=90 * 24,
-        step_hours=24,
-        lead_days=56,
-        paid_upfront=False,
-        summary="reservation of 1-90 whole days, booked up to 8 weeks ahead, charged for "
-        "the whole reservation",
-        source="Google Cloud docs, future reservations in calendar mode",
-    ),
-}
+RESERVATION_RULES: dict[PricingModel, ReservationRules] = {}
+"""How each block-sold model is bought: the cloud that sells it states its rules in its
+facts (:attr:`gpuplan.core.clouds.CloudFacts.reservations`), registered with them."""
 
 
 def whole_count(value: float) -> int | float:

@@ -96,18 +96,6 @@ def summarise_spot(latest_by_zone: Mapping[str, Decimal]) -> SpotSummary | None:
     return SpotSummary(minimum=low, zone=zone, median=mid)
 
 
-def is_aws_local_zone(zone: str, region: str) -> bool:
-    """True for a Local or Wavelength Zone listed under its parent region.
-
-    Their spot prices are often far below the region's and they use the parent's
-    on-demand price, so the regional spot summary leaves them out. Works on zone names
-    (``us-east-1a`` vs ``us-east-1-atl-2a``) and zone IDs (``use1-az1`` vs ``use1-atl2-az1``).
-    """
-    if zone.startswith(region):
-        return zone[len(region) :].startswith("-")
-    return zone.count("-") > 1
-
-
 def price_problem(hourly: Decimal, currency: str, gpu_count: float) -> str | None:
     """Why this price (of an instance with ``gpu_count`` GPUs) must not be written, or
     None when it is plausible."""

@@ -141,7 +141,7 @@ def memory_lines(memory: MemoryEstimate) -> list[str]:
 def assumption_lines(result: PlanResult) -> list[str]:
     """What the numbers rest on, said under the table and in the JSON."""
     from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS
-    from gpuplan.core.planner.spot import RATE_SOURCE, RESTART_HOURS
+    from gpuplan.core.planner.spot import RESTART_HOURS, rate_source
 
     w = result.workload
     lines = []
@@ -168,7 +168,7 @@ def assumption_lines(result: PlanResult) -> list[str]:
         "(restarts, evaluation, checkpoints, ramp-up; --utilization sets it)"
     )
     lines.append(
-        f"spot: interruptions {RATE_SOURCE}; each loses half a checkpoint interval + "
+        f"spot: interruptions {rate_source()}; each loses half a checkpoint interval + "
         f"{RESTART_HOURS:g} h restart"
     )
     lines.append(

@@ -19,11 +19,19 @@ RESTART_HOURS = 0.25
 _DATACENTER_GPUS = frozenset({"A100-40GB", "A100-80GB", "H100", "H200", "B200", "GB200", "MI300X"})
 _RATES: dict[bool, float] = {True: 0.005, False: 0.002}
 """By scarce (datacenter) GPU or not; the same on every cloud (no cloud publishes rates)."""
-RATE_SOURCE = (
-    "assumed: no provider publishes hourly rates; AWS Spot Instance Advisor puts most "
-    "GPU types in its highest bucket (>20% of instances interrupted per month); we take "
-    "0.005/instance-hour for A100/H100-class (scarce) pools and 0.002 for smaller GPUs"
+RATE_TAKEN = (
+    "we take 0.005/instance-hour for A100/H100-class (scarce) pools and 0.002 for smaller GPUs"
 )
+
+
+def rate_source() -> str:
+    """Where the assumed rate comes from: no published rate, what the registered clouds
+    say of their spot capacity (:attr:`~gpuplan.core.clouds.CloudFacts.spot_evidence`),
+    and the rates taken."""
+    from gpuplan.core.clouds import facts_of, registered
+
+    said = [facts_of(p).spot_evidence for p in registered() if facts_of(p).spot_evidence]
+    return "; ".join(["assumed: no provider publishes hourly rates", *said, RATE_TAKEN])
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,10 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel
 from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState, RiskFacts
+from gpuplan.providers.aws.facts import AWS
 
 LISTED_STATES = ("pending", "running", "stopping", "stopped")
 TYPES_PER_CALL = 100
@@ -121,7 +122,7 @@ def _catalog_offer(catalog: Catalog | None, name: str) -> Any:
     if catalog is None:
         return None
     for offer in catalog.offers:
-        if offer.provider is Provider.AWS and offer.instance_type == name:
+        if offer.provider is AWS and offer.instance_type == name:
             return offer
     return None
 
@@ -132,11 +133,7 @@ def hourly_price(
     if catalog is None:
         return None
     for offer in catalog.offers:
-        if (
-            offer.provider is Provider.AWS
-            and offer.instance_type == name
-            and offer.region == region
-        ):
+        if offer.provider is AWS and offer.instance_type == name and offer.region == region:
             return offer.price(pricing) or offer.price(PricingModel.ON_DEMAND)
     return None
 
@@ -184,7 +181,7 @@ def to_instance(
     if stopped:
         attributes["stopped_at"] = stopped
     return GpuInstance(
-        provider=Provider.AWS,
+        provider=AWS,
         account=account,
         region=region,
         zone=(raw.get("Placement") or {}).get("AvailabilityZone"),

@@ -24,11 +24,17 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gpuplan.core.catalog.offers import PricingModel, Provider
-from gpuplan.core.catalog.refresh import FetchResult, Quote, is_aws_local_zone, summarise_spot
+from gpuplan.core.catalog.offers import PricingModel
+from gpuplan.core.catalog.refresh import FetchResult, Quote, summarise_spot
 from gpuplan.core.wording import plural
-from gpuplan.providers.pricing import Progress, no_progress
-from gpuplan.providers.pricing.paging import PageCapError, Read, capped
+from gpuplan.providers.aws.facts import AWS, is_local_zone
+from gpuplan.providers.pricing import Progress, no_progress, paging
+from gpuplan.providers.pricing.paging import PageCapError, capped
+
+PRICE_LIST = paging.read("price list", paging.Cap(200, 300.0))
+"""Paginated: a region's query is 1-3 pages of 100."""
+SPOT_HISTORY = paging.read("spot price history", paging.Cap(200, 300.0))
+"""Paginated: a few pages."""
 
 PRICING_REGION = "us-east-1"
 TYPES_PER_QUERY = 40
@@ -76,7 +82,7 @@ def fetch_aws_prices(
 
         pricing_client = pricing_client or boto3.client("pricing", region_name=PRICING_REGION)
         ec2_client_for = ec2_client_for or (lambda r: boto3.client("ec2", region_name=r))
-    result = FetchResult(Provider.AWS)
+    result = FetchResult(AWS)
     for region in sorted(set(regions)):
         try:
             quotes = list(price_list_quotes(pricing_client, region, types, progress))
@@ -107,7 +113,7 @@ def price_list_quotes(
             FormatVersion="aws_v1",
             PaginationConfig={"PageSize": 100},
         )
-        read = capped(pages, Read.AWS_PRICE_LIST, f"aws {region}")
+        read = capped(pages, PRICE_LIST, f"aws {region}")
         for number, page in enumerate(read, start=1):
             progress(f"aws {region}: price list page {number}")
             for raw in page.get("PriceList", []):
@@ -166,10 +172,10 @@ def spot_quotes(
     pages = paginator.paginate(
         InstanceTypes=types, ProductDescriptions=["Linux/UNIX"], StartTime=now
     )
-    for page in capped(pages, Read.AWS_SPOT_HISTORY, f"aws {region}"):
+    for page in capped(pages, SPOT_HISTORY, f"aws {region}"):
         for record in page.get("SpotPriceHistory", []):
             zone = record.get("AvailabilityZoneId") or record["AvailabilityZone"]
-            if is_aws_local_zone(zone, region):
+            if is_local_zone(zone, region):
                 continue
             zones = latest.setdefault(record["InstanceType"], {})
             stamp, price = record["Timestamp"], Decimal(record["SpotPrice"]).normalize()

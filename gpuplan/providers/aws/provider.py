@@ -38,6 +38,7 @@ from gpuplan.core.lifecycle.instances import (
 )
 from gpuplan.providers.aws import cloudwatch, ec2
 from gpuplan.providers.aws.actions import CAPABILITIES
+from gpuplan.providers.aws.facts import AWS
 from gpuplan.providers.aws.session import DEFAULT_ATTEMPTS, RoleNotAssumable, client_config
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 
@@ -115,7 +116,7 @@ class AwsAdapter:
 
     @property
     def provider(self) -> Provider:
-        return Provider.AWS
+        return AWS
 
     @property
     def capabilities(self) -> frozenset[Capability]:
@@ -174,7 +175,7 @@ class AwsAdapter:
 
     def act(self, instance: GpuInstance, action: Action) -> InstanceState:
         """The call :data:`~gpuplan.core.lifecycle.actions.ACTIONS` names for ``action``."""
-        call = provider_call(Provider.AWS, action)
+        call = provider_call(AWS, action)
         if call is Call.STOP:
             return self.stop(instance)
         if call is Call.HIBERNATE:

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Discriminator, Field, Tag, WithJsonSchema
 
-from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.catalog.regions import provider_region_problem
 from gpuplan.core.policy.fields import Identifier, selection_kind, text_check, union_tag
 from gpuplan.core.policy.section import CloudSection, Section, SubPath
+from gpuplan.providers.aws.facts import AWS
 
 if TYPE_CHECKING:
     from gpuplan.core.lifecycle.instances import GpuInstance
@@ -90,7 +90,7 @@ class AwsScope(CloudSection):
         ``accounts``; every region is AWS's."""
         found: list[tuple[SubPath, str]] = []
         for index, region in enumerate(self.regions):
-            why = provider_region_problem(Provider.AWS, region)
+            why = provider_region_problem(AWS, region)
             if why:
                 found.append((("regions", index), why))
         if self.accounts is not None and self.role_name is None:

@@ -17,10 +17,14 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gpuplan.core.catalog.discovery import Discovery, FoundType
-from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.wording import plural
-from gpuplan.providers.pricing import Progress, no_progress
-from gpuplan.providers.pricing.paging import PageCapError, Read, capped
+from gpuplan.providers.aws.facts import AWS
+from gpuplan.providers.pricing import Progress, no_progress, paging
+from gpuplan.providers.pricing.paging import PageCapError, capped
+
+OFFERINGS = paging.read("instance type offerings", paging.Cap(100, 120.0))
+TYPES = paging.read("instance types", paging.Cap(100, 120.0))
+"""Paginated: ~10 pages of 100."""
 
 MIB_PER_GB = 1024
 _GBIT = re.compile(r"(\d+(?:\.\d+)?)\s*Gigabit")
@@ -39,7 +43,7 @@ def discover_aws_types(
         import boto3
 
         ec2_client_for = lambda region: boto3.client("ec2", region_name=region)  # noqa: E731
-    result = Discovery(Provider.AWS)
+    result = Discovery(AWS)
     for region in sorted(set(regions)):
         try:
             client = ec2_client_for(region)
@@ -62,7 +66,7 @@ def _offered(client: Any, region: str) -> set[str]:
     pages = paginator.paginate(
         LocationType="region", Filters=[{"Name": "location", "Values": [region]}]
     )
-    read = capped(pages, Read.AWS_OFFERINGS, f"aws {region}")
+    read = capped(pages, OFFERINGS, f"aws {region}")
     return {o["InstanceType"] for page in read for o in page.get("InstanceTypeOfferings", [])}
 
 
@@ -70,7 +74,7 @@ def _gpu_types(client: Any, region: str, notes: list[str]) -> list[FoundType]:
     found: list[FoundType] = []
     paginator = client.get_paginator("describe_instance_types")
     pages = paginator.paginate(PaginationConfig={"PageSize": 100})
-    for page in capped(pages, Read.AWS_TYPES, f"aws {region}"):
+    for page in capped(pages, TYPES, f"aws {region}"):
         for info in page.get("InstanceTypes", []):
             item = found_type(info, region)
             if item is not None:

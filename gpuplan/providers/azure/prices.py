@@ -12,7 +12,11 @@ from gpuplan.core.catalog.discovery import Discovery
 from gpuplan.core.catalog.refresh import FetchResult
 from gpuplan.providers.cloud_entry import Discoverer, FetchRequest, scoped_discoverer
 from gpuplan.providers.pricing import Progress
-from gpuplan.providers.pricing import discovery_config as config
+
+SUBSCRIPTION_ENV = "AZURE_SUBSCRIPTION_ID"
+"""The subscription whose resource SKUs are listed (Azure Resource Manager)."""
+ARM_ENDPOINT_ENV = "GPUPLAN_AZURE_ARM_ENDPOINT"
+"""An alternative Resource Manager endpoint (a sovereign cloud or a test fake)."""
 
 
 def fetch(req: FetchRequest) -> FetchResult:
@@ -27,9 +31,7 @@ def fetch(req: FetchRequest) -> FetchResult:
 
 def types(environ: Mapping[str, str]) -> Discoverer | None:
     """Resource SKUs of ``AZURE_SUBSCRIPTION_ID``; None without it."""
-    return scoped_discoverer(
-        environ, config.AZURE_SUBSCRIPTION_ENV, config.AZURE_ARM_ENDPOINT_ENV, _listing
-    )
+    return scoped_discoverer(environ, SUBSCRIPTION_ENV, ARM_ENDPOINT_ENV, _listing)
 
 
 def _listing(

@@ -36,6 +36,7 @@ from gpuplan.core.lifecycle.instances import (
 )
 from gpuplan.providers.azure import metrics, vms
 from gpuplan.providers.azure.actions import CAPABILITIES
+from gpuplan.providers.azure.facts import AZURE
 from gpuplan.providers.azure.metrics import MetricNames as AzureMetricNames
 from gpuplan.providers.base import MetricsSource, ProviderError, unsupported
 from gpuplan.providers.catalog_view import CatalogView
@@ -111,7 +112,7 @@ class AzureAdapter:
         self._namespace = namespace
         self._metric = metric
         self._names = metric_names or AzureMetricNames(namespace, metric)
-        self._catalog = CatalogView.of(catalog, Provider.AZURE)
+        self._catalog = CatalogView.of(catalog, AZURE)
         self._credential = credential or default_credential()
         self._arm = (arm_endpoint or PUBLIC_ARM).rstrip("/")
         self._metrics_endpoint = metrics_endpoint
@@ -126,7 +127,7 @@ class AzureAdapter:
 
     @property
     def provider(self) -> Provider:
-        return Provider.AZURE
+        return AZURE
 
     @property
     def capabilities(self) -> frozenset[Capability]:
@@ -303,7 +304,7 @@ class AzureAdapter:
 
     def act(self, instance: GpuInstance, action: Action) -> InstanceState:
         """The call :data:`~gpuplan.core.lifecycle.actions.ACTIONS` names (stop = deallocate)."""
-        call = provider_call(Provider.AZURE, action)
+        call = provider_call(AZURE, action)
         if call is Call.DEALLOCATE:
             return self.deallocate(instance)
         if call is Call.TERMINATE:

@@ -22,13 +22,17 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel
 from gpuplan.core.catalog.refresh import FetchResult, Quote
 from gpuplan.core.wording import plural
+from gpuplan.providers.azure.facts import AZURE
 from gpuplan.providers.http import HttpError, Limits, decode_json, origin, request
-from gpuplan.providers.pricing import Progress, no_progress
-from gpuplan.providers.pricing.paging import PageCapError, Read, capped
+from gpuplan.providers.pricing import Progress, no_progress, paging
+from gpuplan.providers.pricing.paging import PageCapError, capped
 from gpuplan.providers.url_parts import redact_url
+
+RETAIL = paging.read("retail prices", paging.Cap(500, 600.0))
+"""Paginated: 1-20 pages of 100."""
 
 DEFAULT_ENDPOINT = "https://prices.azure.com/api/retail/prices"
 ENDPOINT_ENV = "GPUPLAN_AZURE_PRICES_ENDPOINT"
@@ -59,7 +63,7 @@ def fetch_azure_prices(
     progress: Progress = no_progress,
 ) -> FetchResult:
     """Quotes for ``sku_names`` in each region; failed regions land in ``failures``."""
-    result = FetchResult(Provider.AZURE)
+    result = FetchResult(AZURE)
     names = sorted(set(sku_names))
     gave_up: str | None = None
     for region in sorted(set(regions)):
@@ -83,7 +87,7 @@ def fetch_azure_prices(
 
 def _items(url: str, timeout: float, progress: Progress, region: str) -> Iterator[dict[str, Any]]:
     next_url: str | None = url
-    for page in capped(itertools.count(1), Read.AZURE_RETAIL, f"azure {region}"):
+    for page in capped(itertools.count(1), RETAIL, f"azure {region}"):
         body = _get_json(next_url or url, timeout, page)
         items = body.get("Items")
         if not isinstance(items, list):

@@ -22,10 +22,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuplan.core.catalog.discovery import Discovery, FoundType
-from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.wording import plural
-from gpuplan.providers.pricing import Progress, no_progress
-from gpuplan.providers.pricing.paging import PageCapError, Read, capped
+from gpuplan.providers.azure.facts import AZURE
+from gpuplan.providers.pricing import Progress, no_progress, paging
+from gpuplan.providers.pricing.paging import PageCapError, capped
+
+SKUS = paging.read("resource SKUs", paging.Cap(200, 300.0))
 
 PUBLIC_ARM = "https://management.azure.com"
 _VERSION = re.compile(r"v\d+")
@@ -57,11 +59,11 @@ def discover_azure_types(
     from azure.core.exceptions import AzureError
 
     client = client or make_client(subscription, endpoint, credential)
-    result = Discovery(Provider.AZURE)
+    result = Discovery(AZURE)
     for region in sorted(set(regions)):
         try:
             paged = client.resource_skus.list(filter=f"location eq '{region}'").by_page()
-            read = capped(paged, Read.AZURE_SKUS, f"azure {region}")
+            read = capped(paged, SKUS, f"azure {region}")
             skus = [sku for page in read for sku in page]
         except (AzureError, PageCapError) as exc:
             result.failures[region] = f"{type(exc).__name__}: {exc}"

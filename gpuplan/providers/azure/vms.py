@@ -29,8 +29,9 @@ from decimal import Decimal
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from gpuplan.core.catalog.offers import PricingModel, Provider
+from gpuplan.core.catalog.offers import PricingModel
 from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState, RiskFacts
+from gpuplan.providers.azure.facts import AZURE
 from gpuplan.providers.catalog_view import CatalogView
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def to_instance(
         temp_disk_gb=None if temp_mb is None else int(temp_mb // 1024),
     )
     return GpuInstance(
-        provider=Provider.AZURE,
+        provider=AZURE,
         account=subscription,
         region=location,
         zone=vm.zones[0] if vm.zones else None,

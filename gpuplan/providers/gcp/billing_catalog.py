@@ -22,12 +22,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gpuplan.core.catalog.gcp_families import FAMILIES as GCP_FAMILIES
-from gpuplan.core.catalog.offers import Offer, PriceParts, PricingModel, Provider
+from gpuplan.core.catalog.offers import Offer, PriceParts, PricingModel
 from gpuplan.core.catalog.refresh import FetchResult, Quote, price_problem, unit_price_problem
 from gpuplan.core.wording import plural
-from gpuplan.providers.pricing import Progress, no_progress
-from gpuplan.providers.pricing.paging import Read, capped
+from gpuplan.providers.gcp.facts import GCP
+from gpuplan.providers.gcp.families import FAMILIES as GCP_FAMILIES
+from gpuplan.providers.pricing import Progress, no_progress, paging
+from gpuplan.providers.pricing.paging import capped
+
+SKUS = paging.read("billing SKUs", paging.Cap(200, 600.0))
+"""Paginated: the Compute Engine SKU list is ~10 pages of 5,000."""
 
 COMPUTE_ENGINE = "services/6F81-5844-456A"
 # Configuration parts are rounded to a micro-dollar per hour: SKU unit prices carry
@@ -107,7 +111,7 @@ def fetch_gcp_prices(
         client = make_client(endpoint)
     book = read_price_book(client, progress)
     sold = None if known is None else {k: frozenset(v) for k, v in known.items()}
-    result = FetchResult(Provider.GCP)
+    result = FetchResult(GCP)
     for region in sorted(set(regions)):
         for quote in configuration_quotes(book, region, shapes.values()):
             if sold is None or quote.pricing in sold.get((quote.instance_type, region), ()):
@@ -119,7 +123,7 @@ def fetch_gcp_prices(
 def read_price_book(client: Any, progress: Progress = no_progress) -> PriceBook:
     book: PriceBook = {}
     pager = client.list_skus(request={"parent": COMPUTE_ENGINE, "page_size": 5000})
-    for number, page in enumerate(capped(pager.pages, Read.GCP_SKUS, "gcp"), start=1):
+    for number, page in enumerate(capped(pager.pages, SKUS, "gcp"), start=1):
         progress(f"gcp: SKU page {number}, {plural(len(page.skus), 'SKU')}")
         for sku in page.skus:
             for key, unit in sku_prices(sku):

@@ -20,10 +20,11 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from gpuplan.core.catalog.gcp_families import family_of, fixed_gpu_count
-from gpuplan.core.catalog.offers import Offer, PricingModel, Provider
+from gpuplan.core.catalog.offers import Offer, PricingModel
 from gpuplan.core.lifecycle.instances import GpuInstance, InstanceState, RiskFacts
 from gpuplan.providers.catalog_view import CatalogView
+from gpuplan.providers.gcp.facts import GCP
+from gpuplan.providers.gcp.families import family_of, fixed_gpu_count
 
 if TYPE_CHECKING:
     from google.cloud.compute_v1 import Instance
@@ -137,7 +138,7 @@ def to_instance(instance: Instance, *, project: str, catalog: CatalogView) -> Gp
     if stopped is not None and instance.status == "TERMINATED":
         attributes["stopped_at"] = stopped.isoformat()  # lifetimes' stopped_for
     return GpuInstance(
-        provider=Provider.GCP,
+        provider=GCP,
         account=project,
         region=region,
         zone=zone,

@@ -12,7 +12,11 @@ from gpuplan.core.catalog.discovery import Discovery
 from gpuplan.core.catalog.refresh import FetchResult
 from gpuplan.providers.cloud_entry import Discoverer, FetchRequest, scoped_discoverer
 from gpuplan.providers.pricing import Progress
-from gpuplan.providers.pricing import discovery_config as config
+
+PROJECT_ENV = "GPUPLAN_GCP_PROJECT"
+"""The project whose zones' machine types are listed (Compute Engine API)."""
+COMPUTE_ENDPOINT_ENV = "GPUPLAN_GCP_COMPUTE_ENDPOINT"
+"""An alternative Compute Engine endpoint (a mirror; ``http://`` goes anonymous, REST)."""
 
 
 def fetch(req: FetchRequest) -> FetchResult:
@@ -27,9 +31,7 @@ def fetch(req: FetchRequest) -> FetchResult:
 
 def types(environ: Mapping[str, str]) -> Discoverer | None:
     """Compute Engine machine types of ``GPUPLAN_GCP_PROJECT``; None without it."""
-    return scoped_discoverer(
-        environ, config.GCP_PROJECT_ENV, config.GCP_COMPUTE_ENDPOINT_ENV, _listing
-    )
+    return scoped_discoverer(environ, PROJECT_ENV, COMPUTE_ENDPOINT_ENV, _listing)
 
 
 def _listing(

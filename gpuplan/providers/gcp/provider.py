@@ -42,6 +42,7 @@ from gpuplan.providers.gcp.clients import (
     read_retry,
     sdk_errors,
 )
+from gpuplan.providers.gcp.facts import GCP
 
 if TYPE_CHECKING:
     from google.auth.credentials import Credentials
@@ -83,7 +84,7 @@ class GcpAdapter:
         self._zones = frozenset(zones)
         self._metric_type = metric_type
         self._metric_types = (metric_type, memory_type, cpu_type)
-        self._catalog = CatalogView.of(catalog, Provider.GCP)
+        self._catalog = CatalogView.of(catalog, GCP)
         self._clients = clients or make_clients(
             compute_endpoint=compute_endpoint,
             monitoring_endpoint=monitoring_endpoint,
@@ -98,7 +99,7 @@ class GcpAdapter:
 
     @property
     def provider(self) -> Provider:
-        return Provider.GCP
+        return GCP
 
     @property
     def capabilities(self) -> frozenset[Capability]:
@@ -173,7 +174,7 @@ class GcpAdapter:
 
     def act(self, instance: GpuInstance, action: Action) -> InstanceState:
         """The call :data:`~gpuplan.core.lifecycle.actions.ACTIONS` names for ``action``."""
-        call = provider_call(Provider.GCP, action)
+        call = provider_call(GCP, action)
         if call is Call.STOP:
             return self.stop(instance)
         if call is Call.SUSPEND:

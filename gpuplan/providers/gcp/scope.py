@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, WithJsonSchema
 
-from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.catalog.regions import provider_region_problem
 from gpuplan.core.policy.fields import HttpUrl, Identifier, TagName, TagValue, text_check
 from gpuplan.core.policy.section import CloudSection, SubPath
+from gpuplan.providers.gcp.facts import GCP
 
 if TYPE_CHECKING:
     from gpuplan.core.lifecycle.instances import GpuInstance
@@ -68,7 +68,7 @@ class GcpScope(CloudSection):
         """Projects are listed or discovered, one way; every zone is in a GCP region."""
         found: list[tuple[SubPath, str]] = []
         for index, zone in enumerate(self.zones):
-            why = provider_region_problem(Provider.GCP, zone.rsplit("-", 1)[0])
+            why = provider_region_problem(GCP, zone.rsplit("-", 1)[0])
             if why:
                 found.append((("zones", index), f"zone {why}"))
         if self.projects and self.discovers:

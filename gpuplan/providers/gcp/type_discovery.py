@@ -20,10 +20,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuplan.core.catalog.discovery import Discovery, FoundType
-from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.wording import plural
-from gpuplan.providers.pricing import Progress, no_progress
-from gpuplan.providers.pricing.paging import Read, capped
+from gpuplan.providers.gcp.facts import GCP
+from gpuplan.providers.pricing import Progress, no_progress, paging
+from gpuplan.providers.pricing.paging import capped
+
+MACHINE_TYPES = paging.read("machine types", paging.Cap(200, 300.0))
+ACCELERATORS = paging.read("accelerator types", paging.Cap(200, 300.0))
 
 _MEMORY = re.compile(r"(\d+)\s*GB", re.IGNORECASE)
 
@@ -55,12 +58,10 @@ def discover_gcp_types(
     machines, accelerators = clients or make_clients(endpoint)
     wanted = set(regions)
     memory = _accelerator_memory(accelerators, project)
-    result = Discovery(Provider.GCP)
+    result = Discovery(GCP)
     seen: set[tuple[str, str]] = set()
     pages = machines.aggregated_list(request={"project": project}).pages
-    listed = (
-        z for page in capped(pages, Read.GCP_MACHINE_TYPES, "gcp") for z in page.items.items()
-    )
+    listed = (z for page in capped(pages, MACHINE_TYPES, "gcp") for z in page.items.items())
     for zone, scoped in listed:
         region = zone.removeprefix("zones/").rsplit("-", 1)[0]
         if region not in wanted:
@@ -81,9 +82,7 @@ def _accelerator_memory(client: Any, project: str) -> dict[str, float]:
     """Accelerator type name -> GB per GPU, where its description states it."""
     out: dict[str, float] = {}
     pages = client.aggregated_list(request={"project": project}).pages
-    for _, scoped in (
-        z for page in capped(pages, Read.GCP_ACCELERATORS, "gcp") for z in page.items.items()
-    ):
+    for _, scoped in (z for page in capped(pages, ACCELERATORS, "gcp") for z in page.items.items()):
         for accel in scoped.accelerator_types:
             found = _MEMORY.search(accel.description or "")
             if found:

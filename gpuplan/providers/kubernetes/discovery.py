@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuplan.core.catalog.offers import Offer, PricingModel
+from gpuplan.core.clouds import facts_of, registered
 from gpuplan.core.lifecycle.idle import STOPPED_AT_TAG
 from gpuplan.core.lifecycle.instances import InstanceState
 from gpuplan.core.lifecycle.workloads import Budget, GpuNode, GpuPod, Owner
@@ -30,13 +31,19 @@ REPLICAS_ANNOTATION = "gpuplan.io/replicas-before"
 STOP_MARKS = (REPLICAS_ANNOTATION, STOPPED_AT_TAG)
 """Annotations only gpuplan writes when it stops an owner: an owner stopped and carrying
 one is listed with no pods (a schedule starts it again); one a person stopped is not."""
-SPOT_LABELS: dict[str, tuple[str, ...]] = {
-    "karpenter.sh/capacity-type": ("spot",),
-    "eks.amazonaws.com/capacityType": ("SPOT",),
-    "cloud.google.com/gke-spot": ("true",),
-    "cloud.google.com/gke-preemptible": ("true",),
-    "kubernetes.azure.com/scalesetpriority": ("spot",),
-}
+SPOT_LABELS: dict[str, tuple[str, ...]] = {"karpenter.sh/capacity-type": ("spot",)}
+"""Node labels that mark a spot node on any cloud (Karpenter); each registered cloud adds
+its managed Kubernetes' own (:func:`spot_labels`)."""
+
+
+def spot_labels() -> dict[str, tuple[str, ...]]:
+    """Every spot-node label: Karpenter's, then each registered cloud's."""
+    found = dict(SPOT_LABELS)
+    for provider in registered():
+        found.update(facts_of(provider).spot_node_labels)
+    return found
+
+
 TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
@@ -285,7 +292,7 @@ def to_node(node: Any, prices: Mapping[tuple[str, str], Offer]) -> GpuNode | Non
     labels = dict(node.metadata.labels or {})
     kind = _first(labels, TYPE_LABELS)
     region = _first(labels, REGION_LABELS)
-    spot = any(labels.get(k) in v for k, v in SPOT_LABELS.items())
+    spot = any(labels.get(k) in v for k, v in spot_labels().items())
     pricing = PricingModel.SPOT if spot else PricingModel.ON_DEMAND
     offer = prices.get((kind.lower(), region))
     price: Decimal | None = offer.price(pricing) if offer is not None else None

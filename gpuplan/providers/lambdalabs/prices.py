@@ -14,10 +14,10 @@ from typing import Any
 
 from gpuplan.core.catalog.offers import PricingModel
 from gpuplan.core.catalog.refresh import FetchResult, Quote
-from gpuplan.core.clouds import LAMBDA
 from gpuplan.providers.gpu_cloud_api import api_key, call_json, shape_error
+from gpuplan.providers.lambdalabs.facts import FACTS as LAMBDA
 
-API_KEY_ENV = "LAMBDA_API_KEY"
+API_KEY_ENV = LAMBDA.price_key_env
 ENDPOINT_ENV = "GPUPLAN_LAMBDA_ENDPOINT"
 DEFAULT_ENDPOINT = "https://cloud.lambdalabs.com/api/v1"
 SOURCE = "Lambda Cloud API instance-types (price_cents_per_hour)"

@@ -14,24 +14,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TypeVar
 
 T = TypeVar("T")
 
 
-class Read(StrEnum):
-    """One kind of paginated read, named as the report names it."""
+@dataclass(frozen=True)
+class Read:
+    """One kind of paginated read, named as the report names it (``price list``); each
+    cloud's package declares its own with :func:`read`."""
 
-    AWS_PRICE_LIST = "price list"
-    AWS_SPOT_HISTORY = "spot price history"
-    AWS_OFFERINGS = "instance type offerings"
-    AWS_TYPES = "instance types"
-    AZURE_RETAIL = "retail prices"
-    AZURE_SKUS = "resource SKUs"
-    GCP_SKUS = "billing SKUs"
-    GCP_MACHINE_TYPES = "machine types"
-    GCP_ACCELERATORS = "accelerator types"
+    value: str
 
 
 @dataclass(frozen=True)
@@ -40,20 +33,15 @@ class Cap:
     seconds: float
 
 
-CAPS: dict[Read, Cap] = {
-    # Real sizes, for scale: a region's price list query is 1-3 pages of 100; spot
-    # history a few pages; instance types ~10 pages of 100; Azure 1-20 pages of 100;
-    # the Compute Engine SKU list ~10 pages of 5,000.
-    Read.AWS_PRICE_LIST: Cap(200, 300.0),
-    Read.AWS_SPOT_HISTORY: Cap(200, 300.0),
-    Read.AWS_OFFERINGS: Cap(100, 120.0),
-    Read.AWS_TYPES: Cap(100, 120.0),
-    Read.AZURE_RETAIL: Cap(500, 600.0),
-    Read.AZURE_SKUS: Cap(200, 300.0),
-    Read.GCP_SKUS: Cap(200, 600.0),
-    Read.GCP_MACHINE_TYPES: Cap(200, 300.0),
-    Read.GCP_ACCELERATORS: Cap(200, 300.0),
-}
+CAPS: dict[Read, Cap] = {}
+"""Each declared read's cap (a test may lower one)."""
+
+
+def read(name: str, cap: Cap) -> Read:
+    """Declare a paginated read and its cap (a cloud package, at import)."""
+    found = Read(name)
+    CAPS[found] = cap
+    return found
 
 
 class PageCapError(Exception):

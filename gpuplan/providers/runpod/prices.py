@@ -13,10 +13,10 @@ from typing import Any
 
 from gpuplan.core.catalog.offers import PricingModel
 from gpuplan.core.catalog.refresh import FetchResult, Quote
-from gpuplan.core.clouds import RUNPOD
 from gpuplan.providers.gpu_cloud_api import api_key, call_json, shape_error
+from gpuplan.providers.runpod.facts import FACTS as RUNPOD
 
-API_KEY_ENV = "RUNPOD_API_KEY"
+API_KEY_ENV = RUNPOD.price_key_env
 ENDPOINT_ENV = "GPUPLAN_RUNPOD_ENDPOINT"
 DEFAULT_ENDPOINT = "https://api.runpod.io/graphql"
 SOURCE = "RunPod GraphQL API gpuTypes (securePrice, communityPrice)"

@@ -16,8 +16,8 @@ from typing import Any
 
 from gpuplan.core.catalog.offers import PricingModel
 from gpuplan.core.catalog.refresh import FetchResult, Quote
-from gpuplan.core.clouds import VAST
 from gpuplan.providers.gpu_cloud_api import call_json, shape_error
+from gpuplan.providers.vastai.facts import FACTS as VAST
 
 API_KEY_ENV = "VAST_API_KEY"
 ENDPOINT_ENV = "GPUPLAN_VAST_ENDPOINT"

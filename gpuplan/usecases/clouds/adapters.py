@@ -37,7 +37,7 @@ from gpuplan.providers.cloud_entry import (
     ScopeBuilder,
 )
 from gpuplan.usecases.clouds import registry as cloud_registry
-from gpuplan.usecases.clouds.entries import FAKE_ENTRY
+from gpuplan.usecases.clouds.entries import fake_entry
 from gpuplan.usecases.clouds.extras import MissingExtra, needs_extra
 
 __all__ = [
@@ -81,7 +81,7 @@ class ProviderRegistry:
         metrics = metrics_source(policy)
         context = BuildContext(policy, catalog, metrics, environ)
         if environ.get(FAKE_FLEET_ENV):
-            return Adapters(list(FAKE_ENTRY.scopes(context).values()))
+            return Adapters(list(fake_entry().scopes(context).values()))
         fleet = Adapters()
         for provider in policy.scope.providers:
             entry = self.entries.get(provider)

@@ -1,4 +1,5 @@
-"""The registered clouds: the built-in :data:`ENTRIES` and any entry registered at run time.
+"""The registered clouds: the listed ones (:func:`~gpuplan.usecases.clouds.entries.built_in`)
+and any entry registered at run time.
 
 Every per-cloud table reads this module: the adapter builder's entries
 (:func:`gpuplan.usecases.clouds.adapters.default_registry`), the price fetchers and source
@@ -21,8 +22,8 @@ from gpuplan.core.catalog.offers import Provider
 from gpuplan.core.lifecycle import actions
 from gpuplan.core.policy import bill_settings, metrics_settings
 from gpuplan.providers.cloud_entry import CloudEntry, Discoverer, Fetcher
+from gpuplan.usecases.clouds import entries as listed
 from gpuplan.usecases.clouds import extras
-from gpuplan.usecases.clouds.entries import ENTRIES
 
 _ENTRIES: dict[Provider, CloudEntry] = {}
 
@@ -50,7 +51,7 @@ def register(entry: CloudEntry) -> None:
 
 def unregister(provider: Provider) -> None:
     """Drop a cloud registered at run time (a cloud a test registered); built-ins stay."""
-    if any(e.provider == provider for e in ENTRIES):
+    if any(e.provider == provider for e in listed.built_in()):
         raise ValueError(f"{provider.value} is built in")
     dropped = _ENTRIES.pop(provider, None)
     if dropped is not None and dropped.metrics is not None:
@@ -91,7 +92,9 @@ def discoverers(environ: Mapping[str, str]) -> dict[Provider, Discoverer]:
     return found
 
 
-# Every entry in ENTRIES is registered on import: its policy sections, facts and action
-# row (for the built-in clouds this repeats what their constants already hold).
-for _entry in ENTRIES:
+# Every listed entry is registered on import: its policy sections, facts and action row
+# (its facts first, as the shells register them, so its provider is defined before any
+# module that the entries import reads it).
+listed.register_facts()
+for _entry in listed.built_in():
     register(_entry)

@@ -1,18 +1,15 @@
-"""A cloud shipped in gpuplan is its package and one entry in the registry's list.
+"""A cloud shipped in gpuplan is its package and one line in the registry's list.
 
 The proof a new contributor would make: copy gpuplan into a scratch tree, copy Toycloud
-(tests/fakes/toycloud/) into ``gpuplan/providers/toy/`` with its catalog file beside the
-bundled ones, add its entry to ``ENTRIES`` (one line, and the line that imports it),
-and change nothing else. The import-linter contracts stay kept (the entry type lives
-below the providers, so the cloud's package builds its own entry), and a fresh process
-on that tree knows the cloud: the registry lists it, the policy schema has
-``scope.toy`` and ``idle.metrics.toy``, ``policy check`` checks its section, ``fleet``
-and ``stop-idle`` (dry run) survey it, ``catalog`` lists its offers from its data file.
-
-Not proven here: ``catalog`` and ``estimate`` without a policy do not load the registry
-(their fast path reads the facts table of :mod:`gpuplan.core.clouds`), so a shipped cloud
-still needs its ``CloudFacts`` constant there to be priced in a process that never reads
-a policy (docs/architecture.md, "Adding a cloud").
+(tests/fakes/toycloud/: its ``facts`` and ``entry`` modules and the rest) into
+``gpuplan/providers/toy/`` with its catalog file beside the bundled ones, add its
+package to ``CLOUDS`` (one line), and change nothing else. The import-linter contracts
+stay kept (the entry type lives below the providers, so the cloud's package builds its
+own entry), and a fresh process on that tree knows the cloud: the registry lists it, the
+policy schema has ``scope.toy`` and ``idle.metrics.toy``, ``policy check`` checks its
+section, ``fleet`` and ``stop-idle`` (dry run) survey it, ``catalog`` lists its offers from its data file, and
+so does ``catalog`` in a process that never loads the registry (the fast path, which
+reads only the listed clouds' facts modules).
 """
 
 from __future__ import annotations
@@ -27,9 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 TOY = ROOT / "tests" / "fakes" / "toycloud"
-IMPORT = "from gpuplan.providers.toy.entry import ENTRY as TOY\n"
-ANCHOR = "from gpuplan.providers.found import FoundScopes\n"
-LIST_END = ')\n"""The built-in clouds:'
+LINE = '    "gpuplan.providers.toy",\n'
+LIST_END = ')\n"""The built-in clouds, in the order'
 
 CHECK = """
 import json, sys
@@ -65,6 +61,14 @@ from gpuplan.cli.main import main
 sys.exit(main(["catalog", "--provider", "toy", "--json"]))
 """
 
+FAST_CATALOG = """
+import sys
+from gpuplan.cli.main import main
+code = main(["catalog", "--provider", "toy", "--json"])
+assert "gpuplan.usecases.clouds.registry" not in sys.modules, "the fast path loaded the registry"
+sys.exit(code)
+"""
+
 
 def _tree(tmp_path: Path) -> Path:
     """gpuplan, its bundled pricing data and pyproject.toml, with Toycloud in tree."""
@@ -89,11 +93,11 @@ def _tree(tmp_path: Path) -> Path:
 
 
 def _add_the_entry(tree: Path) -> list[str]:
-    """The one entry (and its import) in ENTRIES; the changed lines of gpuplan."""
+    """The one line in CLOUDS; the changed lines of gpuplan."""
     listing = tree / "gpuplan" / "usecases" / "clouds" / "entries.py"
     before = listing.read_text(encoding="utf-8")
-    assert before.count(ANCHOR) == 1 and before.count(LIST_END) == 1
-    after = before.replace(ANCHOR, ANCHOR + IMPORT).replace(LIST_END, "    TOY,\n" + LIST_END)
+    assert before.count(LIST_END) == 1
+    after = before.replace(LIST_END, LINE + LIST_END)
     listing.write_text(after, encoding="utf-8")
     diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
     return [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")]
@@ -109,7 +113,7 @@ def _run(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_an_in_tree_cloud_is_its_package_and_one_entry(tmp_path: Path) -> None:
     tree = _tree(tmp_path)
-    assert _add_the_entry(tree) == ["+" + IMPORT.rstrip("\n"), "+    TOY,"]
+    assert _add_the_entry(tree) == ["+" + LINE.rstrip("\n")]
     python = sys.executable
 
     where = _run(tree, python, "-c", "import gpuplan; print(gpuplan.__file__)")
@@ -124,11 +128,12 @@ def test_an_in_tree_cloud_is_its_package_and_one_entry(tmp_path: Path) -> None:
     codes = json.loads(checked.stdout.rsplit("CODES=", 1)[1])
     assert codes == {"check": 0, "fleet": 0, "stop-idle": 0}, checked.stderr[-3000:]
 
-    listed = _run(tree, python, "-c", CATALOG)
-    assert listed.returncode == 0, listed.stderr[-3000:]
-    rows = json.loads(listed.stdout)
-    offers = rows["offers"] if isinstance(rows, dict) else rows
-    assert {(o["provider"], o["region"]) for o in offers} == {
-        ("toy", "eu-toy1"),
-        ("toy", "us-toy1"),
-    }
+    for script in (CATALOG, FAST_CATALOG):
+        listed = _run(tree, python, "-c", script)
+        assert listed.returncode == 0, listed.stderr[-3000:]
+        rows = json.loads(listed.stdout)
+        offers = rows["offers"] if isinstance(rows, dict) else rows
+        assert {(o["provider"], o["region"]) for o in offers} == {
+            ("toy", "eu-toy1"),
+            ("toy", "us-toy1"),
+        }

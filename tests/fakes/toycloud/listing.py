@@ -6,12 +6,11 @@ from collections.abc import Mapping
 
 from gpuplan.core.catalog.discovery import Discovery, FoundType
 from gpuplan.core.catalog.offers import Provider
-from gpuplan.core.catalog.region_naming import PrefixNaming, RegionGroup
 from gpuplan.providers.cloud_entry import Discoverer
 from gpuplan.providers.pricing import Progress
+from tests.fakes.toycloud.facts import NAMING, REGIONS
 
-REGIONS = ("eu-toy1", "us-toy1")
-NAMING = PrefixNaming(frozenset(REGIONS), {"eu": RegionGroup.EUROPE, "us": RegionGroup.US})
+__all__ = ["NAMING", "REGIONS", "types"]
 LISTED = (
     FoundType("toy.h100x8", "eu-toy1", "H100", 8, 192, 2048.0, 80.0),
     FoundType("toy.h100x8", "us-toy1", "H100", 8, 192, 2048.0, 80.0),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpuplan.core.catalog.gcp_families import FAMILIES, family_of, fixed_gpu_count
 from gpuplan.providers.gcp.billing_catalog import FAMILIES as PRICED
+from gpuplan.providers.gcp.families import FAMILIES, family_of, fixed_gpu_count
 from gpuplan.providers.gcp.machines import family_gpus
 
 

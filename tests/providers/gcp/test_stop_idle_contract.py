@@ -6,8 +6,8 @@ from dataclasses import replace
 
 from google.auth.credentials import AnonymousCredentials
 
+from gpuplan.providers.gcp.entry import gcp_scopes
 from gpuplan.usecases.clouds.adapters import BuildContext
-from gpuplan.usecases.clouds.entries import gcp_scopes
 from tests.fakes.contract import actions, policy, run
 from tests.fakes.gcp_world import PROJECT, GcpWorld
 from tests.fakes.scenarios import CASES

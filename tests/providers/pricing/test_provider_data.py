@@ -16,11 +16,16 @@ import pytest
 from gpuplan.cli.main import main
 from gpuplan.core.catalog.offers import Offer, Provider
 from gpuplan.loaders.catalog import load_catalog
+from gpuplan.providers.aws import price_list as aws_price_list
+from gpuplan.providers.aws import type_discovery as aws_types
 from gpuplan.providers.aws.price_list import fetch_aws_prices
+from gpuplan.providers.azure import retail_prices as azure_retail
+from gpuplan.providers.azure import type_discovery as azure_types
 from gpuplan.providers.azure.retail_prices import ENDPOINT_ENV as AZURE_ENV
+from gpuplan.providers.gcp import billing_catalog as gcp_billing
 from gpuplan.providers.gcp.billing_catalog import ENDPOINT_ENV as GCP_ENV
 from gpuplan.providers.pricing import paging
-from gpuplan.providers.pricing.paging import Cap, PageCapError, Read, capped
+from gpuplan.providers.pricing.paging import Cap, PageCapError, capped
 from tests.providers.pricing import aws_wire_fake, gcp_fake
 from tests.providers.pricing.aws_fixtures import price_list
 from tests.providers.pricing.azure_fake import AzureRetailFake, azure_items, serve
@@ -84,7 +89,7 @@ def test_a_next_link_to_another_port_is_still_refused(
 def test_an_endless_azure_listing_stops_at_its_page_cap(
     catalog_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(paging.CAPS, Read.AZURE_RETAIL, Cap(6, 300.0))
+    monkeypatch.setitem(paging.CAPS, azure_retail.RETAIL, Cap(6, 300.0))
     before = (catalog_dir / "azure.csv").read_bytes()
     items = azure_items(_offers(catalog_dir, Provider.AZURE))
     with serve(AzureRetailFake(items, page_size=2, endless=True)) as fake:
@@ -112,10 +117,10 @@ def test_an_endless_aws_price_list_stops_at_its_page_and_time_caps(
                                                       **KEYS),
             )  # fmt: skip
 
-        monkeypatch.setitem(paging.CAPS, Read.AWS_PRICE_LIST, Cap(10, 300.0))
+        monkeypatch.setitem(paging.CAPS, aws_price_list.PRICE_LIST, Cap(10, 300.0))
         by_pages = fetch()
         pages = len(fake.calls)
-        monkeypatch.setitem(paging.CAPS, Read.AWS_PRICE_LIST, Cap(10**6, 0.5))
+        monkeypatch.setitem(paging.CAPS, aws_price_list.PRICE_LIST, Cap(10**6, 0.5))
         by_time = fetch()
     assert "price list: more than 10 pages; giving up" in by_pages.failures["us-east-1"]
     assert pages == 11  # the SDK fetched the 11th page before the cap saw it
@@ -126,7 +131,7 @@ def test_an_endless_aws_price_list_stops_at_its_page_and_time_caps(
 def test_an_endless_gcp_sku_list_stops_at_its_page_cap(
     catalog_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(paging.CAPS, Read.GCP_SKUS, Cap(5, 300.0))
+    monkeypatch.setitem(paging.CAPS, gcp_billing.SKUS, Cap(5, 300.0))
     before = (catalog_dir / "gcp.csv").read_bytes()
     skus = gcp_fake.billing_skus(_offers(catalog_dir, Provider.GCP))
     with gcp_fake.serve(gcp_fake.BillingFake(skus, endless=True)) as fake:
@@ -143,8 +148,8 @@ def test_capped_counts_time_from_the_first_page() -> None:
     ticks = itertools.count()
     clock = lambda: 10.0 * next(ticks)  # noqa: E731 - ten seconds per look
     with pytest.raises(PageCapError, match=r"still paging after 300s \(30 pages\)"):
-        list(capped(itertools.repeat({}), Read.AZURE_SKUS, "azure eastus", clock))
-    assert list(capped([1, 2, 3], Read.AZURE_SKUS, "azure eastus")) == [1, 2, 3]
+        list(capped(itertools.repeat({}), azure_types.SKUS, "azure eastus", clock))
+    assert list(capped([1, 2, 3], azure_types.SKUS, "azure eastus")) == [1, 2, 3]
 
 
 def test_a_discovered_type_with_implausible_gpus_never_reaches_the_catalog(
@@ -193,7 +198,7 @@ def test_an_aws_instance_type_listing_past_its_time_cap_fails_the_region(
 
     from gpuplan.providers.aws.type_discovery import discover_aws_types
 
-    monkeypatch.setitem(paging.CAPS, Read.AWS_TYPES, Cap(100, 0.0))
+    monkeypatch.setitem(paging.CAPS, aws_types.TYPES, Cap(100, 0.0))
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpuplan.core.policy import Policy
+from gpuplan.providers.azure.entry import azure_scopes
 from gpuplan.usecases.clouds.adapters import BuildContext
-from gpuplan.usecases.clouds.entries import azure_scopes
 from gpuplan.usecases.lifecycle.stop_idle import run_stop_idle
 from tests.fakes.azure_world import AzureWorld
 from tests.fakes.contract import actions, policy

@@ -15,8 +15,8 @@ import pytest
 from google.auth.credentials import AnonymousCredentials
 
 from gpuplan.core.policy import Policy
+from gpuplan.providers.gcp.entry import gcp_scopes
 from gpuplan.usecases.clouds.adapters import BuildContext
-from gpuplan.usecases.clouds.entries import gcp_scopes
 from tests.fakes.contract import actions, policy
 from tests.fakes.gcp_resource_manager import ResourceManagerFake
 from tests.fakes.gcp_world import GcpWorld

@@ -1,0 +1,9 @@
+"""Nebius's registry entry: a catalog-only cloud (priced and planned, never listed or
+acted on), its facts from :mod:`gpuplan.providers.nebius.facts`; no price API."""
+
+from __future__ import annotations
+
+from gpuplan.providers.cloud_entry import catalog_entry
+from gpuplan.providers.nebius.facts import FACTS
+
+ENTRY = catalog_entry(FACTS)
