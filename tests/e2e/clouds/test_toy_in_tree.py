@@ -7,9 +7,9 @@ package to ``CLOUDS`` (one line), and change nothing else. The import-linter con
 stay kept (the entry type lives below the providers, so the cloud's package builds its
 own entry), and a fresh process on that tree knows the cloud: the registry lists it, the
 policy schema has ``scope.toy`` and ``idle.metrics.toy``, ``policy check`` checks its
-section, ``fleet`` and ``stop-idle`` (dry run) survey it, ``catalog`` lists its offers from its data file, and
-so does ``catalog`` in a process that never loads the registry (the fast path, which
-reads only the listed clouds' facts modules).
+section, ``fleet`` and ``stop-idle`` (dry run) survey it, ``catalog`` lists its offers
+from its data file, and so does ``catalog`` in a process that never loads the registry
+(the fast path, which reads only the listed clouds' facts modules).
 """
 
 from __future__ import annotations
