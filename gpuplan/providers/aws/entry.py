@@ -48,9 +48,7 @@ def aws_scopes(context: BuildContext) -> dict[str, CloudAdapter]:
     session = make_session(scope.profile, scope.role_arn)
     options: dict[str, Any] = {
         "catalog": context.catalog,
-        "metric_names": aws_metric_names(
-            metrics_settings(context.policy, AWS, native.AwsMetrics)
-        ),
+        "metric_names": aws_metric_names(metrics_settings(context.policy, AWS, native.AwsMetrics)),
         "metrics": context.metrics,
     }
     if scope.accounts is None:
