@@ -358,7 +358,8 @@ def _scale_out_factor(cluster: Cluster, link: comm.Links, size: float) -> Factor
     count = comm.domains(cluster.gpus, size) if size > cluster.gpus_per_node else cluster.nodes
     exposed = comm.inter_exposed(count, link)
     if exposed == 0.0:
-        return Factor("scale-out", 1.0, "one node" if size <= 8 else "one NVLink domain")
+        one = "one node" if size <= cluster.gpus_per_node else "one NVLink domain"
+        return Factor("scale-out", 1.0, one)
     where = f"{count} nodes" if size <= cluster.gpus_per_node else f"{count} NVLink domains"
     return Factor(
         "scale-out",
@@ -368,18 +369,20 @@ def _scale_out_factor(cluster: Cluster, link: comm.Links, size: float) -> Factor
 
 
 def sync_factor(gpus: float, size: float, job: JobShape) -> Factor:
-    """``1 / (1 + SYNC_FLOP x (sqrt(domains) - 1) / step FLOPs per GPU)``: the collectives
-    that end each optimizer step, across the NVLink domains the job spans, against the work
-    one GPU does per step (1 without a sequence length or FLOPs per token)."""
+    """``1 / (1 + SYNC_FLOP x (domains - 1) / step FLOPs per GPU)`` for a frozen-base
+    fine-tune (LoRA, QLoRA): the collectives that end each optimizer step, across the NVLink
+    domains the job spans, against the work one GPU does per step. 1 for methods with
+    weight gradients (they hide the collectives), in one domain, or without a sequence
+    length or FLOPs per token."""
     count = comm.domains(gpus, size)
     if count <= 1 or not job.method.frozen_base or not job.seq_len or not job.flops_per_token:
         return Factor("step synchronisation", 1.0, "one NVLink domain or weight gradients")
     tokens = comm.step_tokens_per_gpu(gpus, job.seq_len, job.global_batch)
     exposed = comm.sync_exposed(count, tokens * job.flops_per_token)
-    batch = "global batch given" if job.global_batch else "usual global batch"
+    batch = "global batch given" if job.global_batch else "usual global batch: --global-batch"
     return Factor(
         "step synchronisation",
         1.0 / (1.0 + exposed),
         f"{count} NVLink domains of {size:g} GPUs, {tokens:,.0f} tokens per GPU per step "
-        f"({batch}): {exposed:.0%} of compute exposed (fitted on MLPerf pairs)",
+        f"({batch}): {exposed:.0%} of compute exposed (fitted on MLPerf LoRA scaling)",
     )

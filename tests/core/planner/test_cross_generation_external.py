@@ -199,3 +199,19 @@ def test_selection_rules(extract: ModuleType) -> None:
     # 5.0 at 16 GPUs lies between the smallest (8) and largest (64) count: left out;
     # 4.1 at 8 is older than 5.0 at 8; scores are olympic means (fastest, slowest dropped)
     assert chosen == [("5.0", 8, 21, 11), ("5.0", 64, 6, 3), ("5.1", 32, 9.5, 4)]
+
+
+def test_every_submission_pairs_skip_the_selection_rules(extract: ModuleType) -> None:
+    """``--every-submission``: every pair along the steps in one round and count, whoever
+    submitted (a check on what the selection rules leave out); republished logs still go."""
+    subs = [
+        _sub(extract, "5.0", "H100", 8, [30, 31, 32]),
+        _sub(extract, "5.0", "H100", 8, [20, 21, 22]),
+        _sub(extract, "5.0", "B200", 8, [10, 11, 12]),
+        _sub(extract, "5.0", "B200", 16, [6, 7, 8]),  # no H100 at 16
+        _sub(extract, "5.1", "B200", 8, [10, 11, 12]),  # republished: dropped
+        _sub(extract, "5.1", "H100", 8, [25, 26, 27]),
+    ]
+    pairs = extract.every_pair(subs)
+    chosen = sorted((a.round, a.gpus, a.score, b.score) for a, b in pairs)
+    assert chosen == [("5.0", 8, 21, 11), ("5.0", 8, 31, 11)]
