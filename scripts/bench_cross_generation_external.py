@@ -25,11 +25,16 @@ A pair is not scored when the CLI refuses a side: a precision it does not take (
 the same-round, same-count MLPerf pairs (kind ``mlperf-log``) not marked excluded; the
 per-GPU, cross-round and stated rows are shown and summarised apart.
 
-Writes benchmarks/results/cross_generation_external.md (dated).
+Writes benchmarks/results/cross_generation_external.md (dated). ``--table FILE`` scores
+another table of the same columns and only prints its figures: the every-submission check
+(``python scripts/extract_mlperf_cross_generation.py --mirror DIR --every-submission --out
+FILE``) shows what the selection rules (the fastest submission per GPU, the newest round,
+the smallest and largest count) leave out.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import csv
 import io
@@ -316,7 +321,24 @@ def report(scored: list[Scored], fp4: bool) -> list[str]:
     return lines
 
 
-def main() -> int:
+def check_table(path: Path) -> int:
+    """Score another table (``--table``, e.g. every submission pair from
+    ``extract_mlperf_cross_generation.py --every-submission``) and print its figures; the
+    rows whose precision the logs do not say are left out. Writes nothing."""
+    pairs = [p for p in load_pairs(path) if "unknown" not in (p.a.precision, p.b.precision)]
+    scored = score_all(pairs)
+    lines = report(scored, accepts_fp4())
+    lines[0] = f"{len(scored)} pairs in {path} with a precision on both sides."
+    print("\n".join([*lines[:12], "", "Largest misses:", "", *misses(scored)]))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", type=Path, help="score this table instead; write nothing")
+    args = parser.parse_args(argv)
+    if args.table:
+        return check_table(args.table)
     fp4 = accepts_fp4()
     scored = score_all()
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -1,6 +1,7 @@
 """Build the MLPerf rows of tests/core/planner/anchors/cross_generation_external.csv.
 
 Run: python scripts/extract_mlperf_cross_generation.py --mirror DIR [--out FILE]
+[--every-submission]
 
 DIR holds git snapshots of the MLCommons results repositories, one per round, as
 ``DIR/mlcommons+training_results_vX.Y/repo`` (bare git directories: the script reads them
@@ -47,6 +48,7 @@ BENCHMARKS = ("llama2_70b_lora", "llama31_8b", "llama31_405b", "gpt3", "bert")
 RESULT = re.compile(r"^([^/]+)/results/([^/]+)/(" + "|".join(BENCHMARKS) + r")/result_[^/]+\.txt$")
 GPU_NAMES = (
     ("H200-NVL", "H200-NVL"),
+    ("H100-PCIe", "H100-PCIe"),
     ("H100", "H100"),
     ("H200", "H200"),
     ("GB300", "GB300"),
@@ -60,7 +62,8 @@ GPU_NAMES = (
     ("MI355X", "MI355X"),
 )
 """System-description accelerator names -> gpuplan names (first match wins). H200 NVL
-(PCIe), L40S, MI350X, Gaudi and TPUs are not in any step below."""
+and H100 PCIe (ASUSTeK's v4.0 BERT system, 2.1x slower than the SXM parts), L40S,
+MI350X, Gaudi and TPUs are not in any step below."""
 STEPS = (
     ("A100-80GB", "H100"),
     ("H100", "H200"),
@@ -455,7 +458,8 @@ def bert_precision(sub: Submission) -> tuple[str, str]:
     return "unknown", "no run script found"
 
 
-def select_pairs(subs: list[Submission]) -> list[tuple[Submission, Submission]]:
+def fresh_submissions(subs: list[Submission]) -> list[Submission]:
+    """The submissions less the logs republished unchanged from an earlier round."""
     first_seen: dict[tuple[str, tuple[float, ...]], str] = {}
     fresh = []
     for sub in sorted(subs, key=lambda s: s.round):
@@ -464,6 +468,28 @@ def select_pairs(subs: list[Submission]) -> list[tuple[Submission, Submission]]:
             continue  # republished logs of an earlier round
         first_seen[runs] = sub.round
         fresh.append(sub)
+    return fresh
+
+
+def every_pair(subs: list[Submission]) -> list[tuple[Submission, Submission]]:
+    """Every submission against every other along ``STEPS`` in one round, benchmark and GPU
+    count, whoever submitted them (``--every-submission``: a robustness check on the
+    selection rules, not the headline table)."""
+    fresh = fresh_submissions(subs)
+    out = [
+        (a, b)
+        for a in fresh
+        for b in fresh
+        if (a.round, a.benchmark, a.gpus) == (b.round, b.benchmark, b.gpus)
+        and (a.gpu, b.gpu) in STEPS
+    ]
+    return sorted(
+        out, key=lambda ab: (ab[0].benchmark, ab[0].round, ab[0].gpu, ab[1].gpu, ab[0].gpus)
+    )
+
+
+def select_pairs(subs: list[Submission]) -> list[tuple[Submission, Submission]]:
+    fresh = fresh_submissions(subs)
     best: dict[tuple[str, str, int, str], Submission] = {}
     for sub in fresh:
         assert sub.gpu is not None
@@ -577,9 +603,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirror", type=Path, required=True)
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--every-submission",
+        action="store_true",
+        help="every submission pair (same round, benchmark, GPU count), no selection rules",
+    )
     args = parser.parse_args(argv)
     subs = [s for version in ROUNDS for s in load_round(args.mirror, version)]
-    table = rows(subs)
+    chosen = every_pair(subs) if args.every_submission else None
+    table = [pair_row(a, b) for a, b in chosen] if chosen is not None else rows(subs)
     handle = args.out.open("w", encoding="utf-8", newline="") if args.out else sys.stdout
     writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()

@@ -58,7 +58,9 @@ _GPU_OPT = (
     "fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp4_tflops",
     "bf16_matmul_tflops",
 )  # fmt: skip
-_GPU_KEYS = frozenset((*_GPU_STR, *_GPU_FLOAT, *_GPU_OPT, "launch_year", "interconnect_gbs"))
+_GPU_KEYS = frozenset(
+    (*_GPU_STR, *_GPU_FLOAT, *_GPU_OPT, "launch_year", "interconnect_gbs", "nvlink_domain")
+)
 
 
 def read_gpus(path: Path) -> GpuTable:
@@ -96,6 +98,10 @@ def _gpu_row(entry: Any) -> GpuSpec:
             values[key] = float(value)
         else:
             raise NotFast(key)
+    domain = entry.get("nvlink_domain")
+    if domain is not None and type(domain) is not int:
+        raise NotFast("nvlink_domain")
+    values["nvlink_domain"] = domain
     year = entry.get("launch_year")
     aliases = entry.get("aliases", [])
     if type(year) is not int or not isinstance(aliases, list):

@@ -109,6 +109,7 @@ GPU_CASES = {
     "nan fp8": ("fp8_tflops", "nan", "peak TFLOP/s NaN is not a finite number"),
     "zero bandwidth": ("memory_bandwidth_tbs", "0", "memory bandwidth (TB/s) 0 is implausible"),
     "memory -1": ("memory_gb", "-1", "memory per GPU (GB) -1 is implausible"),
+    "nvlink domain 0": ("nvlink_domain", "0", "GPUs in one NVLink domain 0 is implausible"),
 }
 
 

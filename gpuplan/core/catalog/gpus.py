@@ -48,6 +48,9 @@ class GpuSpec:
     """GPU-to-GPU link inside a node."""
     interconnect_gbs: float | None = None
     """GPU-to-GPU bandwidth per GPU, GB/s (bidirectional); None for PCIe-only parts."""
+    nvlink_domain: int | None = None
+    """GPUs one NVLink domain joins when it spans more than one node (72 in a GB200/GB300
+    NVL72 rack of 4-GPU trays); None: the node is the domain (HGX, OAM, PCIe)."""
     aliases: tuple[str, ...] = ()
     source: str
 

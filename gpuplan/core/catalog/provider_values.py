@@ -32,6 +32,7 @@ class Quantity(StrEnum):
     TFLOPS = "peak TFLOP/s"
     MEMORY_BANDWIDTH_TBS = "memory bandwidth (TB/s)"
     INTERCONNECT_GBS = "GPU-to-GPU bandwidth (GB/s)"
+    NVLINK_DOMAIN = "GPUs in one NVLink domain"
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ BOUNDS: dict[Quantity, Bounds] = {
     Quantity.TFLOPS: Bounds(Decimal(0), Decimal(1_000_000), low_open=True),
     Quantity.MEMORY_BANDWIDTH_TBS: Bounds(Decimal(0), Decimal(1000), low_open=True),
     Quantity.INTERCONNECT_GBS: Bounds(Decimal(0), Decimal(1_000_000), low_open=True),
+    Quantity.NVLINK_DOMAIN: Bounds(Decimal(1), Decimal(1024)),
 }
 
 OFFER_SHAPE: dict[str, Quantity] = {
@@ -71,6 +73,7 @@ GPU_SPEC: dict[str, Quantity] = {
         for p in ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "bf16_matmul")
     },
     "interconnect_gbs": Quantity.INTERCONNECT_GBS,
+    "nvlink_domain": Quantity.NVLINK_DOMAIN,
 }
 """A GPU table entry's numbers and what each measures (None: the GPU has no such path)."""
 

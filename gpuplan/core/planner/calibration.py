@@ -48,6 +48,14 @@ INTER_EXPOSED_PER_DOUBLING = 0.004
 """Share of compute time exposed per doubling of nodes at 400 Gbit/s per GPU: the median
 over the anchor tables' rows that differ only in GPU count (19 pairs: llm-foundry 8 to 512
 GPUs, NeMo 128 to 512; they scale almost flat; 0.0039)."""
+SYNC_FLOP = 5e12
+"""Step synchronisation of a frozen-base fine-tuning run (LoRA, QLoRA): the exposed share of
+a step is ``SYNC_FLOP x (domains - 1) / step FLOPs per GPU`` over the NVLink domains it spans
+(:func:`gpuplan.core.planner.comm.sync_exposed`). Fitted (scripts/fit_domain_sync.py) on how
+one GPU's time per token grows with its count in the MLPerf Llama 2 70B LoRA logs (15 rows:
+same round, GPU and precision; H100/H200 8-32 -> 512 GPUs 1.7-2.1x, GB200 16 -> 512 1.25x),
+never on a cross-generation pair; each round's pairs scored with the constant fitted on the
+other rounds: 47 pairs, median error 6.8%, worst 1.31x (1.56x without it)."""
 A2A_EXPOSED = 0.5
 """Share of the expert all-to-all time not overlapped with compute: fitted on the MoE anchor
 rows whose all-to-all crosses the fabric (multi-node HGX: DeepSeek-V3, Qwen3)."""

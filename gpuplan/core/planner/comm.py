@@ -5,8 +5,16 @@ compute), turned into a factor ``1 / (1 + exposed)``:
 
 - in-node: gradient reduce-scatter / all-gather and tensor-parallel traffic over NVLink
   (or PCIe): ``INTRA_EXPOSED x (900 GB/s / link)``, one node of NVLink 4 as reference;
-- scale-out: data-parallel traffic across nodes grows with the ring/tree depth,
-  ``INTER_EXPOSED_PER_DOUBLING x log2(nodes) x min(4, 400 / Gbit/s per GPU)``;
+- scale-out: data-parallel traffic across NVLink domains grows with the ring/tree depth,
+  ``INTER_EXPOSED_PER_DOUBLING x log2(domains) x min(4, 400 / Gbit/s per GPU)``; a domain is
+  the node (HGX, OAM) or, where the spec table gives one, the rack-scale NVLink domain (72
+  GPUs of a GB200/GB300 NVL72 rack, whatever the instance size);
+- step synchronisation (frozen-base fine-tuning: LoRA, QLoRA): the data-parallel
+  collectives that end each optimizer step have no weight-gradient compute to hide behind
+  (the base gets none), and a ring collective's latency grows with the ranks it crosses
+  over the scale-out fabric, so they cost ``SYNC_FLOP x (domains - 1) / step FLOPs per GPU``
+  of a step: small global batches on many NVLink domains pay it (MLPerf Llama 2 70B LoRA on
+  512 GPUs: 64 HGX nodes, or 8 NVL72 racks);
 - expert all-to-all (mixture-of-experts): each token is sent to ``top_k`` experts and
   back, forward and backward (four all-to-alls of ``top_k x hidden`` values per MoE layer,
   GShard, Lepikhin et al. 2020); the time they take against the time the token's compute
@@ -55,6 +63,13 @@ MAX_SLOWDOWN = 4.0
 use fewer, larger steps (gradient accumulation) to hide it."""
 EP_SPAN = 64
 """GPUs an expert-parallel group spans at most (DeepSeek-V3: 64-way EP over 8 nodes)."""
+FINETUNE_BATCH_SEQUENCES = 8.0
+"""Global batch of a fine-tuning run that states none, in sequences (the MLPerf Llama 2 70B
+LoRA reference and every submission on up to 64 GPUs: 8)."""
+GPUS_PER_SEQUENCE = 8.0
+"""A run without a stated batch gives each model-parallel group of this many GPUs (one node)
+one sequence per step at least (MLPerf's 512-GPU LoRA runs: global batch 64, tensor x
+context parallel 8)."""
 
 
 @dataclass(frozen=True)
@@ -89,17 +104,46 @@ def links(spec: GpuSpec, gpus_per_node: float, network_gbps: float | None) -> Li
     return Links(link, fabric)
 
 
+def domain_size(spec: GpuSpec, gpus_per_node: float) -> float:
+    """GPUs one NVLink domain joins: the spec table's rack-scale domain, else the node."""
+    return max(1.0, gpus_per_node, float(spec.nvlink_domain or 0))
+
+
+def domains(gpus: float, size: float) -> int:
+    """NVLink domains ``gpus`` GPUs span, ``size`` GPUs each."""
+    return max(1, math.ceil(gpus / max(size, 1.0) - 1e-9))
+
+
+def sync_exposed(domain_count: int, step_flops_per_gpu: float) -> float:
+    """Exposed share of a step's compute the end-of-step collectives take across domains."""
+    if domain_count <= 1 or step_flops_per_gpu <= 0:
+        return 0.0
+    return cal.SYNC_FLOP * (domain_count - 1) / step_flops_per_gpu
+
+
+def step_tokens_per_gpu(gpus: float, seq_len: int, global_batch: int | None) -> float:
+    """Tokens one GPU runs per optimizer step of a fine-tuning run: the global batch
+    (sequences) when given, else :data:`FINETUNE_BATCH_SEQUENCES`, never under one sequence
+    per :data:`GPUS_PER_SEQUENCE` GPUs (a model-parallel group of one node holds one
+    sequence at least)."""
+    if global_batch:
+        batch = float(global_batch)
+    else:
+        batch = max(FINETUNE_BATCH_SEQUENCES, gpus / GPUS_PER_SEQUENCE)
+    return batch * seq_len / max(gpus, 1.0)
+
+
 def intra_exposed(gpus: float, gpus_per_node: float, link: Links) -> float:
     if min(gpus, gpus_per_node) <= 1:
         return 0.0
     return cal.INTRA_EXPOSED * REFERENCE_LINK_GBS / link.link_gbs
 
 
-def inter_exposed(nodes: int, link: Links) -> float:
-    if nodes <= 1:
+def inter_exposed(domain_count: int, link: Links) -> float:
+    if domain_count <= 1:
         return 0.0
     slowdown = min(MAX_SLOWDOWN, REFERENCE_FABRIC_GBIT / max(link.fabric_gbit, 1e-9))
-    return cal.INTER_EXPOSED_PER_DOUBLING * math.log2(nodes) * slowdown
+    return cal.INTER_EXPOSED_PER_DOUBLING * math.log2(domain_count) * slowdown
 
 
 def all_to_all_exposed(

@@ -4,7 +4,7 @@ MFU (model FLOPs utilisation, Chowdhery et al. 2022) once the job runs, as a pro
 named factors so ``--explain`` can print them:
 
     mfu = base x architecture x model width x precision x in-node link x scale-out
-          x expert all-to-all x recomputation x qlora dequantisation
+          x step synchronisation x expert all-to-all x recomputation x qlora dequantisation
 
 The precision factor of fp8 and fp4 is an Amdahl form: only the large matrix products run
 at the low-precision peak (:func:`amdahl_speedup`).
@@ -114,6 +114,9 @@ class JobShape:
     flops_per_token: float | None = None
     """Model FLOPs per token (the all-to-all is weighed against them)."""
     method: Method = Method.PRETRAIN
+    seq_len: int | None = None
+    global_batch: int | None = None
+    """Sequences per optimizer step; None: the usual batch (:func:`comm.step_tokens_per_gpu`)."""
 
 
 def estimate_mfu(
@@ -150,7 +153,9 @@ def estimate_mfu(
     factors.append(_precision_factor(spec, precision))
     link = comm.links(spec, cluster.gpus_per_node, cluster.network_gbps)
     factors.append(_link_factor(spec, cluster, link))
-    factors.append(_scale_out_factor(cluster, link))
+    size = comm.domain_size(spec, cluster.gpus_per_node)
+    factors.append(_scale_out_factor(cluster, link, size))
+    factors.append(sync_factor(cluster.gpus, size, job))
     if moe_top_k is not None:
         dense = math.prod(f.value for f in factors)
         factors.append(_a2a_factor(spec, precision, cluster, link, job, moe_top_k, dense))
@@ -349,13 +354,35 @@ def _link_factor(spec: GpuSpec, cluster: Cluster, link: comm.Links) -> Factor:
     )
 
 
-def _scale_out_factor(cluster: Cluster, link: comm.Links) -> Factor:
-    exposed = comm.inter_exposed(cluster.nodes, link)
+def _scale_out_factor(cluster: Cluster, link: comm.Links, size: float) -> Factor:
+    count = comm.domains(cluster.gpus, size) if size > cluster.gpus_per_node else cluster.nodes
+    exposed = comm.inter_exposed(count, link)
     if exposed == 0.0:
-        return Factor("scale-out", 1.0, "one node")
+        one = "one node" if size <= cluster.gpus_per_node else "one NVLink domain"
+        return Factor("scale-out", 1.0, one)
+    where = f"{count} nodes" if size <= cluster.gpus_per_node else f"{count} NVLink domains"
     return Factor(
         "scale-out",
         1.0 / (1.0 + exposed),
-        f"{cluster.nodes} nodes at {link.fabric_gbit:g} Gbit/s per GPU: "
-        f"{exposed:.0%} of compute exposed",
+        f"{where} at {link.fabric_gbit:g} Gbit/s per GPU: {exposed:.0%} of compute exposed",
+    )
+
+
+def sync_factor(gpus: float, size: float, job: JobShape) -> Factor:
+    """``1 / (1 + SYNC_FLOP x (domains - 1) / step FLOPs per GPU)`` for a frozen-base
+    fine-tune (LoRA, QLoRA): the collectives that end each optimizer step, across the NVLink
+    domains the job spans, against the work one GPU does per step. 1 for methods with
+    weight gradients (they hide the collectives), in one domain, or without a sequence
+    length or FLOPs per token."""
+    count = comm.domains(gpus, size)
+    if count <= 1 or not job.method.frozen_base or not job.seq_len or not job.flops_per_token:
+        return Factor("step synchronisation", 1.0, "one NVLink domain or weight gradients")
+    tokens = comm.step_tokens_per_gpu(gpus, job.seq_len, job.global_batch)
+    exposed = comm.sync_exposed(count, tokens * job.flops_per_token)
+    batch = "global batch given" if job.global_batch else "usual global batch: --global-batch"
+    return Factor(
+        "step synchronisation",
+        1.0 / (1.0 + exposed),
+        f"{count} NVLink domains of {size:g} GPUs, {tokens:,.0f} tokens per GPU per step "
+        f"({batch}): {exposed:.0%} of compute exposed (fitted on MLPerf LoRA scaling)",
     )

@@ -160,8 +160,8 @@ def assumption_lines(result: PlanResult) -> list[str]:
     lines.append(
         "MFU: steady state fitted to framework benchmark tables (Megatron/NeMo, llm-foundry, "
         "torchtitan) on A100/H100/B200: the dense peak x each GPU's measured matmul ceiling, "
-        "x model width, memory traffic, precision, in-node link, scale-out, expert all-to-all "
-        "(docs/estimating.md); --mfu overrides"
+        "x model width, memory traffic, precision, in-node link, scale-out (NVLink domains), "
+        "LoRA step synchronisation, expert all-to-all (docs/estimating.md); --mfu overrides"
     )
     lines.append(
         f"goodput {result.goodput:.0%}: steady-state / published GPU-hours of public runs "

@@ -125,6 +125,8 @@ def job_shape(workload: Workload, flops: Flops) -> JobShape:
         layers=shape.layers if shape else None,
         flops_per_token=(flops.per_token_dense + flops.per_token_attention) or None,
         method=workload.setup.method,
+        seq_len=shape.seq_len if shape else None,
+        global_batch=workload.setup.global_batch,
     )
 
 
@@ -208,7 +210,7 @@ def _from_throughput(
     return MfuEstimate(moved * ratio, (first, transfer))
 
 
-_COMM = ("in-node link", "scale-out", "expert all-to-all")
+_COMM = ("in-node link", "scale-out", "step synchronisation", "expert all-to-all")
 
 
 def _comm(estimate: MfuEstimate) -> float:
