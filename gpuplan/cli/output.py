@@ -27,10 +27,17 @@ registered cloud's own (:func:`secret_env`)."""
 
 
 def secret_env() -> tuple[str, ...]:
-    """Every secret environment variable: the fixed ones and each registered cloud's."""
+    """Every secret environment variable: the fixed ones and each registered cloud's (its
+    credentials, and the key of its price API that ``catalog refresh`` reads)."""
     from gpuplan.core.clouds import facts_of, registered
 
-    return SECRET_ENV + tuple(n for p in registered() for n in facts_of(p).secret_env)
+    found = list(SECRET_ENV)
+    for provider in registered():
+        facts = facts_of(provider)
+        found.extend(facts.secret_env)
+        if facts.price_key_env:
+            found.append(facts.price_key_env)
+    return tuple(dict.fromkeys(found))
 
 
 MIN_SECRET = 6

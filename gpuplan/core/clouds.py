@@ -119,10 +119,17 @@ def catalog_only_features(name: str) -> dict[Feature, str]:
 
 
 def gpu_cloud(
-    name: str, shown: str, naming: RegionNaming, billing: str, *, price_key_env: str = ""
+    name: str,
+    shown: str,
+    naming: RegionNaming,
+    billing: str,
+    *,
+    price_key_env: str = "",
+    secret_env: tuple[str, ...] = (),
 ) -> CloudFacts:
     """A catalog-only GPU cloud's facts: its provider (not defined until registered),
-    ``<name>.csv``, region naming, billing note and the key its price API needs."""
+    ``<name>.csv``, region naming, billing note, the key its price API needs and any other
+    secret it reads (an optional key)."""
     return CloudFacts(
         Provider.named(name),
         f"{name}.csv",
@@ -131,6 +138,7 @@ def gpu_cloud(
         unsupported=catalog_only_features(shown),
         title=shown,
         price_key_env=price_key_env,
+        secret_env=secret_env,
     )
 
 

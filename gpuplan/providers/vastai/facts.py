@@ -16,4 +16,5 @@ FACTS = gpu_cloud(
     "Vast.ai",
     MARKETPLACE_NAMING,
     "marketplace: host-set prices move daily; a median of verified offers",
+    secret_env=("VAST_API_KEY",),  # optional: the offer search answers without it
 )

@@ -112,3 +112,16 @@ def test_control_characters_from_input_never_reach_the_terminal(
         main(argv)
     out, err = capsys.readouterr()
     assert "\x1b" not in out + err and "\x07" not in out + err
+
+
+@pytest.mark.parametrize("name", ["LAMBDA_API_KEY", "RUNPOD_API_KEY", "VAST_API_KEY"])
+def test_a_gpu_clouds_price_api_key_is_never_printed(
+    name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The key ``catalog refresh`` reads for a GPU cloud's price API is a secret like a
+    cloud credential: pasted where a value goes, it comes back as ``***``."""
+    key = "secret_6f1c9e2a7b"
+    monkeypatch.setenv(name, key)
+    code = main(["estimate", "--params", key])
+    out, err = capsys.readouterr()
+    assert code == 2 and key not in out + err and "***" in err, err
