@@ -33,10 +33,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gpuplan.cli.main import main as gpuplan
 from gpuplan.core.catalog.gpus import Precision
 from gpuplan.core.planner import calibration as cal
+from gpuplan.core.planner import central as rule_of_thumb
 from gpuplan.loaders.catalog import load_gpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,9 +83,18 @@ class Run:
     low: float
     high: float
     steady: float
-    """Steady-state GPU-hours: the CLI's median x the goodput it divided by."""
+    """Steady-state GPU-hours of the model: the CLI's median x the goodput it divided by,
+    over the rule-of-thumb factor it multiplied by."""
     lab: str = ""
     """The lab, where :func:`source_of` does not know the run (fresh runs)."""
+    rule: float = 0.0
+    """Rule-of-thumb time over the model's steady-state time (goodput 1; 0: no rule, the
+    model alone): the central figure at goodput ``g`` is
+    ``steady / g x (rule x g) ** RULE_OF_THUMB_WEIGHT`` (gpuplan/core/planner/central.py)."""
+
+    def central(self, goodput: float) -> float:
+        """The central figure with ``goodput`` (as the CLI computes it with the shipped one)."""
+        return self.steady / goodput * blend(self.rule, goodput)
 
     @property
     def name(self) -> str:
@@ -120,19 +131,46 @@ def argv_of(row: dict[str, str]) -> list[str]:
     return [*argv, "--json"]
 
 
-def medians(argv: list[str], gpus: float) -> tuple[float, float, float]:
-    """Median gpu_hours, low and high over options with ``gpus`` GPUs."""
+def blend(rule: float, goodput: float) -> float:
+    """The central figure over the model's at ``goodput`` (1 without a rule)."""
+    return (rule * goodput) ** cal.RULE_OF_THUMB_WEIGHT if rule > 0 else 1.0
+
+
+def rule_of(data: dict[str, Any]) -> float:
+    """Rule-of-thumb time over the model's steady-state time, from the CLI's JSON (its
+    workload and first option): :func:`gpuplan.core.planner.central.rule_of_thumb_ratio`
+    at goodput 1 (the CLI uses it at the shipped goodput; the held-out figures at each
+    run's held-out goodput)."""
+    work, factors = data["workload"], data["options"][0]["mfu_factors"]
+    if rule_of_thumb.BASE not in factors:
+        return 0.0
+    dense, attention = float(work["flops_dense"]), float(work["flops_attention"])
+    width = float(factors.get(rule_of_thumb.WIDTH, 1.0))
+    base = float(factors[rule_of_thumb.BASE])
+    return dense / (dense + attention) * base * width / cal.RULE_OF_THUMB_MFU
+
+
+def medians(argv: list[str], gpus: float) -> tuple[float, float, float, float]:
+    """Median gpu_hours, low and high over options with ``gpus`` GPUs, and the run's
+    rule-of-thumb ratio (:func:`rule_of`)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = gpuplan(argv)
     if code != 0:
         raise SystemExit(f"gpuplan {' '.join(argv)} exited {code}")
-    options = [o for o in json.loads(out.getvalue())["options"] if o["gpus"] == gpus]
+    data = json.loads(out.getvalue())
+    options = [o for o in data["options"] if o["gpus"] == gpus]
     return (
         float(statistics.median(o["gpu_hours"] for o in options)),
         float(statistics.median(o["gpu_hours_low"] for o in options)),
         float(statistics.median(o["gpu_hours_high"] for o in options)),
+        rule_of(data),
     )
+
+
+def steady_of(median: float, rule: float) -> float:
+    """The model's steady-state GPU-hours behind the CLI's central ``median``."""
+    return median * cal.GOODPUT / blend(rule, cal.GOODPUT)
 
 
 def load_runs() -> tuple[list[Run], list[dict[str, str]]]:
@@ -142,8 +180,9 @@ def load_runs() -> tuple[list[Run], list[dict[str, str]]]:
             if row["left_out"]:
                 left_out.append(row)
                 continue
-            median, low, high = medians(argv_of(row), float(row["gpus"]))
-            runs.append(Run(row, float(row["gpu_hours"]), median, low, high, median * cal.GOODPUT))
+            median, low, high, rule = medians(argv_of(row), float(row["gpus"]))
+            steady = steady_of(median, rule)
+            runs.append(Run(row, float(row["gpu_hours"]), median, low, high, steady, rule=rule))
     return runs, left_out
 
 
@@ -174,10 +213,10 @@ runs (published, fresh): the issue's 80%."""
 BAND_TARGET = 0.85
 """Checked, not shipped: a pair of levels (one each side of the GPU-count cut) holding
 :data:`RANGE_TARGET` on every set and this share of the runs on each side (so neither band
-sits at the edge of its own runs). The narrowest such pair (95% under 256 GPUs, 85% from
-256 up: x0.78-1.87) is 3.1x wide against 5.3x, but holds 3 of the 6 fresh runs from 256
-GPUs up and leaves the README's DeepSeek-V3 example (2.66M published, range from 2.78M)
-outside: one level for both bands ships (docs/estimating.md)."""
+sits at the edge of its own runs). The narrowest such pair (97.5% under 256 GPUs, 85% from
+256 up: x0.79-2.05 from 256 up) is 3.2x wide against 4.6x, but holds at most half of the
+fresh runs from 256 GPUs up and puts the README's DeepSeek-V3 example (2.66M published) at
+its edge (low end 2.65M): one level for both bands ships (docs/estimating.md)."""
 RANGE_LEVELS = (0.80, 0.85, 0.90, 0.95, 0.975)
 """Nominal central shares of the held-out residuals tried in order (10th-90th percentile,
 7.5th-92.5th...): the first whose coverage, each run's band from the other labs'
@@ -218,7 +257,7 @@ def weighted_quantile(values: list[float], weights: list[float], q: float) -> fl
 def held_centrals(runs: list[Run], pool: list[Run]) -> list[float]:
     """Each run of ``pool`` estimated with the goodput fitted on the *published* runs of the
     other labs (the central figure never sees its own lab, and never the fresh runs)."""
-    return [p.steady / fit([r for r in runs if r.source != p.source]) for p in pool]
+    return [p.central(fit([r for r in runs if r.source != p.source])) for p in pool]
 
 
 @dataclass(frozen=True)
@@ -591,10 +630,12 @@ def fresh_rows() -> list[dict[str, str]]:
 def load_fresh() -> list[Run]:
     out = []
     for row in fresh_rows():
-        median, low, high = medians(fresh_argv(row), float(row["gpus"] or FRESH_DEFAULT_GPUS))
+        gpus = float(row["gpus"] or FRESH_DEFAULT_GPUS)
+        median, low, high, rule = medians(fresh_argv(row), gpus)
         lab = next((lab for lab, p in FRESH_SOURCES if row["model"].startswith(p)), row["model"])
         published = float(row["gpu_hours"])
-        out.append(Run(row, published, median, low, high, median * cal.GOODPUT, lab))
+        steady = steady_of(median, rule)
+        out.append(Run(row, published, median, low, high, steady, lab, rule))
     return out
 
 
@@ -620,7 +661,7 @@ def fit_slope(runs: list[Run], feature: Callable[[Run], float]) -> GoodputModel:
 def _by(model: GoodputModel, feature: Callable[[Run], float], run: Run) -> float:
     """Estimate / published for ``run`` under a goodput model."""
     goodput = math.exp(model[0] + model[1] * math.log2(feature(run)))
-    return run.steady / goodput / run.published
+    return run.central(goodput) / run.published
 
 
 def _median_error(ratios: list[float]) -> str:

@@ -36,6 +36,9 @@ class PlanRequest:
     pricing: frozenset[PricingModel] = frozenset()
     mfu: float | None = None
     goodput: float = DEFAULT_GOODPUT
+    goodput_given: bool = False
+    """The user stated the goodput (``--utilization``): the central figure is the model with
+    it, not averaged with the rule of thumb (:mod:`gpuplan.core.planner.central`)."""
     checkpoint_hours: float = DEFAULT_CHECKPOINT_HOURS
     deadline_hours: float | None = None
     budget_usd: Decimal | None = None
@@ -126,6 +129,8 @@ class PlanResult:
     default_counts: bool
     goodput: float
     notes: tuple[str, ...] = field(default=())
+    goodput_given: bool = False
+    """The request's ``goodput_given``: no rule of thumb in the central figure."""
     warnings: tuple[str, ...] = field(default=())
     """What the reader must not miss: option 1 resting on a suspect spot price."""
     deadline_hours: float | None = None
