@@ -724,11 +724,20 @@ def stack_of(run: Run) -> str:
     return STACK_GROUPS.get(label, label)
 
 
+SHRINKS = tuple(k / 20 for k in range(20, 5, -1))
+"""Common factors (1 down to 0.3) the shipped bands are narrowed by in log space, around the
+central figure or around it moved by the stack's median residual: the width at equal
+coverage."""
+
+
 def stack_lines(runs: list[Run], calibrated: Calibration) -> list[str]:
     """Whether stating the stack narrows the range or improves the central figure, labs left
     out: each labelled run gets the median held-out residual and the band (at the shipped
     level) of the *other labs'* runs with the same stack; measurable only where at least
-    two such runs exist. Checked, not shipped (no ``--stack`` flag)."""
+    two such runs exist. Then at equal coverage: the shipped bands, and the shipped bands
+    moved by that median residual, each narrowed by a common factor in log space until they
+    hold fewer of those runs than the shipped bands do; the narrowest that still holds as
+    many is the width at equal coverage. Checked, not shipped (no ``--stack`` flag)."""
     pool = [h.run for h in calibrated.held]
     centrals = [h.estimate for h in calibrated.held]
     weights = set_weights(runs, pool[len(runs) :])
@@ -738,6 +747,7 @@ def stack_lines(runs: list[Run], calibrated: Calibration) -> list[str]:
     for i in labelled:
         groups.setdefault(stack_of(pool[i]), set()).add(pool[i].source)
     before, after, widths, inside = [], [], [[], []], [[], []]
+    shifted: list[tuple[float, float, float, float]] = []
     for i in labelled:
         run = pool[i]
         peers = [j for j in labelled if pool[j].source != run.source]
@@ -756,6 +766,8 @@ def stack_lines(runs: list[Run], calibrated: Calibration) -> list[str]:
         for k, (lo, hi) in enumerate(((shipped.low, shipped.high), (low, high))):
             widths[k].append(hi / lo)
             inside[k].append(lo <= run.published <= hi)
+        band = (math.log(shipped.low / centrals[i]), math.log(shipped.high / centrals[i]))
+        shifted.append((residuals[i], shift, *band))
     named = "; ".join(
         f"{name}: {sum(stack_of(pool[i]) == name for i in labelled)} run(s), {len(labs)} lab(s)"
         for name, labs in sorted(groups.items())
@@ -768,6 +780,7 @@ def stack_lines(runs: list[Run], calibrated: Calibration) -> list[str]:
     if not before:
         return [head]
     n = len(before)
+    equal = equal_coverage(shifted)
     return [
         head,
         "",
@@ -777,7 +790,32 @@ def stack_lines(runs: list[Run], calibrated: Calibration) -> list[str]:
         f"| {sum(inside[0])}/{n} | {statistics.median(widths[0]):.2f}x |",
         f"| with the stack (other labs' runs of that stack) | {statistics.median(after):.1%} "
         f"| {sum(inside[1])}/{n} | {statistics.median(widths[1]):.2f}x |",
+        f"| at equal coverage: the shipped bands narrowed | - | {equal[0][0]}/{n} "
+        f"| {equal[0][1]:.2f}x |",
+        f"| at equal coverage: the shipped bands moved by the stack's median residual, "
+        f"narrowed | - | {equal[1][0]}/{n} | {equal[1][1]:.2f}x |",
     ]
+
+
+def equal_coverage(
+    rows: list[tuple[float, float, float, float]],
+) -> tuple[tuple[int, float], tuple[int, float]]:
+    """(inside, median width) of the narrowest common narrowing of the shipped bands that
+    holds as many runs as the shipped bands, without and with the stack's shift; ``rows``:
+    (log residual, stack shift, log low, log high) per run."""
+    target = sum(lo <= r <= hi for r, _, lo, hi in rows)
+    out = []
+    for moved in (False, True):
+        best = (target, statistics.median(math.exp(hi - lo) for _, _, lo, hi in rows))
+        for s in SHRINKS:
+            held = sum(
+                s * lo <= r - (shift if moved else 0.0) <= s * hi for r, shift, lo, hi in rows
+            )
+            if held < target:
+                break
+            best = (held, statistics.median(math.exp(s * (hi - lo)) for _, _, lo, hi in rows))
+        out.append(best)
+    return out[0], out[1]
 
 
 def fresh_lines(held: list[Held]) -> list[str]:

@@ -155,6 +155,12 @@ GOODPUT_SPREAD = (
 """Why the range is wide (docs/estimating.md, Sec. 11)."""
 
 
+NARROW_FIRST = "--throughput TOKENS_PER_S --measured-on GPU (a short run on one node)"
+"""The first way to narrow the range: the user's own step rate replaces the steady-state
+model and the rule-of-thumb average; no stated input (stack, cluster) narrowed it at equal
+coverage with labs left out (docs/estimating.md)."""
+
+
 def range_summary(*, measured: bool) -> list[str]:
     """The range lines the table and ``--explain`` print: the bands, what leaving labs out
     measured, its two parts and (without a measured rate) the first way to narrow it."""
@@ -171,9 +177,8 @@ def range_summary(*, measured: bool) -> list[str]:
     ]
     if not measured:
         lines.append(
-            "Narrow it first with your own measured step rate: --throughput TOKENS_PER_S "
-            "--measured-on GPU (a short run on one node); ranking and deadlines use the "
-            "central figure."
+            f"Narrow it first with your own measured step rate: {NARROW_FIRST}; ranking and "
+            "deadlines use the central figure."
         )
     else:
         lines.append("Ranking and deadlines use the central figure.")

@@ -115,3 +115,21 @@ def test_explain_prints_the_average(catalog: Catalog) -> None:
     given = plan(catalog, _request(LARGE, "H100", goodput=0.69, goodput_given=True))
     option = next(o for o in given.options if o.pricing == "on_demand")
     assert "rule of thumb" not in "\n".join(explain(given, option))
+
+
+def test_the_json_range_names_the_first_way_to_narrow_it(
+    catalog: Catalog, gpu_table: GpuTable
+) -> None:
+    """--throughput --measured-on is the first suggestion when the range is wide, on screen
+    (calibration.range_summary) and in the JSON's range block; gone once the rate is the
+    user's."""
+    from gpuplan.core.planner.records import plan_record
+
+    record = plan_record(plan(catalog, _request(LARGE, "H100")))
+    assert record["range"]["narrow_first"] == cal.NARROW_FIRST
+    assert cal.NARROW_FIRST.startswith("--throughput TOKENS_PER_S --measured-on GPU")
+    assert cal.NARROW_FIRST in cal.range_summary(measured=False)[1]
+    measured = Throughput(3000.0, gpu_table.get("H100"))
+    record = plan_record(plan(catalog, _request(LARGE, "H100", throughput=measured)))
+    assert record["range"]["narrow_first"] is None
+    assert not any("--throughput" in line for line in cal.range_summary(measured=True))
