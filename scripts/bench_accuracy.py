@@ -207,9 +207,12 @@ class Held:
         return self.low <= self.run.published <= self.high
 
 
-RANGE_TARGET = 0.80
+RANGE_TARGET = 0.85
 """The share of public runs, labs left out, the range must hold on *each* set of public
-runs (published, fresh): the issue's 80%."""
+runs (published, fresh): the issue's 80% plus a margin. With the range before, the hidden
+sets of public runs held 8-10 points fewer than the fresh runs (31% and 29% against 39%);
+a set that much harder than the fresh runs still holds 80% here, and stays within 10 points
+of the stated figure (the sets' mean)."""
 BAND_TARGET = 0.85
 """Checked, not shipped: a pair of levels (one each side of the GPU-count cut) holding
 :data:`RANGE_TARGET` on every set and this share of the runs on each side (so neither band
@@ -551,7 +554,8 @@ def side_lines(runs: list[Run], fresh: list[Run]) -> list[str]:
     shipped range uses one level on both sides (:data:`BAND_TARGET`)."""
     lines = [
         "| level under 256 | level from 256 | published | fresh | stated (mean) | under 256 "
-        "| from 256 | median width | 80% on each set, 85% on each side |",
+        f"| from 256 | median width | {RANGE_TARGET:.0%} on each set, {BAND_TARGET:.0%} on each "
+        "side |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|:-:|",
     ]
     for small in RANGE_LEVELS:
@@ -724,8 +728,8 @@ def stack_of(run: Run) -> str:
     return STACK_GROUPS.get(label, label)
 
 
-SHRINKS = tuple(k / 20 for k in range(20, 5, -1))
-"""Common factors (1 down to 0.3) the shipped bands are narrowed by in log space, around the
+SHRINKS = tuple(k / 100 for k in range(100, 19, -1))
+"""Common factors (1 down to 0.2) the shipped bands are narrowed by in log space, around the
 central figure or around it moved by the stack's median residual: the width at equal
 coverage."""
 

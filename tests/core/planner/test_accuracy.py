@@ -177,7 +177,7 @@ def test_the_level_is_the_first_that_holds_the_target(
     bench: ModuleType, runs: list[Any], fresh: list[Any]
 ) -> None:
     """The level is calibrated to the measured coverage: any narrower level tried first
-    holds less than 80% of one set of public runs with their labs left out."""
+    holds less than 85% of one set of public runs with their labs left out."""
     shipped = bench.calibrate(runs, fresh)
     for level in bench.RANGE_LEVELS:
         if level >= shipped.level:
@@ -191,11 +191,10 @@ def test_the_level_is_the_first_that_holds_the_target(
 def test_a_level_per_side_was_checked_and_what_it_costs(
     bench: ModuleType, runs: list[Any], fresh: list[Any]
 ) -> None:
-    """A narrower band from 256 GPUs up (its own level: 97.5% under 256, 85% from 256 up,
-    3.2x against 4.6x) holds the targets on the public runs but at most half of the fresh
-    runs on that side (the runs most like a hidden set's), and puts the README's DeepSeek-V3
-    example (2.66M published) at its very edge (low end 2.65M, central 3.37M): checked, not
-    shipped (docs/estimating.md)."""
+    """A narrower band from 256 GPUs up (its own level: 97.5% under 256, 95% from 256 up,
+    4.6x against 4.8x) holds the targets on both sets but fewer fresh runs (86% against
+    89%: YaLM-100B falls out on that side, 4 of the 6 fresh runs from 256 GPUs up against
+    5): checked, not shipped (docs/estimating.md)."""
     shipped = bench.calibrate(runs, fresh)
     pairs = [
         bench._pair(runs, fresh, small, large)
@@ -205,30 +204,33 @@ def test_a_level_per_side_was_checked_and_what_it_costs(
     holding = [p for p in pairs if p.holds]
     best = min(holding, key=lambda p: p.width)
     assert best.width < shipped.width
-    fresh_large = [h for h in best.held[len(runs) :] if h.run.gpus >= cal.BAND_CUT_GPUS]
-    assert sum(h.inside for h in fresh_large) / len(fresh_large) <= 0.5
-    assert 3.37e6 * shipped.large[0] < 2.66e6
-    assert 3.37e6 * best.large[0] > 0.99 * 2.66e6
+    assert best.by_set[1] < shipped.by_set[1]
+
+    def fresh_large(calibration: Any) -> int:
+        held = calibration.held[len(runs) :]
+        return sum(h.inside for h in held if h.run.gpus >= cal.BAND_CUT_GPUS)
+
+    assert fresh_large(best) < fresh_large(shipped)
+    # The README's DeepSeek-V3 example (2.66M published, 3.37M central) is inside both.
+    assert 3.37e6 * shipped.large[0] < 3.37e6 * best.large[0] < 2.66e6
 
 
 def test_the_gpu_count_bands_narrow_the_range_at_equal_coverage(
     bench: ModuleType, runs: list[Any], fresh: list[Any]
 ) -> None:
-    """One band for every run needs a higher level to hold 80% of each set, and is wider
-    there than the two bands split at 256 GPUs (docs/estimating.md)."""
+    """One band for every run never holds what the two bands split at 256 GPUs hold: at
+    every level tried it holds fewer fresh runs, and at the widest (97.5%: 86% of the fresh
+    runs against 89%) it is over twice as wide (10.6x against 4.8x; docs/estimating.md)."""
     pool = runs + fresh
     centrals = bench.held_centrals(runs, pool)
     weights = bench.set_weights(runs, fresh)
     shipped = bench.calibrate(runs, fresh)
     width = statistics.median(h.high / h.low for h in shipped.held)
-    reached = []
     for level in bench.RANGE_LEVELS:
         held = bench.held_bands(pool, centrals, weights, level)
         one = bench.Calibration(level, 0.0, 0.0, held, len(runs))
-        if one.coverage >= shipped.coverage:
-            reached.append(statistics.median(h.high / h.low for h in held))
-    assert reached, "one band never holds what the two bands hold"
-    assert reached[0] > 1.5 * width
+        assert one.coverage < shipped.coverage, level
+    assert statistics.median(h.high / h.low for h in held) > 2 * width
 
 
 def test_a_run_band_never_sees_its_own_lab(
@@ -257,11 +259,11 @@ def test_held_out_figures_stay_within_the_targets(bench: ModuleType, runs: list[
     report = "\n".join(lines)
     # Regression guards on the leave-source-out figures in docs/estimating.md (58 runs,
     # 17 labs: 19.6%, worst 2.21x, with the rule of thumb averaged in (the model alone:
-    # 18.4%, worst 1.98x); with the bands calibrated over every public run, 97% of the
-    # published runs inside at a median 4.55x).
+    # 18.4%, worst 1.98x); with the bands calibrated over every public run, 98% of the
+    # published runs inside at a median 4.82x).
     assert statistics.median(errors) <= 0.20, report
-    assert inside >= 0.9, report
-    assert statistics.median(widths) <= 4.7, report
+    assert inside >= 0.95, report
+    assert statistics.median(widths) <= 5.0, report
     assert max(max(r, 1 / r) for r in ratios) <= 2.3, report
     # The central estimate beats 6ND at 40% of the dense bf16 peak on the same runs.
     naive = [abs(bench.naive(h.run) / h.run.published - 1) for h in held]
@@ -363,11 +365,21 @@ def test_every_stack_label_is_sourced_and_the_stack_is_measured(
     assert all(not r.row["stack_source"] for r in unlabelled)
     lines = bench.stack_lines(runs, bench.calibrate(runs, fresh))
     assert f"for {len(labelled)} of {len(runs) + len(fresh)} public runs" in lines[0]
-    # At equal coverage the stated stack does not narrow the range (7 runs measurable: 6/7
-    # inside at 4.13x either way): why --stack does not ship (docs/estimating.md).
-    plain, moved = (line for line in lines if line.startswith("| at equal coverage"))
-    width = [float(row.rsplit("|", 2)[1].strip().rstrip("x")) for row in (plain, moved)]
-    inside = [row.split("|")[3].strip() for row in (plain, moved)]
+
+    # At equal coverage (6 of the 7 measurable runs) the stated stack narrows the shipped
+    # 97.5% bands (3.61x against 4.09x) but not the 95% ones (4.06x against 4.00x): the
+    # sign turns with the level on 7 runs whose peers come from one or two labs, so --stack
+    # does not ship (docs/estimating.md says so with these figures).
+    def equal(level: float) -> tuple[list[str], list[float]]:
+        calibrated = bench.calibrate(runs, fresh, levels=(level,))
+        rows = [r for r in bench.stack_lines(runs, calibrated) if r.startswith("| at equal")]
+        inside = [row.split("|")[3].strip() for row in rows]
+        return inside, [float(row.rsplit("|", 2)[1].strip().rstrip("x")) for row in rows]
+
+    inside, width = equal(cal.RANGE_LEVEL)
+    assert inside[0] == inside[1] == "6/7"
+    assert width[1] < width[0]
+    inside, width = equal(0.95)
     assert inside[0] == inside[1]
     assert width[1] >= width[0]
 
