@@ -12,6 +12,10 @@ Part two, goodput: published GPU-hours / steady-state GPU-hours of public runs
 checkpoints, data stalls and ramp-up. Its spread, measured by leaving whole sources (a lab,
 a model family) out at a time, sets the stated range. ``scripts/bench_accuracy.py`` refits
 and prints every figure; change them only by rerunning it.
+
+The central figure is the model averaged in log space with the rule of thumb ``6ND`` at 40%
+of peak on the same GPU and cluster (:data:`RULE_OF_THUMB_WEIGHT`, set a priori;
+:mod:`gpuplan.core.planner.central`); the range is calibrated around it.
 """
 
 from __future__ import annotations

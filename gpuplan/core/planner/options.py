@@ -237,9 +237,8 @@ def _priced(
         )
     else:
         compute = known[0]
-    hours = compute.compute_hours / request.goodput
-    if not request.goodput_given:
-        hours *= central_factor(compute.mfu, flops)
+    factor = 1.0 if request.goodput_given else central_factor(compute.mfu, flops)
+    hours = compute.compute_hours / request.goodput * factor
     base = Option(
         placement.spec.name,
         placement.count,
@@ -250,6 +249,7 @@ def _priced(
         offer.region if offer else None,
         None,
         compute,
+        rule_of_thumb_factor=factor,
     )
     if known is None:
         known = compute, tuple(early_reasons(compute, hours, request, base))

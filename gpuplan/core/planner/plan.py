@@ -77,6 +77,9 @@ class Option:
     cost_usd_high: Decimal | None = None
     spot_outlier: str | None = None
     """Why this option's spot price is far below the same instance elsewhere; None if not."""
+    rule_of_thumb_factor: float = 1.0
+    """Central figure over the model's time (:mod:`gpuplan.core.planner.central`); 1 where
+    the user's goodput, MFU or rate stands alone."""
 
     @property
     def feasible(self) -> bool:

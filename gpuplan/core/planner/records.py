@@ -86,6 +86,7 @@ def option_record(option: Option, rank: int | None = None) -> dict[str, Any]:
         "unused_term_hours": option.unused_term_hours,
         "mfu": option.mfu,
         "mfu_factors": {f.name: round(f.value, 4) for f in option.mfu_factors},
+        "rule_of_thumb_factor": round(option.rule_of_thumb_factor, 4),
         "fits_memory": None if memory is None else memory.fits,
         "memory_per_gpu_gib": None if memory is None else round(memory.gib(memory.total), 3),
         "memory": None if memory is None else _memory_record(option),

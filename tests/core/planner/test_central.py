@@ -51,6 +51,7 @@ def test_the_central_figure_is_the_geometric_mean_of_model_and_rule(catalog: Cat
     rule = model * ratio
     spot = option.spot.factor if option.spot else 1.0
     assert option.hours == pytest.approx(math.sqrt(model * rule) * spot, rel=1e-9)
+    assert option.rule_of_thumb_factor == pytest.approx(math.sqrt(ratio), rel=1e-9)
     # The rule by hand: 6ND at 40% of the peak, the GPU's and cluster's factors kept.
     factors = {f.name: f.value for f in option.compute.mfu.factors}
     kept = option.compute.mfu.mfu / (factors["base (steady state)"] * factors["model width"])
@@ -98,6 +99,7 @@ def test_a_stated_goodput_mfu_or_rate_stands_alone(catalog: Catalog, gpu_table: 
     given = _on_demand(catalog, _request(LARGE, "H100", goodput=0.5, goodput_given=True))
     assert given.compute is not None
     assert given.hours == pytest.approx(given.compute.compute_hours / 0.5, rel=1e-9)
+    assert given.rule_of_thumb_factor == 1.0
     fixed = _on_demand(catalog, _request(LARGE, "H100", mfu=0.4))
     assert fixed.compute is not None
     assert fixed.hours == pytest.approx(_model_hours(fixed), rel=1e-9)
@@ -127,6 +129,7 @@ def test_the_json_range_names_the_first_way_to_narrow_it(
 
     record = plan_record(plan(catalog, _request(LARGE, "H100")))
     assert record["range"]["narrow_first"] == cal.NARROW_FIRST
+    assert 0.9 < record["options"][0]["rule_of_thumb_factor"] < 1.0
     assert cal.NARROW_FIRST.startswith("--throughput TOKENS_PER_S --measured-on GPU")
     assert cal.NARROW_FIRST in cal.range_summary(measured=False)[1]
     measured = Throughput(3000.0, gpu_table.get("H100"))
