@@ -396,3 +396,15 @@ def test_stack_bands_at_equal_coverage_narrow_only_what_holds_as_many(
     away = [(0.5, -0.5, -1.0, 1.0), (-0.4, 0.4, -1.0, 1.0), (0.2, -0.2, -1.0, 1.0)]
     plain, moved = bench.equal_coverage(away)
     assert moved[1] > plain[1]
+
+
+def test_the_stated_coverage_holds_on_sets_drawn_by_lab_more_often_at_the_shipped_level(
+    bench: ModuleType, runs: list[Any], fresh: list[Any]
+) -> None:
+    """On sets of 16+ public runs drawn by lab, the stated coverage is within 10 points of
+    the set's more often at the shipped level (97.5%: 78% of the fresh-like sets) than at
+    the issue's 80% target's level (95%: 64%): why the target is 85% (docs/estimating.md)."""
+    rows = bench.draw_lines(runs, fresh)[2:]
+    assert [row.split("|")[1].strip() for row in rows] == ["95.0%", f"{cal.RANGE_LEVEL:.1%}"]
+    like_fresh = [float(row.split("|")[3].split("/")[0].strip().rstrip("%")) for row in rows]
+    assert like_fresh[1] > like_fresh[0] + 10
