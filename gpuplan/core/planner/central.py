@@ -30,8 +30,8 @@ def rule_of_thumb_ratio(mfu: MfuEstimate, flops: Flops, goodput: float) -> float
     base = factors.get(BASE)
     if mfu.overridden or base is None or flops.total <= 0 or goodput <= 0:
         return None
-    attention = flops.dense / flops.total
-    return attention * base * factors.get(WIDTH, 1.0) * goodput / cal.RULE_OF_THUMB_MFU
+    dense_share = flops.dense / flops.total  # the rule counts no attention FLOPs
+    return dense_share * base * factors.get(WIDTH, 1.0) * goodput / cal.RULE_OF_THUMB_MFU
 
 
 def central_factor(mfu: MfuEstimate, flops: Flops) -> float:
