@@ -121,8 +121,9 @@ def _choices(p: argparse.ArgumentParser) -> None:
     c.add_argument("--mfu", help="override the MFU model, a fraction such as 0.4")
     c.add_argument(
         "--utilization",
-        help="expected goodput, a fraction (default: the fit on published runs, "
-        f"{DEFAULT_GOODPUT:.2f})",
+        help="expected goodput, a fraction; the central figure is then the model at it, "
+        "not averaged with the 6ND rule of thumb (default: the fit on published runs, "
+        f"{DEFAULT_GOODPUT:.2f}, averaged with the rule)",
     )
     c.add_argument(
         "--checkpoint-every", help="checkpoint interval for spot, with its unit (default 1h)"

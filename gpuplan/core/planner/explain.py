@@ -5,6 +5,7 @@ from __future__ import annotations
 from gpuplan.core.planner.flops import Flops
 from gpuplan.core.planner.memory import MemoryEstimate
 from gpuplan.core.planner.options import Option, PlanResult
+from gpuplan.core.planner.timing import Compute
 from gpuplan.core.planner.workload import Workload
 from gpuplan.core.wording import counted
 
@@ -32,6 +33,7 @@ def explain(result: PlanResult, option: Option) -> list[str]:
         f"wall time = {compute.compute_hours:,.1f} h / goodput {result.goodput:.2f} = {wall:,.1f} h"
         " (restarts, evaluation, checkpoints, ramp-up: fitted on published runs)"
     )
+    lines.extend(_rule_lines(result, compute, wall))
     if option.spot is not None and option.hours is not None:
         s = option.spot
         lines.append(
@@ -48,6 +50,25 @@ def explain(result: PlanResult, option: Option) -> list[str]:
         lines.extend(memory_lines(compute.memory))
     lines.extend(f"note: {n}" for n in option.notes)
     return lines
+
+
+def _rule_lines(result: PlanResult, compute: Compute, wall: float) -> list[str]:
+    """The central figure's average with the rule of thumb, where it applies."""
+    from gpuplan.core.planner import calibration as cal
+    from gpuplan.core.planner.central import central_factor, rule_of_thumb_ratio
+
+    ratio = rule_of_thumb_ratio(compute.mfu, result.flops, cal.GOODPUT)
+    if result.goodput_given or ratio is None:
+        return []
+    factor = central_factor(compute.mfu, result.flops)
+    weight = cal.RULE_OF_THUMB_WEIGHT
+    return [
+        f"central = model^{1 - weight:g} x rule of thumb^{weight:g}: the rule (6ND at "
+        f"{cal.RULE_OF_THUMB_PEAK_SHARE:.0%} of peak on this GPU and cluster: no attention "
+        f"FLOPs, width or goodput) takes {ratio:.2f}x the model's time, so x {factor:.3f} -> "
+        f"{wall * factor:,.1f} h (labs and stacks depart from the model's shape terms; "
+        "--utilization, --mfu or --throughput use your figure alone)"
+    ]
 
 
 def _range_lines(option: Option) -> list[str]:
@@ -167,6 +188,13 @@ def assumption_lines(result: PlanResult) -> list[str]:
         f"goodput {result.goodput:.0%}: steady-state / published GPU-hours of public runs "
         "(restarts, evaluation, checkpoints, ramp-up; --utilization sets it)"
     )
+    if not result.goodput_given:
+        lines.append(
+            "central figure: the model averaged in log space with the rule of thumb 6ND at "
+            "40% of peak on the same GPU and cluster (weight 1/2, set a priori; labs left out "
+            "it beats 6ND at 40% on each set of public runs, where the model alone did not: "
+            "benchmarks/results/central_alternatives.md)"
+        )
     lines.append(
         f"spot: interruptions {rate_source()}; each loses half a checkpoint interval + "
         f"{RESTART_HOURS:g} h restart"

@@ -4,7 +4,8 @@ An option is k instances of one type whose GPUs add up to the requested count (1
 on 8-GPU instances is rejected with that reason), in one region, under one pricing
 model. A GPU no catalog sells still gets one unpriced option (``provider`` None),
 priced only with ``price_per_gpu_hour``. Wall time: FLOPs / (GPUs x dense peak x steady-state
-MFU), divided by goodput, times the spot overhead where it applies.
+MFU), divided by goodput, averaged in log space with the 6ND rule of thumb
+(:mod:`gpuplan.core.planner.central`), times the spot overhead where it applies.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from gpuplan.core.catalog.kinds import PricingModel, Provider
 from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.planner import comm
+from gpuplan.core.planner.central import central_factor
 from gpuplan.core.planner.feasibility import DEFAULT_MAX_HOURS, early_reasons, finish, who
 from gpuplan.core.planner.flops import Flops, training_flops
 from gpuplan.core.planner.plan import DEFAULT_GOODPUT, Option, PlanRequest, PlanResult
@@ -235,7 +237,8 @@ def _priced(
         )
     else:
         compute = known[0]
-    hours = compute.compute_hours / request.goodput
+    factor = 1.0 if request.goodput_given else central_factor(compute.mfu, flops)
+    hours = compute.compute_hours / request.goodput * factor
     base = Option(
         placement.spec.name,
         placement.count,
@@ -246,6 +249,7 @@ def _priced(
         offer.region if offer else None,
         None,
         compute,
+        rule_of_thumb_factor=factor,
     )
     if known is None:
         known = compute, tuple(early_reasons(compute, hours, request, base))

@@ -36,6 +36,9 @@ class PlanRequest:
     pricing: frozenset[PricingModel] = frozenset()
     mfu: float | None = None
     goodput: float = DEFAULT_GOODPUT
+    goodput_given: bool = False
+    """The user stated the goodput (``--utilization``): the central figure is the model with
+    it, not averaged with the rule of thumb (:mod:`gpuplan.core.planner.central`)."""
     checkpoint_hours: float = DEFAULT_CHECKPOINT_HOURS
     deadline_hours: float | None = None
     budget_usd: Decimal | None = None
@@ -74,6 +77,9 @@ class Option:
     cost_usd_high: Decimal | None = None
     spot_outlier: str | None = None
     """Why this option's spot price is far below the same instance elsewhere; None if not."""
+    rule_of_thumb_factor: float = 1.0
+    """Central figure over the model's time (:mod:`gpuplan.core.planner.central`); 1 where
+    the user's goodput, MFU or rate stands alone."""
 
     @property
     def feasible(self) -> bool:
@@ -126,6 +132,8 @@ class PlanResult:
     default_counts: bool
     goodput: float
     notes: tuple[str, ...] = field(default=())
+    goodput_given: bool = False
+    """The request's ``goodput_given``: no rule of thumb in the central figure."""
     warnings: tuple[str, ...] = field(default=())
     """What the reader must not miss: option 1 resting on a suspect spot price."""
     deadline_hours: float | None = None

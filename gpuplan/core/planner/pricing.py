@@ -108,6 +108,7 @@ def _blocks(
 
 _PLACEMENT_FIELDS = (
     "gpu", "gpus", "nodes", "gpus_per_node", "provider", "instance_type", "region", "compute",
+    "rule_of_thumb_factor",
 )  # fmt: skip
 
 

@@ -103,6 +103,7 @@ def plan(
         infeasible=tuple(infeasible),
         default_counts=request.counts is None,
         goodput=request.goodput,
+        goodput_given=request.goodput_given,
         warnings=() if warning is None else (warning,),
         deadline_hours=request.deadline_hours,
         budget_usd=request.budget_usd,

@@ -11,6 +11,7 @@ from typing import Any
 from gpuplan.core.planner.calibration import (
     BAND_CUT_GPUS,
     GOODPUT_SPREAD,
+    NARROW_FIRST,
     RANGE_COVERAGE,
     RANGE_COVERAGE_FRESH,
     RANGE_COVERAGE_PUBLISHED,
@@ -85,6 +86,7 @@ def option_record(option: Option, rank: int | None = None) -> dict[str, Any]:
         "unused_term_hours": option.unused_term_hours,
         "mfu": option.mfu,
         "mfu_factors": {f.name: round(f.value, 4) for f in option.mfu_factors},
+        "rule_of_thumb_factor": round(option.rule_of_thumb_factor, 4),
         "fits_memory": None if memory is None else memory.fits,
         "memory_per_gpu_gib": None if memory is None else round(memory.gib(memory.total), 3),
         "memory": None if memory is None else _memory_record(option),
@@ -150,16 +152,21 @@ def plan_record(
         "options": [option_record(o, ranks.get(id(o))) for o in shown],
         "infeasible_count": len(result.infeasible),
         "infeasible_reasons": reason_counts(result),
-        "range": range_record(),
+        "range": range_record(measured=_measured(result)),
     }
     if every_infeasible:
         record["infeasible"] = [infeasible_record(o) for o in result.infeasible]
     return record
 
 
-def range_record() -> dict[str, Any]:
+def _measured(result: PlanResult) -> bool:
+    """Whether option 1 rests on the user's own step rate (--throughput --measured-on)."""
+    return any(f.name.startswith("measured ") for o in result.options[:1] for f in o.mfu_factors)
+
+
+def range_record(*, measured: bool = False) -> dict[str, Any]:
     """How the range of every option was calibrated (one band below the GPU-count cut, one
-    from it up)."""
+    from it up), and the first way to narrow it (None once the rate is the user's)."""
     low_small, high_small = band(0.0)
     low_large, high_large = band(BAND_CUT_GPUS)
     return {
@@ -175,6 +182,7 @@ def range_record() -> dict[str, Any]:
         "level": RANGE_LEVEL,
         "source": RANGE_SOURCE,
         "parts": [STEADY_STATE_SPREAD, GOODPUT_SPREAD],
+        "narrow_first": None if measured else NARROW_FIRST,
     }
 
 

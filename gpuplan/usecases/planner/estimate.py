@@ -245,6 +245,7 @@ def build_request(
             if args.utilization is not None
             else DEFAULT_GOODPUT
         ),
+        goodput_given=args.utilization is not None,
         checkpoint_hours=(
             parse_duration_hours(args.checkpoint_every, "--checkpoint-every")
             if args.checkpoint_every

@@ -177,7 +177,7 @@ def test_the_level_is_the_first_that_holds_the_target(
     bench: ModuleType, runs: list[Any], fresh: list[Any]
 ) -> None:
     """The level is calibrated to the measured coverage: any narrower level tried first
-    holds less than 80% of one set of public runs with their labs left out."""
+    holds less than 85% of one set of public runs with their labs left out."""
     shipped = bench.calibrate(runs, fresh)
     for level in bench.RANGE_LEVELS:
         if level >= shipped.level:
@@ -191,9 +191,10 @@ def test_the_level_is_the_first_that_holds_the_target(
 def test_a_level_per_side_was_checked_and_what_it_costs(
     bench: ModuleType, runs: list[Any], fresh: list[Any]
 ) -> None:
-    """A narrower band from 256 GPUs up (its own level) holds the targets on the public runs
-    but half of the fresh runs on that side, and leaves the README's DeepSeek-V3 example
-    (2.66M published) below it: checked, not shipped (docs/estimating.md)."""
+    """A narrower band from 256 GPUs up (its own level: 97.5% under 256, 95% from 256 up,
+    4.6x against 4.8x) holds the targets on both sets but fewer fresh runs (86% against
+    89%: YaLM-100B falls out on that side, 4 of the 6 fresh runs from 256 GPUs up against
+    5): checked, not shipped (docs/estimating.md)."""
     shipped = bench.calibrate(runs, fresh)
     pairs = [
         bench._pair(runs, fresh, small, large)
@@ -203,29 +204,33 @@ def test_a_level_per_side_was_checked_and_what_it_costs(
     holding = [p for p in pairs if p.holds]
     best = min(holding, key=lambda p: p.width)
     assert best.width < shipped.width
-    fresh_large = [h for h in best.held[len(runs) :] if h.run.gpus >= cal.BAND_CUT_GPUS]
-    assert sum(h.inside for h in fresh_large) / len(fresh_large) <= 0.5
-    assert 3.59e6 * best.large[0] > 2.66e6 > 3.59e6 * shipped.large[0]
+    assert best.by_set[1] < shipped.by_set[1]
+
+    def fresh_large(calibration: Any) -> int:
+        held = calibration.held[len(runs) :]
+        return sum(h.inside for h in held if h.run.gpus >= cal.BAND_CUT_GPUS)
+
+    assert fresh_large(best) < fresh_large(shipped)
+    # The README's DeepSeek-V3 example (2.66M published, 3.37M central) is inside both.
+    assert 3.37e6 * shipped.large[0] < 3.37e6 * best.large[0] < 2.66e6
 
 
 def test_the_gpu_count_bands_narrow_the_range_at_equal_coverage(
     bench: ModuleType, runs: list[Any], fresh: list[Any]
 ) -> None:
-    """One band for every run needs a higher level to hold 80% of each set, and is wider
-    there than the two bands split at 256 GPUs (docs/estimating.md)."""
+    """One band for every run never holds what the two bands split at 256 GPUs hold: at
+    every level tried it holds fewer fresh runs, and at the widest (97.5%: 86% of the fresh
+    runs against 89%) it is over twice as wide (10.6x against 4.8x; docs/estimating.md)."""
     pool = runs + fresh
     centrals = bench.held_centrals(runs, pool)
     weights = bench.set_weights(runs, fresh)
     shipped = bench.calibrate(runs, fresh)
     width = statistics.median(h.high / h.low for h in shipped.held)
-    reached = []
     for level in bench.RANGE_LEVELS:
         held = bench.held_bands(pool, centrals, weights, level)
         one = bench.Calibration(level, 0.0, 0.0, held, len(runs))
-        if one.coverage >= shipped.coverage:
-            reached.append(statistics.median(h.high / h.low for h in held))
-    assert reached, "one band never holds what the two bands hold"
-    assert reached[0] > 1.5 * width
+        assert one.coverage < shipped.coverage, level
+    assert statistics.median(h.high / h.low for h in held) > 2 * width
 
 
 def test_a_run_band_never_sees_its_own_lab(
@@ -253,12 +258,13 @@ def test_held_out_figures_stay_within_the_targets(bench: ModuleType, runs: list[
     lines = [f"{h.run.name:22} {h.ratio:5.2f} {'in' if h.inside else 'OUT'}" for h in held]
     report = "\n".join(lines)
     # Regression guards on the leave-source-out figures in docs/estimating.md (58 runs,
-    # 17 labs: 18.4%, worst 1.98x; with the bands calibrated over every public run, 88% of
-    # the published runs inside at a median 5.04x).
-    assert statistics.median(errors) <= 0.19, report
-    assert inside >= 0.9, report
-    assert statistics.median(widths) <= 5.2, report
-    assert max(max(r, 1 / r) for r in ratios) <= 2.15, report
+    # 17 labs: 19.6%, worst 2.21x, with the rule of thumb averaged in (the model alone:
+    # 18.4%, worst 1.98x); with the bands calibrated over every public run, 98% of the
+    # published runs inside at a median 4.82x).
+    assert statistics.median(errors) <= 0.20, report
+    assert inside >= 0.95, report
+    assert statistics.median(widths) <= 5.0, report
+    assert max(max(r, 1 / r) for r in ratios) <= 2.3, report
     # The central estimate beats 6ND at 40% of the dense bf16 peak on the same runs.
     naive = [abs(bench.naive(h.run) / h.run.published - 1) for h in held]
     assert statistics.median(errors) < statistics.median(naive), report
@@ -268,18 +274,28 @@ def test_the_central_figure_beats_naive_arithmetic_on_each_set(
     bench: ModuleType, runs: list[Any], fresh: list[Any]
 ) -> None:
     """Held out (each run's goodput from the other labs' published runs), the central
-    figure's median error is below 6ND at 40% of peak on the published runs (18.4% against
-    34.0%) and on the fresh, never-fitted runs (39.6% against 43.6%); on the first 20 fresh
-    runs it is not (42.2% against 37.4%: docs/estimating.md says so)."""
+    figure's median error is below 6ND at 40% of peak on the published runs (19.6% against
+    34.0%), on the fresh, never-fitted runs (37.6% against 43.6%) and on the first 20 fresh
+    runs (30.7% against 37.4%; the model alone lost there: 42.2%). The rule-of-thumb average
+    turned that loss into a win (benchmarks/results/central_alternatives.md)."""
     held = bench.calibrate(runs, fresh).held
-    for part in (held[: len(runs)], held[len(runs) :]):
+    first = held[len(runs) : len(runs) + 20]
+    for part in (held[: len(runs)], held[len(runs) :], first):
         central = statistics.median(abs(h.ratio - 1) for h in part)
         naive = statistics.median(abs(bench.naive(h.run) / h.run.published - 1) for h in part)
         assert central < naive, (central, naive)
-    first = held[len(runs) : len(runs) + 20]
-    central = statistics.median(abs(h.ratio - 1) for h in first)
+    # ... and the model alone (no rule of thumb) still loses on the first 20: the change is
+    # what wins there, not a change in the runs.
+    alone = statistics.median(
+        abs(
+            h.run.steady / bench.fit([r for r in runs if r.source != h.run.source])
+            - h.run.published
+        )
+        / h.run.published
+        for h in first
+    )
     naive = statistics.median(abs(bench.naive(h.run) / h.run.published - 1) for h in first)
-    assert central > naive  # the known loss: if this flips, update the docs
+    assert alone > naive
 
 
 def test_the_cli_range_holds_the_central_figure(runs: list[Any]) -> None:
@@ -308,12 +324,21 @@ def test_every_moe_run_passes_the_readme_flags(bench: ModuleType, runs: list[Any
 
 
 def test_goodput_by_a_run_property_does_not_beat_one_goodput(
-    bench: ModuleType, runs: list[Any]
+    bench: ModuleType, runs: list[Any], fresh: list[Any]
 ) -> None:
-    """Goodput by GPU count or by run length, fitted without each run's lab, scores worse
-    on the published runs than the one shipped goodput (20.7% and 22.6% against 18.3%):
-    why neither ships (benchmarks/results/accuracy.md, "Alternatives checked")."""
-    shipped = statistics.median(abs(h.ratio - 1) for h in bench.cross_validate(runs))
+    """Goodput by GPU count or by run length, fitted without each run's lab on the published
+    runs, does not beat the one shipped goodput on both sets: by run length 17.5% against
+    19.6% on the published runs but 38.5% against 37.6% on the fresh runs; by GPU count
+    19.1% against 19.6%, and 38.1% against 37.6%: why neither ships
+    (benchmarks/results/accuracy.md, "Alternatives checked")."""
+
+    def median_error(ratios: list[float]) -> float:
+        return statistics.median(abs(x - 1) for x in ratios)
+
+    constant = bench.FEATURES[0][1]
+    shipped = bench.fit_slope(runs, constant)
+    shipped_fresh = median_error([bench._by(shipped, constant, r) for r in fresh])
+    shipped_held = median_error([h.ratio for h in bench.cross_validate(runs, fresh)])
     for name, feature in bench.FEATURES[1:]:
         held = [
             bench._by(
@@ -321,7 +346,10 @@ def test_goodput_by_a_run_property_does_not_beat_one_goodput(
             )
             for r in runs
         ]
-        assert statistics.median(abs(x - 1) for x in held) > shipped, name
+        full = bench.fit_slope(runs, feature)
+        unseen = [bench._by(full, feature, r) for r in fresh]
+        better = median_error(held) < shipped_held and median_error(unseen) < shipped_fresh
+        assert not better, name
 
 
 def test_every_stack_label_is_sourced_and_the_stack_is_measured(
@@ -337,3 +365,46 @@ def test_every_stack_label_is_sourced_and_the_stack_is_measured(
     assert all(not r.row["stack_source"] for r in unlabelled)
     lines = bench.stack_lines(runs, bench.calibrate(runs, fresh))
     assert f"for {len(labelled)} of {len(runs) + len(fresh)} public runs" in lines[0]
+
+    # At equal coverage (6 of the 7 measurable runs) the stated stack narrows the shipped
+    # 97.5% bands (3.61x against 4.09x) but not the 95% ones (4.06x against 4.00x): the
+    # sign turns with the level on 7 runs whose peers come from one or two labs, so --stack
+    # does not ship (docs/estimating.md says so with these figures).
+    def equal(level: float) -> tuple[list[str], list[float]]:
+        calibrated = bench.calibrate(runs, fresh, levels=(level,))
+        rows = [r for r in bench.stack_lines(runs, calibrated) if r.startswith("| at equal")]
+        inside = [row.split("|")[3].strip() for row in rows]
+        return inside, [float(row.rsplit("|", 2)[1].strip().rstrip("x")) for row in rows]
+
+    inside, width = equal(cal.RANGE_LEVEL)
+    assert inside[0] == inside[1] == "6/7"
+    assert width[1] < width[0]
+    inside, width = equal(0.95)
+    assert inside[0] == inside[1]
+    assert width[1] >= width[0]
+
+
+def test_stack_bands_at_equal_coverage_narrow_only_what_holds_as_many(
+    bench: ModuleType,
+) -> None:
+    """The equal-coverage check: a shift that centres every run narrows the band; one that
+    moves runs away from the centre does not."""
+    rows = [(0.5, 0.5, -1.0, 1.0), (-0.4, -0.4, -1.0, 1.0), (0.2, 0.2, -1.0, 1.0)]
+    plain, moved = bench.equal_coverage(rows)
+    assert plain[0] == moved[0] == 3
+    assert moved[1] < plain[1]
+    away = [(0.5, -0.5, -1.0, 1.0), (-0.4, 0.4, -1.0, 1.0), (0.2, -0.2, -1.0, 1.0)]
+    plain, moved = bench.equal_coverage(away)
+    assert moved[1] > plain[1]
+
+
+def test_the_stated_coverage_holds_on_sets_drawn_by_lab_more_often_at_the_shipped_level(
+    bench: ModuleType, runs: list[Any], fresh: list[Any]
+) -> None:
+    """On sets of 16+ public runs drawn by lab, the stated coverage is within 10 points of
+    the set's more often at the shipped level (97.5%: 78% of the fresh-like sets) than at
+    the issue's 80% target's level (95%: 64%): why the target is 85% (docs/estimating.md)."""
+    rows = bench.draw_lines(runs, fresh)[2:]
+    assert [row.split("|")[1].strip() for row in rows] == ["95.0%", f"{cal.RANGE_LEVEL:.1%}"]
+    like_fresh = [float(row.split("|")[3].split("/")[0].strip().rstrip("%")) for row in rows]
+    assert like_fresh[1] > like_fresh[0] + 10
