@@ -71,6 +71,25 @@ def test_narrow_estimate_rows_are_told_apart(
     assert len(set(rows)) == len(rows), "\n".join(rows)
 
 
+@pytest.mark.parametrize("columns", ["80", "100"])
+def test_a_narrow_estimate_keeps_the_cloud_of_each_row(
+    columns: str,
+    bundled: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """GPU clouds' regions (``global``, ``us``) do not name the cloud, so the provider is
+    the last column a narrow estimate gives up: each row still says whose offer it is."""
+    monkeypatch.setenv("COLUMNS", columns)
+    argv = ["estimate", "--params", "8B", "--tokens", "15T", "--gpu", "H100", "--gpus", "1024"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 0
+    header = out.splitlines()[0].split()
+    assert "provider" in header
+    clouds = {line.split()[4] for line in _rows(out)}  # #, GPU, x, count, provider
+    assert {"aws", "gcp"} <= clouds and clouds & {"vast", "runpod", "lambda", "nebius"}
+
+
 def test_catalog_sort_column_is_never_dropped(
     bundled: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
