@@ -174,9 +174,10 @@ def _row(rank: int, option: Option, regions: int, fx: Fx) -> list[str]:
 DROP_ORDER = (12, 10, 7, 11, 9, 2, 4, 3)
 """Columns left out, in this order, when the table is wider than the terminal: Pareto
 mark, MFU, GPU-hours, memory, hourly price, instance, region, provider (last: a GPU
-cloud's region, ``global`` or ``us``, does not name its cloud as ``us-east4`` does). A column whose absence would make two rows read the same stays (two instance
-types of one GPU count in one region keep the instance, and then the region may go).
-GPU x count, pricing, wall time and cost always stay."""
+cloud's region, ``global`` or ``us``, does not name its cloud as ``us-east4`` does). A
+column whose absence would make two rows read the same stays (two instance types of one
+GPU count in one region keep the instance). GPU x count, pricing, wall time and cost
+always stay."""
 
 
 def print_plan_table(result: PlanResult, top: int, fx: Fx, *, show_infeasible: bool) -> None:
