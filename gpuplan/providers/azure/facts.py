@@ -62,8 +62,7 @@ FACTS = CloudFacts(
     NAMING,
     "the Azure temporary disk (every N-series size)",
     title="Azure",
-    billing="per second, no minimum stated (Linux VMs pricing page: pay as you go, by the "
-    "second)",
+    billing="per second, no minimum stated (Linux VMs pricing page: pay as you go, by the second)",
     secret_env=("AZURE_CLIENT_SECRET",),
     credentials="Azure's Retail Prices API is public, discovery needs AZURE_SUBSCRIPTION_ID "
     "(Microsoft.Compute/skus/read)",
