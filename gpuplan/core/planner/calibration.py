@@ -126,11 +126,13 @@ RANGE_LEVEL = 0.975
 90%, 95%, 97.5% whose leave-lab-out coverage reaches 85% on each set of public runs
 (published, and fresh: never fitted): the issue's 80% plus the 8-10 points the hidden sets
 ran under the fresh runs with the range before (scripts/bench_accuracy.py, RANGE_TARGET)."""
-RANGE_COVERAGE = 0.94
-"""The stated coverage: the mean of the two sets' shares of runs inside a band built, for
-each run, from the other labs' held-out residuals only (each set weighing the same), so a
-set like either falls within half their gap of it (the lower set's figure, stated before,
-was 15 points under the published runs')."""
+RANGE_COVERAGE = 0.90
+"""The stated coverage: the whole percent that the most sets of 16 (and 21) public runs
+drawn by whole lab fall within 10 points of, each run's band built from the other labs'
+held-out residuals only (scripts/bench_accuracy.py, ``lab_draws``): within 10 points of
+95-96% of such sets, where the two sets' mean (94%) was within 10 points of 78-87% (a
+small set holding every run is as likely as one holding 80%). Each set's own coverage is
+within 10 points of it (published 98%, fresh 89%)."""
 RANGE_COVERAGE_PUBLISHED = 0.98
 """The same share over the published runs (the central figure's goodput set)."""
 RANGE_COVERAGE_FRESH = 0.89
@@ -183,9 +185,10 @@ def range_summary(*, measured: bool) -> list[str]:
     lines = [
         f"Range x{small[0]:g}-x{small[1]:g} of the central figure under {cut} GPUs "
         f"({small[1] / small[0]:.0f}x wide), x{large[0]:g}-x{large[1]:g} from {cut} up "
-        f"({large[1] / large[0]:.1f}x): about {RANGE_COVERAGE:.0%} of public runs from labs "
-        f"left out fell inside ({RANGE_RUNS} runs, {RANGE_LABS} labs; published "
-        f"{RANGE_COVERAGE_PUBLISHED:.0%}, never-fitted {RANGE_COVERAGE_FRESH:.0%}). Wide "
+        f"({large[1] / large[0]:.1f}x): expect about {RANGE_COVERAGE:.0%} of runs inside; of "
+        f"{RANGE_RUNS} public runs from {RANGE_LABS} labs, each with its lab left out, "
+        f"published {RANGE_COVERAGE_PUBLISHED:.0%} and never-fitted "
+        f"{RANGE_COVERAGE_FRESH:.0%} fell inside. Wide "
         f"because labs differ 2-5x at equal size. Its parts: {STEADY_STATE_SPREAD}; "
         f"{GOODPUT_SPREAD}.",
     ]

@@ -83,9 +83,9 @@ def _range_lines(option: Option) -> list[str]:
             f"range = x{low:g} to x{high:g} of the central figure ({side}): "
             f"{option.hours_low:,.1f}-{option.hours_high:,.1f} h, "
             f"{option.gpu_hours_low or 0:,.0f}-{option.gpu_hours_high or 0:,.0f} GPU-h; "
-            f"about {cal.RANGE_COVERAGE:.0%} of {cal.RANGE_RUNS} public runs from labs left "
-            f"out fell inside (published {cal.RANGE_COVERAGE_PUBLISHED:.0%}, never-fitted "
-            f"{cal.RANGE_COVERAGE_FRESH:.0%})"
+            f"expect about {cal.RANGE_COVERAGE:.0%} of runs inside (of {cal.RANGE_RUNS} public "
+            f"runs, each with its lab left out: published {cal.RANGE_COVERAGE_PUBLISHED:.0%}, "
+            f"never-fitted {cal.RANGE_COVERAGE_FRESH:.0%} fell inside)"
         )
         lines.append(f"  width: {cal.RANGE_LEVEL:.0%} {cal.RANGE_SOURCE}")
         lines.append(f"  parts: {cal.STEADY_STATE_SPREAD}; {cal.GOODPUT_SPREAD}")

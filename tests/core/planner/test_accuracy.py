@@ -156,15 +156,15 @@ def test_shipped_goodput_and_band_are_the_full_table_fit(
         pytest.approx(cal.RESIDUAL_LOW_LARGE, abs=0.01),
         pytest.approx(cal.RESIDUAL_HIGH_LARGE, abs=0.01),
     )
-    # The screen's "about 90% of public runs from labs left out fell inside" is measured,
-    # not typed: every public run, each with a band built from the other labs' residuals
-    # only; the stated figure is the mean of the two sets' (each set weighing the same), and
-    # each set's own coverage is within 10 points of it (the issue's tolerance).
+    # The screen's "expect about 90% of runs inside" is measured, not typed: every public
+    # run, each with a band built from the other labs' residuals only; the stated figure is
+    # the one most sets of public runs drawn by lab fall within 10 points of, and each set's
+    # own coverage is within 10 points of it (the issue's tolerance).
     assert calibrated.stated == pytest.approx(cal.RANGE_COVERAGE, abs=0.006)
     published, new = calibrated.by_set
     assert published == pytest.approx(cal.RANGE_COVERAGE_PUBLISHED, abs=0.006)
     assert new == pytest.approx(cal.RANGE_COVERAGE_FRESH, abs=0.006)
-    assert calibrated.stated == pytest.approx((published + new) / 2)
+    assert calibrated.mean == pytest.approx((published + new) / 2)
     assert abs(published - calibrated.stated) <= 0.10 and abs(new - calibrated.stated) <= 0.10
     assert calibrated.coverage == min(published, new) >= bench.RANGE_TARGET
     assert len(calibrated.held) == cal.RANGE_RUNS == len(runs) + len(fresh)
@@ -401,10 +401,28 @@ def test_stack_bands_at_equal_coverage_narrow_only_what_holds_as_many(
 def test_the_stated_coverage_holds_on_sets_drawn_by_lab_more_often_at_the_shipped_level(
     bench: ModuleType, runs: list[Any], fresh: list[Any]
 ) -> None:
-    """On sets of 16+ public runs drawn by lab, the stated coverage is within 10 points of
-    the set's more often at the shipped level (97.5%: 78% of the fresh-like sets) than at
-    the issue's 80% target's level (95%: 64%): why the target is 85% (docs/estimating.md)."""
-    rows = bench.draw_lines(runs, fresh)[2:]
-    assert [row.split("|")[1].strip() for row in rows] == ["95.0%", f"{cal.RANGE_LEVEL:.1%}"]
-    like_fresh = [float(row.split("|")[3].split("/")[0].strip().rstrip("%")) for row in rows]
-    assert like_fresh[1] > like_fresh[0] + 10
+    """On sets of 16 and 21 public runs drawn by lab, the stated coverage is within 10
+    points of the set's more often at the shipped level (97.5%: 95% of the fresh-like sets of
+    16) than at the issue's 80% target's level (95%: 85%), and more often than the sets'
+    mean, stated before (78%): why the target is 85% and the figure is chosen on draws."""
+    rows = [[c.strip() for c in row.split("|")[1:-1]] for row in bench.draw_lines(runs, fresh)[2:]]
+    near = {(r[0], r[1], r[2].split()[1]): float(r[3].split("/")[0].rstrip("% ")) for r in rows}
+    shipped = f"{cal.RANGE_LEVEL:.1%}"
+    assert {key[0] for key in near} == {"95.0%", shipped}
+    for size in ("16", "21"):
+        assert near[(shipped, size, "(stated)")] >= 90
+        assert near[(shipped, size, "(stated)")] >= near[(shipped, size, "(the")]
+    assert near[(shipped, "16", "(stated)")] > near[("95.0%", "16", "(stated)")] + 5
+
+
+def test_the_stated_figure_is_the_best_whole_percent_on_the_draws(
+    bench: ModuleType, runs: list[Any], fresh: list[Any]
+) -> None:
+    """No other whole percent is within 10 points of more sets drawn by lab (the worse kind
+    of draw counting) than the shipped one, which is also within 10 points of each set."""
+    calibrated = bench.calibrate(runs, fresh)
+    draws = bench.lab_draws(calibrated)
+    best = min(bench.within(part, cal.RANGE_COVERAGE) for part in draws)
+    for k in range(50, 101):
+        assert min(bench.within(part, k / 100) for part in draws) <= best + 1e-12
+    assert all(abs(x - cal.RANGE_COVERAGE) <= 0.10 for x in calibrated.by_set)
