@@ -62,14 +62,7 @@ def _other_urls(policy: Policy) -> list[tuple[KeyPath, str]]:
     # Every cloud with a section, built in or registered: an endpoint field of any of
     # them (``*_endpoint``) is an outgoing URL, whoever defined the section.
     for provider in policy.scope.providers:
-        section = policy.scope.section(provider)
-        if section is None:
-            continue
-        for key in type(section).model_fields:
-            if key.endswith("_endpoint"):
-                value = getattr(section, key)
-                url = None if value is None else str(value)
-                found.append((("scope", provider.value, key), url))
+        found.extend(_endpoints(policy.scope.section(provider), ("scope", provider.value)))
     # The same for the keys clouds register in ``bill`` and ``idle.metrics`` (a private
     # BigQuery endpoint, a monitoring endpoint): any ``*_endpoint`` is an outgoing URL.
     for name in registered_bill_keys():

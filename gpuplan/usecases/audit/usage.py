@@ -18,7 +18,7 @@ from gpuplan.core.audit.grouping import GroupBy
 from gpuplan.core.audit.split import AuditRule, Subject, Usage
 from gpuplan.core.catalog.query import Catalog
 from gpuplan.core.lifecycle.simulation.traces import Trace
-from gpuplan.usecases.clouds.entries import TRACE_PRICES
+from gpuplan.usecases.clouds.entries import trace_prices
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,10 @@ def usage_of(trace: Trace, period_minutes: int) -> Usage:
 
 def subject_of(trace: Trace, catalog: Catalog) -> Subject:
     count = len(trace.gpus) if trace.gpus else _gpu_count(trace.instance_type, catalog)
+    at = trace_prices()
     return Subject(
-        instance_id=trace.instance_id, provider=TRACE_PRICES.provider,
-        region=TRACE_PRICES.region, instance_type=trace.instance_type,
+        instance_id=trace.instance_id, provider=at.provider,
+        region=at.region, instance_type=trace.instance_type,
         hourly_usd=trace.hourly_usd,
         group=trace.trace_class, gpu_count=count,
     )  # fmt: skip

@@ -50,7 +50,7 @@ TRACE_PRICED_AT = ("aws", "us-east-1")
 """Where trace folders' instances (no cloud or region of their own) and the simulator's
 seeded fleet are priced: AWS us-east-1 on-demand, else the lowest on-demand price the
 catalog has for the type (``gpuplan audit --traces``, ``gpuplan simulate``); as
-:class:`~gpuplan.core.lifecycle.simulation.traces.PriceList`: ``TRACE_PRICES``."""
+:class:`~gpuplan.core.lifecycle.simulation.traces.PriceList`: :func:`trace_prices`."""
 
 
 def register_facts() -> None:
@@ -117,12 +117,10 @@ def fake_entry() -> CloudEntry:
 
 
 def __getattr__(name: str) -> Any:
-    """``ENTRIES``, ``FAKE_ENTRY`` and ``TRACE_PRICES``, built on first use (importing
-    them loads the SDK-free half of every cloud package and pydantic)."""
+    """``ENTRIES`` and ``FAKE_ENTRY``, built on first use (importing them loads the SDK-free
+    half of every cloud package and pydantic)."""
     if name == "ENTRIES":
         return built_in()
     if name == "FAKE_ENTRY":
         return fake_entry()
-    if name == "TRACE_PRICES":
-        return trace_prices()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

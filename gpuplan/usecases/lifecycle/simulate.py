@@ -27,7 +27,7 @@ from gpuplan.core.lifecycle.simulation.traces import (
 )
 from gpuplan.core.policy import Policy
 from gpuplan.core.policy.models import IdleAction, IdleSettings
-from gpuplan.usecases.clouds.entries import TRACE_PRICES
+from gpuplan.usecases.clouds.entries import trace_prices
 
 EPOCH = datetime(2026, 1, 5, tzinfo=UTC)
 SWEEP_WINDOWS = (30, 60, 90)
@@ -84,15 +84,16 @@ def action_settings(policy: Policy | None) -> ActionSettings:
 
 def catalog_prices(catalog: Catalog) -> Callable[[str], Decimal | None]:
     """On-demand price of an instance type in the simulator's price list
-    (:data:`~gpuplan.usecases.clouds.entries.TRACE_PRICES`), else the lowest on-demand
+    (:func:`~gpuplan.usecases.clouds.entries.trace_prices`), else the lowest on-demand
     price the catalog has for that type anywhere."""
+    at = trace_prices()
     home: dict[str, Decimal] = {}
     anywhere: dict[str, Decimal] = {}
     for o in catalog.offers:
         price = o.price(PricingModel.ON_DEMAND)
         if price is None:
             continue
-        if o.provider is TRACE_PRICES.provider and o.region == TRACE_PRICES.region:
+        if o.provider is at.provider and o.region == at.region:
             home[o.instance_type] = price
         if o.instance_type not in anywhere or price < anywhere[o.instance_type]:
             anywhere[o.instance_type] = price
@@ -109,7 +110,9 @@ def seeded_fleet(catalog: Catalog, *, seed: int, instances: int, hours: int) -> 
     for instance_type, _ in DEFAULT_TYPES:
         price = lookup(instance_type)
         if price is None:
-            raise ValueError(f"the catalog has no {TRACE_PRICES.region} price for {instance_type}")
+            raise ValueError(
+                f"the catalog has no {trace_prices().region} price for {instance_type}"
+            )
         prices[instance_type] = price
     return generate_fleet(seed=seed, instances=instances, hours=hours, prices=prices)
 

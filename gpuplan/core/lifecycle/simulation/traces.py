@@ -45,7 +45,7 @@ Kind = Literal["busy", "idle"]
 class PriceList:
     """Where trace instances are priced: a trace folder names no cloud or region, so its
     instances, and the seeded fleet's, take the on-demand prices of one cloud's region
-    (the registry's list of entries names it: ``TRACE_PRICES``)."""
+    (the registry's list of entries names it: ``trace_prices()``)."""
 
     provider: Provider
     region: str
